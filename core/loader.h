@@ -1,0 +1,86 @@
+// core/loader.h: loading a plugin `.so` and calling it through the C ABI.
+//
+// PluginLibrary::load() dlopens a file (RTLD_LOCAL | RTLD_NOW) through Boost.DLL's
+// import_alias, checks the ABI version (major equal, minor not higher, struct size large
+// enough) and that the manifest the entry point returns equals the one in the file's
+// section. Each PluginInstance holds a reference to its library: the library is unmapped
+// only after the last instance and the last PluginLibrary reference are gone.
+//
+// Thread-safety: PluginLibrary is immutable after load. PluginInstance::call() may run
+// concurrently when the manifest allows it ("concurrency":"parallel"); the caller
+// serialises calls to a serial plugin. cancel() is safe from any thread.
+#ifndef PLUGBOARD_CORE_LOADER_H_
+#define PLUGBOARD_CORE_LOADER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/catalog.h"
+#include "core/expected.h"
+#include "core/manifest.h"
+#include "core/outcome.h"
+#include "plugboard/abi.h"
+
+namespace plugboard::core {
+
+class PluginInstance;
+
+class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
+ public:
+  // Loads `file`. When `expected` is given, the loaded manifest must equal it; otherwise
+  // the manifest is read from the file's section first.
+  static Expected<std::shared_ptr<PluginLibrary>> load(const std::filesystem::path& file,
+                                                       const Manifest* expected = nullptr);
+  static Expected<std::shared_ptr<PluginLibrary>> load(const CatalogEntry& entry) {
+    return load(entry.file, &entry.manifest);
+  }
+
+  const Manifest& manifest() const { return manifest_; }
+  const std::filesystem::path& file() const { return file_; }
+  // The ABI version the plugin was built with, e.g. "1.0".
+  std::string abiVersion() const;
+
+  // Creates an instance. `config` must be a JSON object.
+  Expected<std::unique_ptr<PluginInstance>> createInstance(const Json& config = Json::object());
+
+ private:
+  PluginLibrary() = default;
+  friend class PluginInstance;
+  std::function<const plugboard_plugin_api*()> entry_;  // holds the library's reference
+  const plugboard_plugin_api* api_ = nullptr;
+  Manifest manifest_;
+  std::filesystem::path file_;
+};
+
+class PluginInstance {
+ public:
+  ~PluginInstance();
+  PluginInstance(const PluginInstance&) = delete;
+  PluginInstance& operator=(const PluginInstance&) = delete;
+
+  const Manifest& manifest() const { return library_->manifest(); }
+  // A fresh id for call() and cancel().
+  std::uint64_t newCallId() { return next_call_id_.fetch_add(1) + 1; }
+  // Runs one call and blocks until the plugin responds.
+  Outcome call(const Json& request, std::uint64_t call_id);
+  Outcome call(const Json& request) { return call(request, newCallId()); }
+  void cancel(std::uint64_t call_id);
+
+ private:
+  friend class PluginLibrary;
+  struct Host;
+  PluginInstance(std::shared_ptr<PluginLibrary> library, std::unique_ptr<Host> host);
+
+  std::shared_ptr<PluginLibrary> library_;  // released last: unmaps after destroy()
+  std::unique_ptr<Host> host_;              // must outlive handle_
+  void* handle_ = nullptr;
+  std::atomic<std::uint64_t> next_call_id_{0};
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_LOADER_H_

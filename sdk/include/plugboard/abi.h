@@ -1,0 +1,105 @@
+/* plugboard/abi.h: the binary boundary between the plugboard runtime and a plugin.
+ *
+ * This is the whole contract a plugin `.so` and the runtime share. It is plain C with no
+ * dependency beyond the C standard library, so plugins and runtime may be built by
+ * different compilers, standard libraries and C++ versions.
+ *
+ * A plugin exports one symbol, PLUGBOARD_ENTRY_ALIAS_NAME, through Boost.DLL's
+ * BOOST_DLL_ALIAS: a pointer to a function that returns the plugin's plugboard_plugin_api.
+ * It also carries its manifest (compact UTF-8 JSON, NUL-terminated) in the ELF section
+ * PLUGBOARD_MANIFEST_SECTION, so that the runtime can read it without loading the file.
+ * `api->manifest` points at the same bytes; the runtime checks that both agree.
+ *
+ * Versioning: the runtime refuses a plugin whose abi_major differs from its own, or whose
+ * abi_minor is higher than its own. Minor versions only append members, so struct_size
+ * tells which members exist. Requests and results cross as UTF-8 JSON bytes. No C++ type
+ * and no exception crosses this boundary.
+ *
+ * Threading: create and destroy are never called concurrently with any other call on the
+ * same instance. execute may be called from several runtime threads at once on the same
+ * instance unless the manifest says "concurrency":"serial". cancel may be called from any
+ * thread while the execute call it names is running, or after it returned (then it is a
+ * no-op).
+ */
+#ifndef PLUGBOARD_ABI_H_
+#define PLUGBOARD_ABI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PLUGBOARD_ABI_MAJOR 1
+#define PLUGBOARD_ABI_MINOR 0
+
+/* The ELF section that holds the manifest JSON. */
+#define PLUGBOARD_MANIFEST_SECTION ".plugboard"
+
+/* The exported alias. The symbol holds the address of a plugboard_entry_fn. */
+#define PLUGBOARD_ENTRY_ALIAS plugboard_entry_v1
+#define PLUGBOARD_ENTRY_ALIAS_NAME "plugboard_entry_v1"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum plugboard_log_level {
+  PLUGBOARD_LOG_DEBUG = 0,
+  PLUGBOARD_LOG_INFO = 1,
+  PLUGBOARD_LOG_WARN = 2,
+  PLUGBOARD_LOG_ERROR = 3
+};
+
+/* Receives JSON bytes from the other side.
+ * OWNERSHIP: `json` belongs to the caller and is valid only during the call; the callee
+ * copies what it keeps. `ctx` is passed back verbatim from whoever supplied the callback. */
+typedef void (*plugboard_respond_fn)(void* ctx, const char* json, size_t len);
+
+/* Services the runtime offers to a plugin instance.
+ * OWNERSHIP: the runtime's. Valid from create until destroy returns; never free it. */
+typedef struct plugboard_host {
+  uint32_t struct_size; /* sizeof(plugboard_host) as the runtime was built */
+  void* ctx;            /* OWNERSHIP: the runtime's; pass it back to log() unchanged */
+  /* Forwards one log line to the runtime's log, tagged with the plugin's name.
+   * OWNERSHIP: `message` is the plugin's; the runtime copies it. Thread-safe. */
+  void (*log)(void* ctx, int level, const char* message, size_t len);
+} plugboard_host;
+
+typedef struct plugboard_plugin_api {
+  uint32_t abi_major;   /* PLUGBOARD_ABI_MAJOR the plugin was built with */
+  uint32_t abi_minor;   /* PLUGBOARD_ABI_MINOR the plugin was built with */
+  uint32_t struct_size; /* sizeof(plugboard_plugin_api) as the plugin was built */
+
+  /* OWNERSHIP: the plugin's, static; valid while the library is loaded. Compact JSON,
+   * NUL-terminated, manifest_len bytes without the NUL. */
+  const char* manifest;
+  size_t manifest_len;
+
+  /* Creates an instance from config_json (a JSON object; "{}" when there is none).
+   * Returns the instance, or NULL after calling on_error(error_ctx, ...) once with a
+   * result JSON of phase "Error" that says why.
+   * OWNERSHIP: the instance is the plugin's; the runtime hands it back to destroy(). */
+  void* (*create)(const plugboard_host* host, const char* config_json, size_t config_len,
+                  plugboard_respond_fn on_error, void* error_ctx);
+
+  /* Runs one call. `call_id` is unique per instance while the call runs; cancel() names
+   * it. request_json is a JSON object (see docs/plugin-authoring.md). Before returning,
+   * the plugin calls respond(respond_ctx, result_json, len) exactly once. */
+  void (*execute)(void* instance, uint64_t call_id, const char* request_json,
+                  size_t request_len, plugboard_respond_fn respond, void* respond_ctx);
+
+  /* Asks the running call `call_id` to stop soon. It still responds, usually with an
+   * Error or Failed result that says it was cancelled. */
+  void (*cancel)(void* instance, uint64_t call_id);
+
+  /* Destroys an instance. REQUIRES: no execute call on it is running. */
+  void (*destroy)(void* instance);
+} plugboard_plugin_api;
+
+/* The function the exported alias points at.
+ * OWNERSHIP: the returned struct is the plugin's, static; valid while loaded. */
+typedef const plugboard_plugin_api* (*plugboard_entry_fn)(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* PLUGBOARD_ABI_H_ */

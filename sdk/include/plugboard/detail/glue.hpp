@@ -1,0 +1,129 @@
+// plugboard/detail/glue.hpp: the C entry points that wrap a C++ plugin class.
+//
+// Part of the SDK's implementation, included by sdk.hpp. Every function here is called
+// by the runtime through plugboard_plugin_api; none lets an exception escape.
+#ifndef PLUGBOARD_DETAIL_GLUE_HPP_
+#define PLUGBOARD_DETAIL_GLUE_HPP_
+
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace plugboard::detail {
+
+inline void respondWith(plugboard_respond_fn respond, void* ctx, const Result& result) {
+  const std::string text = result.toJson().dump(-1, ' ', false, Json::error_handler_t::replace);
+  respond(ctx, text.data(), text.size());
+}
+
+template <class P>
+struct Glue {
+  struct Instance {
+    std::string name;
+    P plugin;
+    std::mutex mu;
+    std::unordered_map<std::uint64_t, std::shared_ptr<CancelFlag>> running;
+  };
+
+  static std::string nameFrom(const char* manifest) {
+    try {
+      return Json::parse(manifest).value("name", std::string("?"));
+    } catch (...) {
+      return "?";
+    }
+  }
+
+  static void* create(const plugboard_host* host, const char* config, size_t config_len,
+                      plugboard_respond_fn on_error, void* error_ctx) {
+    const std::string name = nameFrom(api().manifest);
+    try {
+      auto instance = std::make_unique<Instance>();
+      instance->name = name;
+      instance->plugin.logger_ = Logger(host);
+      Json cfg = config_len == 0 ? Json::object() : Json::parse(config, config + config_len);
+      instance->plugin.setUp(cfg);
+      return instance.release();
+    } catch (const std::exception& e) {
+      respondWith(on_error, error_ctx,
+                  Result::Error("plugin '" + name + "' failed to set up: " + e.what()));
+    } catch (...) {
+      respondWith(on_error, error_ctx,
+                  Result::Error("plugin '" + name + "' failed to set up: unknown exception"));
+    }
+    return nullptr;
+  }
+
+  static void execute(void* raw, std::uint64_t call_id, const char* request, size_t len,
+                      plugboard_respond_fn respond, void* respond_ctx) {
+    auto* instance = static_cast<Instance*>(raw);
+    auto flag = std::make_shared<CancelFlag>();
+    try {
+      {
+        std::lock_guard lock(instance->mu);
+        instance->running[call_id] = flag;
+      }
+      Request req(Json::parse(request, request + len), flag);
+      Result result = instance->plugin.execute(req);
+      forget(instance, call_id);
+      respondWith(respond, respond_ctx, result);
+    } catch (const std::exception& e) {
+      forget(instance, call_id);
+      respondWith(respond, respond_ctx,
+                  Result::Error("plugin '" + instance->name + "' threw: " + e.what()));
+    } catch (...) {
+      forget(instance, call_id);
+      respondWith(respond, respond_ctx,
+                  Result::Error("plugin '" + instance->name + "' threw an unknown exception"));
+    }
+  }
+
+  static void forget(Instance* instance, std::uint64_t call_id) noexcept {
+    std::lock_guard lock(instance->mu);
+    instance->running.erase(call_id);
+  }
+
+  static void cancel(void* raw, std::uint64_t call_id) {
+    auto* instance = static_cast<Instance*>(raw);
+    std::shared_ptr<CancelFlag> flag;
+    {
+      std::lock_guard lock(instance->mu);
+      auto it = instance->running.find(call_id);
+      if (it == instance->running.end()) return;
+      flag = it->second;
+    }
+    flag->raise();
+  }
+
+  static void destroy(void* raw) { delete static_cast<Instance*>(raw); }
+
+  static const plugboard_plugin_api& api(const char* manifest = nullptr, size_t len = 0) {
+    static const plugboard_plugin_api table = {
+        PLUGBOARD_ABI_MAJOR, PLUGBOARD_ABI_MINOR, sizeof(plugboard_plugin_api),
+        manifest,            len,                 &create,
+        &execute,            &cancel,             &destroy};
+    return table;
+  }
+};
+
+}  // namespace plugboard::detail
+
+// The macro behind PLUGBOARD_PLUGIN: the manifest into its ELF section, and the entry
+// point exported through Boost.DLL.
+#define PLUGBOARD_DETAIL_REGISTER(PluginClass, kind, manifest_json)                        \
+  static_assert(::plugboard::detail::manifestShapeOk(manifest_json),                       \
+                "plugboard: the manifest must be one JSON object; check its quotes, "      \
+                "brackets and braces");                                                    \
+  namespace {                                                                              \
+  [[gnu::section(PLUGBOARD_MANIFEST_SECTION), gnu::used]] constexpr auto                   \
+      plugboard_manifest_ = ::plugboard::detail::renderManifest<                           \
+          ::plugboard::detail::renderedSize(manifest_json, kind)>(manifest_json, kind);    \
+  const plugboard_plugin_api* plugboard_entry_() {                                         \
+    return &::plugboard::detail::Glue<PluginClass>::api(plugboard_manifest_.data(),        \
+                                                         plugboard_manifest_.size() - 1);  \
+  }                                                                                        \
+  }                                                                                        \
+  BOOST_DLL_ALIAS(plugboard_entry_, PLUGBOARD_ENTRY_ALIAS)
+
+#endif  // PLUGBOARD_DETAIL_GLUE_HPP_

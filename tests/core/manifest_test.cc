@@ -1,0 +1,75 @@
+#include "core/manifest.h"
+
+#include <gtest/gtest.h>
+
+namespace plugboard::core {
+namespace {
+
+std::string errorOf(std::string_view text) {
+  auto m = parseManifest(text);
+  return m.ok() ? "" : m.error().message();
+}
+
+TEST(ManifestTest, ParsesEveryMember) {
+  auto m = parseManifest(
+      R"({"kind":"executor","name":"hello","version":"1.2.0","abi":1,)"
+      R"("provides":["template.execute","hello.greet"],"aliases":["greeter"],)"
+      R"("concurrency":"serial","schemas":{"hello.greet":{"input":{"type":"object"}}},)"
+      R"("description":"Greets"})");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->name, "hello");
+  EXPECT_EQ(m->version.text(), "1.2.0");
+  EXPECT_EQ(m->abi, 1);
+  EXPECT_TRUE(m->providesRpc("hello.greet"));
+  EXPECT_FALSE(m->legacy());
+  EXPECT_EQ(m->aliases, std::vector<std::string>{"greeter"});
+  EXPECT_EQ(m->concurrency, Concurrency::kSerial);
+  EXPECT_EQ(m->description, "Greets");
+}
+
+TEST(ManifestTest, NoProvidesMeansLegacy) {
+  auto m = parseManifest(R"({"kind":"executor","name":"old","version":"0.1.0","abi":1})");
+  ASSERT_TRUE(m.ok());
+  EXPECT_TRUE(m->legacy());
+  EXPECT_EQ(m->concurrency, Concurrency::kParallel);
+}
+
+TEST(ManifestTest, IgnoresTrailingNulAndUnknownMembers) {
+  std::string text = R"({"kind":"executor","name":"a","version":"1.0.0","abi":1,"future":7})";
+  text.push_back('\0');
+  EXPECT_TRUE(parseManifest(text).ok());
+}
+
+TEST(ManifestTest, ReportsTheFirstProblemByMember) {
+  EXPECT_EQ(errorOf("{not json"), "manifest is not valid JSON");
+  EXPECT_EQ(errorOf("[1]"), "manifest is not a JSON object");
+  EXPECT_EQ(errorOf(R"({"kind":"executor","version":"1.0.0","abi":1})"), "manifest has no 'name'");
+  EXPECT_NE(errorOf(R"({"kind":"thing","name":"a","version":"1.0.0","abi":1})").find("'kind'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"kind":"executor","name":"a b","version":"1.0.0","abi":1})").find("invalid"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"kind":"executor","name":"a","version":"one","abi":1})").find("invalid version"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"kind":"executor","name":"a","version":"1.0.0"})").find("'abi'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"kind":"executor","name":"a","version":"1.0.0","abi":1,"provides":"x"})")
+                .find("'provides' must be an array"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"kind":"executor","name":"a","version":"1.0.0","abi":1,"concurrency":"many"})")
+                .find("'concurrency'"),
+            std::string::npos);
+  EXPECT_NE(errorOf(R"({"kind":"executor","name":"a","version":"1.0.0","abi":1,)"
+                    R"("provides":["x"],"schemas":{"y":{}}})")
+                .find("'provides' does not list"),
+            std::string::npos);
+}
+
+TEST(ManifestTest, RefusesTwoManifestsInOneSection) {
+  std::string two = R"({"kind":"executor","name":"a","version":"1.0.0","abi":1})";
+  two.push_back('\0');
+  two += two;
+  EXPECT_NE(errorOf(two).find("more than one manifest"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace plugboard::core

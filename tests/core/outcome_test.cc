@@ -1,0 +1,37 @@
+#include "core/outcome.h"
+
+#include <gtest/gtest.h>
+
+namespace plugboard::core {
+namespace {
+
+TEST(OutcomeTest, ParsesASuccessWithParameters) {
+  auto o = parseOutcome(R"({"phase":"Succeeded","message":"ok",)"
+                        R"("outputs":{"parameters":{"greeting":"hi"}}})",
+                        "hello");
+  EXPECT_EQ(o.phase, Phase::kSucceeded);
+  EXPECT_EQ(o.message, "ok");
+  EXPECT_EQ(o.outputs["parameters"]["greeting"], "hi");
+  EXPECT_FALSE(o.requeue);
+}
+
+TEST(OutcomeTest, ParsesRunningWithRequeue) {
+  auto o = parseOutcome(R"({"phase":"Running","requeue_ms":1500})", "slow");
+  EXPECT_EQ(o.phase, Phase::kRunning);
+  ASSERT_TRUE(o.requeue);
+  EXPECT_EQ(o.requeue->count(), 1500);
+}
+
+TEST(OutcomeTest, TurnsAPluginsMistakeIntoAnErrorNamingIt) {
+  for (const char* bad : {"nope", "[]", R"({"message":"x"})", R"({"phase":"Done"})",
+                          R"({"phase":"Succeeded","outputs":{"parameters":{"n":1}}})",
+                          R"({"phase":"Running","requeue_ms":-1})"}) {
+    auto o = parseOutcome(bad, "sloppy");
+    EXPECT_EQ(o.phase, Phase::kError) << bad;
+    EXPECT_NE(o.message.find("plugin 'sloppy' returned an invalid result"), std::string::npos)
+        << o.message;
+  }
+}
+
+}  // namespace
+}  // namespace plugboard::core

@@ -1,0 +1,40 @@
+#include "plugboard/detail/manifest_text.hpp"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace plugboard::detail {
+namespace {
+
+#define RENDER(text) \
+  std::string(renderManifest<renderedSize(text, "executor")>(text, "executor").data())
+
+TEST(ManifestTextTest, StripsWhitespaceOutsideStringsAndAppendsKindAndAbi) {
+  EXPECT_EQ(RENDER(R"({ "name" : "a b",
+                        "provides": [ "x" ] })"),
+            R"({"name":"a b","provides":["x"],"kind":"executor","abi":1})");
+}
+
+TEST(ManifestTextTest, RendersAnEmptyObject) {
+  EXPECT_EQ(RENDER("{ }"), R"({"kind":"executor","abi":1})");
+}
+
+TEST(ManifestTextTest, KeepsEscapesInsideStrings) {
+  EXPECT_EQ(RENDER(R"({"description": "say \"hi\" \\ { ["})"),
+            R"({"description":"say \"hi\" \\ { [","kind":"executor","abi":1})");
+}
+
+TEST(ManifestTextTest, ChecksTheShapeAtCompileTime) {
+  static_assert(manifestShapeOk(R"({"a": [1, {"b": 2}]})"));
+  static_assert(!manifestShapeOk(R"({"a": [1, 2})"));
+  static_assert(!manifestShapeOk(R"({"a": "unterminated})"));
+  static_assert(!manifestShapeOk(R"([1, 2])"));
+  static_assert(!manifestShapeOk(R"({} {})"));
+  static_assert(!manifestShapeOk(""));
+  static_assert(!manifestShapeOk("{\"a\": \"line\nbreak\"}"));
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace plugboard::detail

@@ -1,0 +1,48 @@
+// tools/plugboard/cli.h: what the plugboard subcommands share.
+//
+// Each subcommand is a function taking its own arguments (without the command words) and
+// returning the process exit status: kExitOk, kExitFailed (the work ran and failed) or
+// kExitUsage (bad command line or bad input; nothing ran).
+#ifndef PLUGBOARD_TOOLS_CLI_H_
+#define PLUGBOARD_TOOLS_CLI_H_
+
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+namespace plugboard::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;
+inline constexpr int kExitUsage = 2;
+
+using Args = std::vector<std::string>;
+
+int cmdPluginsList(const Args& args);
+int cmdInspect(const Args& args);
+int cmdCall(const Args& args);
+
+// Options every command accepts: --help, --log-level.
+boost::program_options::options_description commonOptions();
+
+// Parses `args` against `options` (positional names in `positional`). On --help prints
+// `usage` and the options and returns kExitOk through `exit_code`; on a parse error prints
+// it and returns kExitUsage. Returns true when the command should go on.
+bool parseArgs(const Args& args, const std::string& usage,
+               const boost::program_options::options_description& options,
+               const boost::program_options::positional_options_description& positional,
+               boost::program_options::variables_map& vm, int& exit_code);
+
+// Adds --plugins DIR (repeatable) to `options`.
+void addPluginDirsOption(boost::program_options::options_description& options);
+// The plugin directories from --plugins, else from $PLUGBOARD_PLUGINS (colon-separated).
+// Empty, after printing what to do, when neither is given.
+std::vector<std::string> pluginDirs(const boost::program_options::variables_map& vm);
+
+// Sets up logging to stderr at `level` (trace, debug, info, warn, error, off).
+bool configureLogging(const std::string& level);
+
+}  // namespace plugboard::cli
+
+#endif  // PLUGBOARD_TOOLS_CLI_H_

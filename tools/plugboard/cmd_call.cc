@@ -1,0 +1,122 @@
+// plugboard call NAME: loads one plugin and calls it once with JSON args.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "core/catalog.h"
+#include "core/loader.h"
+#include "tools/plugboard/cli.h"
+
+namespace plugboard::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+core::Expected<core::Json> readArgs(const po::variables_map& vm) {
+  std::string text = "{}", origin = "--args";
+  if (vm.count("args")) text = vm["args"].as<std::string>();
+  if (vm.count("args-file")) {
+    origin = vm["args-file"].as<std::string>();
+    std::ifstream in(origin);
+    if (!in) return core::Error(origin + ": cannot read the args file");
+    std::stringstream buf;
+    buf << in.rdbuf();
+    text = buf.str();
+  }
+  try {
+    return core::Json::parse(text);
+  } catch (const core::Json::parse_error& e) {
+    return core::Error(origin + ": invalid JSON: " + e.what());
+  }
+}
+
+void printOutcome(const core::Outcome& outcome) {
+  std::cout << core::phaseName(outcome.phase);
+  if (!outcome.message.empty()) std::cout << ": " << outcome.message;
+  std::cout << "\n";
+  if (auto p = outcome.outputs.find("parameters"); p != outcome.outputs.end()) {
+    for (const auto& [name, value] : p->items()) {
+      std::cout << "  " << name << " = " << value.get<std::string>() << "\n";
+    }
+  }
+  if (outcome.requeue) std::cout << "  (requeue after " << outcome.requeue->count() << " ms)\n";
+}
+
+}  // namespace
+
+int cmdCall(const Args& args) {
+  po::options_description options("call options");
+  addPluginDirsOption(options);
+  options.add_options()("plugin", po::value<std::string>()->required(),
+                        "plugin name or alias, optionally NAME@VERSION")(
+      "rpc", po::value<std::string>()->default_value("template.execute"), "the RPC to call")(
+      "args", po::value<std::string>(), "the call's args as JSON (default {})")(
+      "args-file", po::value<std::string>(), "read the args JSON from this file")(
+      "json", "print the result as JSON");
+  po::positional_options_description positional;
+  positional.add("plugin", 1);
+  po::variables_map vm;
+  int exit_code = kExitOk;
+  const char* usage =
+      "usage: plugboard call NAME[@VERSION] --plugins DIR [--rpc RPC] [--args JSON | --args-file F]";
+  if (!parseArgs(args, usage, options, positional, vm, exit_code)) return exit_code;
+  auto dirs = pluginDirs(vm);
+  if (dirs.empty()) return kExitUsage;
+  auto call_args = readArgs(vm);
+  if (!call_args) {
+    std::cerr << "plugboard: " << call_args.error().message() << "\n";
+    return kExitUsage;
+  }
+
+  const std::string spec = vm["plugin"].as<std::string>();
+  const std::string rpc = vm["rpc"].as<std::string>();
+  const auto at = spec.find('@');
+  const std::string key = spec.substr(0, at);
+  const std::string version = at == std::string::npos ? "" : spec.substr(at + 1);
+
+  const auto catalog =
+      core::Catalog::scan(std::vector<std::filesystem::path>(dirs.begin(), dirs.end()));
+  for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
+  const core::CatalogEntry* entry = catalog.find(key, version);
+  if (entry == nullptr) {
+    std::string installed;
+    for (const auto& e : catalog.entries()) {
+      installed += (installed.empty() ? "" : ", ") + e.manifest.name + "@" + e.manifest.version.text();
+    }
+    std::cerr << "plugboard: no plugin '" << spec << "' in the plugin directories (installed: "
+              << (installed.empty() ? "none" : installed) << ")\n";
+    return kExitFailed;
+  }
+  if (!entry->manifest.legacy() && !entry->manifest.providesRpc(rpc)) {
+    std::string provides;
+    for (const auto& p : entry->manifest.provides) provides += (provides.empty() ? "" : ", ") + p;
+    std::cerr << "plugboard: plugin '" << entry->manifest.name << "' does not provide '" << rpc
+              << "'; it provides: " << provides << "\n";
+    return kExitFailed;
+  }
+
+  spdlog::info("loading plugin '{}' {} from {}", entry->manifest.name,
+               entry->manifest.version.text(), entry->file.string());
+  auto library = core::PluginLibrary::load(*entry);
+  if (!library) {
+    std::cerr << "plugboard: " << library.error().message() << "\n";
+    return kExitFailed;
+  }
+  auto instance = (*library)->createInstance();
+  if (!instance) {
+    std::cerr << "plugboard: " << instance.error().message() << "\n";
+    return kExitFailed;
+  }
+  const core::Outcome outcome =
+      (*instance)->call({{"rpc", rpc}, {"key", key}, {"via", "direct"}, {"args", *call_args}});
+  if (vm.count("json")) {
+    std::cout << outcome.toJson().dump(2) << "\n";
+  } else {
+    printOutcome(outcome);
+  }
+  return outcome.phase == core::Phase::kSucceeded ? kExitOk : kExitFailed;
+}
+
+}  // namespace plugboard::cli

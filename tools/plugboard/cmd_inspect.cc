@@ -1,0 +1,95 @@
+// plugboard inspect FILE: one plugin file's manifest, read without loading; --load also
+// loads it and reports the ABI check.
+#include <iostream>
+
+#include "core/catalog.h"
+#include "core/elf_section.h"
+#include "core/loader.h"
+#include "plugboard/abi.h"
+#include "tools/plugboard/cli.h"
+
+namespace plugboard::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+std::string listed(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out.empty() ? "-" : out;
+}
+
+void printManifest(const std::string& file, const core::Manifest& m) {
+  std::vector<std::string> schemas;
+  for (const auto& [rpc, schema] : m.schemas.items()) schemas.push_back(rpc);
+  std::cout << "file:        " << file << "\n"
+            << "kind:        " << m.kind << "\n"
+            << "name:        " << m.name << "\n"
+            << "version:     " << m.version.text() << "\n"
+            << "abi:         " << m.abi << "\n"
+            << "provides:    " << (m.legacy() ? "- (legacy: polled for every RPC)" : listed(m.provides)) << "\n"
+            << "aliases:     " << listed(m.aliases) << "\n"
+            << "concurrency: " << (m.concurrency == core::Concurrency::kSerial ? "serial" : "parallel") << "\n"
+            << "schemas:     " << listed(schemas) << "\n"
+            << "description: " << (m.description.empty() ? "-" : m.description) << "\n"
+            << "manifest:    " << m.text << "\n";
+}
+
+}  // namespace
+
+int cmdInspect(const Args& args) {
+  po::options_description options("inspect options");
+  options.add_options()("file", po::value<std::string>()->required(), "plugin .so file")(
+      "json", "print JSON")("load", "also load the plugin and report the ABI check");
+  po::positional_options_description positional;
+  positional.add("file", 1);
+  po::variables_map vm;
+  int exit_code = kExitOk;
+  if (!parseArgs(args, "usage: plugboard inspect FILE [--json] [--load]", options, positional, vm,
+                 exit_code)) {
+    return exit_code;
+  }
+  const std::string file = vm["file"].as<std::string>();
+  const bool json = vm.count("json") > 0;
+
+  // Read and parse without loading; the ABI verdict is separate so that a plugin built
+  // for another ABI can still be shown.
+  auto section = core::readElfSection(file, PLUGBOARD_MANIFEST_SECTION);
+  auto manifest = section ? core::parseManifest(*section)
+                          : core::Expected<core::Manifest>(core::readPluginFile(file).error());
+  if (!manifest) {
+    if (json) {
+      std::cout << core::Json{{"file", file}, {"error", manifest.error().message()}}.dump(2) << "\n";
+    }
+    std::cerr << file << ": refused: " << manifest.error().message() << "\n";
+    return kExitFailed;
+  }
+  auto verdict = core::readPluginFile(file);
+  core::Json out = {{"file", file}, {"manifest", core::Json::parse(manifest->text)}};
+  if (!verdict) out["error"] = verdict.error().message();
+  if (!json) {
+    printManifest(file, *manifest);
+    if (!verdict) std::cout << "refused:     " << verdict.error().message() << "\n";
+  }
+  int status = verdict ? kExitOk : kExitFailed;
+
+  if (vm.count("load")) {
+    auto lib = core::PluginLibrary::load(file, &*manifest);
+    if (lib) {
+      out["load"] = {{"ok", true}, {"abi", (*lib)->abiVersion()}};
+      if (!json) {
+        std::cout << "load:        ok (ABI " << (*lib)->abiVersion() << ", runtime ABI "
+                  << PLUGBOARD_ABI_MAJOR << "." << PLUGBOARD_ABI_MINOR
+                  << "; manifest matches the file)\n";
+      }
+    } else {
+      out["load"] = {{"ok", false}, {"error", lib.error().message()}};
+      if (!json) std::cout << "load:        failed: " << lib.error().message() << "\n";
+      status = kExitFailed;
+    }
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+  return status;
+}
+
+}  // namespace plugboard::cli

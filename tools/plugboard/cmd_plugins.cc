@@ -1,0 +1,79 @@
+// plugboard plugins list: the catalog of plugin directories, read without loading.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/catalog.h"
+#include "tools/plugboard/cli.h"
+
+namespace plugboard::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
+  return out.empty() ? "-" : out;
+}
+
+void printTable(const core::Catalog& catalog) {
+  std::vector<std::vector<std::string>> rows = {{"NAME", "VERSION", "PROVIDES", "STATE", "FILE"}};
+  for (const auto& e : catalog.entries()) {
+    rows.push_back({e.manifest.name, e.manifest.version.text(),
+                    e.manifest.legacy() ? "(legacy: polled for every RPC)" : joined(e.manifest.provides),
+                    "available", e.file.string()});
+  }
+  std::vector<std::size_t> width(5, 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(width[i] - row[i].size() + 2, ' ');
+    }
+    std::cout << line << "\n";
+  }
+  for (const auto& p : catalog.problems()) std::cout << p.oneLine() << "\n";
+}
+
+}  // namespace
+
+int cmdPluginsList(const Args& args) {
+  po::options_description options("plugins list options");
+  addPluginDirsOption(options);
+  options.add_options()("json", "print JSON instead of a table");
+  po::variables_map vm;
+  int exit_code = kExitOk;
+  if (!parseArgs(args, "usage: plugboard plugins list --plugins DIR [--json]", options, {}, vm,
+                 exit_code)) {
+    return exit_code;
+  }
+  auto dirs = pluginDirs(vm);
+  if (dirs.empty()) return kExitUsage;
+
+  const auto catalog =
+      core::Catalog::scan(std::vector<std::filesystem::path>(dirs.begin(), dirs.end()));
+  if (!vm.count("json")) {
+    printTable(catalog);
+    return kExitOk;
+  }
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : catalog.entries()) {
+    auto item = e.manifest.toJson();
+    item["file"] = e.file.string();
+    item["state"] = "available";
+    list.push_back(std::move(item));
+  }
+  for (const auto& p : catalog.problems()) {
+    list.push_back({{"file", p.file.string()}, {"state", "error"}, {"error", p.message}});
+  }
+  std::cout << nlohmann::json{{"plugins", list}}.dump(2) << "\n";
+  return kExitOk;
+}
+
+}  // namespace plugboard::cli

@@ -1,0 +1,42 @@
+// plugboard: the command-line front end of the runtime.
+#include <iostream>
+#include <string>
+
+#include "tools/plugboard/cli.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(usage: plugboard <command> [options]
+
+Commands:
+  plugins list   list the plugins in plugin directories, read without loading them
+  inspect FILE   show a plugin file's manifest (read without loading; --load to load it)
+  call NAME      call one plugin directly with JSON args
+
+Run 'plugboard <command> --help' for a command's options.)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace plugboard::cli;
+  Args args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage << "\n";
+    return args.empty() ? kExitUsage : kExitOk;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "plugins") {
+    if (!args.empty() && args[0] == "list") {
+      args.erase(args.begin());
+      return cmdPluginsList(args);
+    }
+    if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) return cmdPluginsList(args);
+    std::cerr << "plugboard: 'plugins' needs a subcommand: plugins list\n";
+    return kExitUsage;
+  }
+  if (command == "inspect") return cmdInspect(args);
+  if (command == "call") return cmdCall(args);
+  std::cerr << "plugboard: unknown command '" << command << "'\n" << kUsage << "\n";
+  return kExitUsage;
+}
