@@ -35,16 +35,17 @@ void writeFile(const fs::path& file, std::string_view bytes) {
   if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 
+std::string withEdit(std::string bytes, std::string_view find, std::string_view replace) {
+  if (find.size() != replace.size()) throw std::invalid_argument("edit must keep the length");
+  auto pos = bytes.find(find);
+  if (pos == std::string::npos) throw std::runtime_error(std::string(find) + " not found");
+  bytes.replace(pos, replace.size(), replace);
+  return bytes;
+}
+
 void copyWithEdit(const fs::path& from, const fs::path& to, std::string_view find,
                   std::string_view replace) {
-  if (find.size() != replace.size()) throw std::invalid_argument("edit must keep the length");
-  std::string bytes = readFile(from);
-  auto pos = bytes.find(find);
-  if (pos == std::string::npos) {
-    throw std::runtime_error(std::string(find) + " not found in " + from.string());
-  }
-  bytes.replace(pos, replace.size(), replace);
-  writeFile(to, bytes);
+  writeFile(to, withEdit(readFile(from), find, replace));
 }
 
 bool isMapped(const fs::path& file) {

@@ -27,6 +27,10 @@ class TempDir {
 std::string readFile(const std::filesystem::path& file);
 void writeFile(const std::filesystem::path& file, std::string_view bytes);
 
+// Returns `bytes` with the first occurrence of `find` replaced by `replace` (of the same
+// length). Throws if `find` does not occur.
+std::string withEdit(std::string bytes, std::string_view find, std::string_view replace);
+
 // Copies `from` to `to`, replacing the first occurrence of `find` by `replace` (of the same
 // length, so that every ELF offset stays valid). Throws if `find` does not occur.
 // Used to make plugins with other manifest names or versions from one built plugin.
