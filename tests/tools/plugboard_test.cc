@@ -1,4 +1,8 @@
 // The plugboard binary, driven as a user drives it, on real plugin files.
+#include <unistd.h>
+
+#include <map>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -56,7 +60,7 @@ TEST(PluginsListTest, ListsBadFilesWithTheirReasonWithoutRunningPluginCode) {
   ASSERT_EQ(r.exit_code, 0) << r.err;  // a crash here would mean plugin code ran
   auto doc = Json::parse(r.out);
   std::map<std::string, Json> by_file;
-  for (const auto& p : doc["plugins"]) by_file[fs::path(p["file"]).filename()] = p;
+  for (const auto& p : doc["plugins"]) by_file[fs::path(p["file"].get<std::string>()).filename().string()] = p;
   EXPECT_EQ(by_file["hello.so"]["state"], "available");
   EXPECT_EQ(by_file["crash_on_load.so"]["state"], "available");
   EXPECT_EQ(by_file["crash_on_load.so"]["name"], "crash-on-load");
@@ -75,6 +79,34 @@ TEST(PluginsListTest, ListsBadFilesWithTheirReasonWithoutRunningPluginCode) {
   EXPECT_NE(table.out.find((dir / "notelf.so").string() + ": refused: not an ELF file"),
             std::string::npos)
       << table.out;
+}
+
+TEST(PluginsListTest, AnUnreadableFileIsRefusedAndTheRestServed) {
+  // Root reads any file, so as root the binary runs as nobody (setpriv) from a copy that
+  // nobody may execute; the plugin directory and hello.so are world-readable, locked.so is
+  // readable by no one.
+  TempDir dir;
+  fs::permissions(dir.path(), fs::perms(0755));
+  fs::create_directory(dir / "plugins");
+  fs::permissions(dir / "plugins", fs::perms(0755));
+  fs::copy_file(binary(), dir / "plugboard");
+  fs::copy_file(plugin("hello"), dir / "plugins/hello.so");
+  fs::copy_file(plugin("echo"), dir / "plugins/locked.so");
+  fs::permissions(dir / "plugins/hello.so", fs::perms(0644));
+  fs::permissions(dir / "plugins/locked.so", fs::perms::none);
+  std::vector<std::string> argv = {(dir / "plugboard").string(), "plugins", "list", "--plugins",
+                                   (dir / "plugins").string(), "--json"};
+  if (geteuid() == 0) {
+    argv.insert(argv.begin(), {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
+  }
+  auto r = run(argv);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, Json> by_file;
+  const Json doc = Json::parse(r.out);
+  for (const auto& p : doc["plugins"]) by_file[fs::path(p["file"].get<std::string>()).filename().string()] = p;
+  EXPECT_EQ(by_file["hello.so"]["state"], "available") << r.out;
+  EXPECT_EQ(by_file["locked.so"]["state"], "error");
+  EXPECT_EQ(by_file["locked.so"]["error"], "cannot open: Permission denied");
 }
 
 TEST(PluginsListTest, WithoutAPluginDirectorySaysWhatToDo) {
