@@ -68,6 +68,13 @@ std::vector<std::string> pluginDirs(const po::variables_map& vm) {
   return dirs;
 }
 
+std::string join(const std::vector<std::string>& items, const std::string& separator,
+                 const std::string& empty) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out.empty() ? empty : out;
+}
+
 bool configureLogging(const std::string& level) {
   auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") return false;

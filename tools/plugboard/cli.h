@@ -40,6 +40,10 @@ void addPluginDirsOption(boost::program_options::options_description& options);
 // Empty, after printing what to do, when neither is given.
 std::vector<std::string> pluginDirs(const boost::program_options::variables_map& vm);
 
+// `items` joined by `separator`; `empty` when there are none.
+std::string join(const std::vector<std::string>& items, const std::string& separator,
+                 const std::string& empty = "-");
+
 // Sets up logging to stderr at `level` (trace, debug, info, warn, error, off).
 bool configureLogging(const std::string& level);
 

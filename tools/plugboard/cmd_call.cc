@@ -81,19 +81,17 @@ int cmdCall(const Args& args) {
   for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
   const core::CatalogEntry* entry = catalog.find(key, version);
   if (entry == nullptr) {
-    std::string installed;
+    std::vector<std::string> installed;
     for (const auto& e : catalog.entries()) {
-      installed += (installed.empty() ? "" : ", ") + e.manifest.name + "@" + e.manifest.version.text();
+      installed.push_back(e.manifest.name + "@" + e.manifest.version.text());
     }
     std::cerr << "plugboard: no plugin '" << spec << "' in the plugin directories (installed: "
-              << (installed.empty() ? "none" : installed) << ")\n";
+              << join(installed, ", ", "none") << ")\n";
     return kExitFailed;
   }
   if (!entry->manifest.legacy() && !entry->manifest.providesRpc(rpc)) {
-    std::string provides;
-    for (const auto& p : entry->manifest.provides) provides += (provides.empty() ? "" : ", ") + p;
     std::cerr << "plugboard: plugin '" << entry->manifest.name << "' does not provide '" << rpc
-              << "'; it provides: " << provides << "\n";
+              << "'; it provides: " << join(entry->manifest.provides, ", ") << "\n";
     return kExitFailed;
   }
 

@@ -13,12 +13,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-std::string listed(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out.empty() ? "-" : out;
-}
-
 void printManifest(const std::string& file, const core::Manifest& m) {
   std::vector<std::string> schemas;
   for (const auto& [rpc, schema] : m.schemas.items()) schemas.push_back(rpc);
@@ -27,10 +21,10 @@ void printManifest(const std::string& file, const core::Manifest& m) {
             << "name:        " << m.name << "\n"
             << "version:     " << m.version.text() << "\n"
             << "abi:         " << m.abi << "\n"
-            << "provides:    " << (m.legacy() ? "- (legacy: polled for every RPC)" : listed(m.provides)) << "\n"
-            << "aliases:     " << listed(m.aliases) << "\n"
+            << "provides:    " << (m.legacy() ? "- (legacy: polled for every RPC)" : join(m.provides, ", ")) << "\n"
+            << "aliases:     " << join(m.aliases, ", ") << "\n"
             << "concurrency: " << (m.concurrency == core::Concurrency::kSerial ? "serial" : "parallel") << "\n"
-            << "schemas:     " << listed(schemas) << "\n"
+            << "schemas:     " << join(schemas, ", ") << "\n"
             << "description: " << (m.description.empty() ? "-" : m.description) << "\n"
             << "manifest:    " << m.text << "\n";
 }

@@ -13,17 +13,11 @@ namespace po = boost::program_options;
 
 namespace {
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
-  return out.empty() ? "-" : out;
-}
-
 void printTable(const core::Catalog& catalog) {
   std::vector<std::vector<std::string>> rows = {{"NAME", "VERSION", "PROVIDES", "STATE", "FILE"}};
   for (const auto& e : catalog.entries()) {
     rows.push_back({e.manifest.name, e.manifest.version.text(),
-                    e.manifest.legacy() ? "(legacy: polled for every RPC)" : joined(e.manifest.provides),
+                    e.manifest.legacy() ? "(legacy: polled for every RPC)" : join(e.manifest.provides, ","),
                     "available", e.file.string()});
   }
   std::vector<std::size_t> width(5, 0);
