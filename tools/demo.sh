@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: set up, build, then list the bundled plugins (read
-# without loading) and call the hello plugin with the bundled example args.
+# without loading) and run the bundled example workflow on them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/setup.sh
 build_dir=${BUILD_DIR:-build}
 "$build_dir/plugboard" plugins list --plugins "$build_dir/plugins"
 echo
-"$build_dir/plugboard" call hello --plugins "$build_dir/plugins" --args-file examples/hello-args.json
+"$build_dir/plugboard" run examples/hello.toml --plugins "$build_dir/plugins"

@@ -28,7 +28,9 @@ PLUGBOARD_PLUGIN(Hello, R"({
   "concurrency": "parallel",
   "schemas": {
     "template.execute": {"input": {"type": "object",
-                                   "properties": {"name": {"type": "string"}}}},
+                                   "properties": {"name": {"type": "string"}}},
+                         "output": {"type": "object",
+                                    "properties": {"greeting": {"type": "string"}}}},
     "hello.greet": {"input": {"type": "object",
                               "properties": {"name": {"type": "string"}}}}
   },

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <stdexcept>
 
@@ -14,7 +15,9 @@ extern char** environ;
 
 namespace plugboard::testing {
 
-RunResult run(const std::vector<std::string>& argv, const std::string& input) {
+RunResult run(const std::vector<std::string>& argv, const std::string& input, int send_signal,
+              int signal_after_ms) {
+  const auto start = std::chrono::steady_clock::now();
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
     throw std::runtime_error("pipe failed");
@@ -51,7 +54,18 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input) {
   std::string* sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
+    int wait_ms = -1;
+    if (send_signal != 0) {
+      const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - start).count();
+      if (elapsed >= signal_after_ms) {
+        kill(pid, send_signal);
+        send_signal = 0;
+      } else {
+        wait_ms = static_cast<int>(signal_after_ms - elapsed);
+      }
+    }
+    if (poll(fds, 2, wait_ms) < 0) {
       if (errno == EINTR) continue;
       break;
     }

@@ -14,8 +14,10 @@ struct RunResult {
   std::string err;
 };
 
-// Runs argv[0] (looked up in PATH) with `argv`, feeding `input` on stdin.
-RunResult run(const std::vector<std::string>& argv, const std::string& input = "");
+// Runs argv[0] (looked up in PATH) with `argv`, feeding `input` on stdin. With `signal`,
+// sends it to the child `signal_after_ms` after the start.
+RunResult run(const std::vector<std::string>& argv, const std::string& input = "",
+              int signal = 0, int signal_after_ms = 0);
 
 }  // namespace plugboard::testing
 

@@ -68,6 +68,77 @@ std::vector<std::string> pluginDirs(const po::variables_map& vm) {
   return dirs;
 }
 
+void addParamOption(po::options_description& options) {
+  options.add_options()("param", po::value<std::vector<std::string>>()->composing(),
+                        "set a workflow input: --param NAME=VALUE (repeatable)");
+}
+
+void addPriorityOption(po::options_description& options) {
+  options.add_options()("priority", po::value<std::vector<std::string>>()->composing(),
+                        "poll priority of a plugin: --priority NAME=N, higher first (repeatable)");
+}
+
+namespace {
+std::optional<std::map<std::string, std::string>> pairs(const po::variables_map& vm,
+                                                        const char* option) {
+  std::map<std::string, std::string> out;
+  if (!vm.count(option)) return out;
+  for (const auto& item : vm[option].as<std::vector<std::string>>()) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "plugboard: --" << option << " '" << item << "': expected NAME=VALUE\n";
+      return std::nullopt;
+    }
+    out[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return out;
+}
+}  // namespace
+
+std::optional<std::map<std::string, std::string>> params(const po::variables_map& vm) {
+  return pairs(vm, "param");
+}
+
+std::optional<core::DispatcherOptions> dispatcherOptions(const po::variables_map& vm) {
+  auto given = pairs(vm, "priority");
+  if (!given) return std::nullopt;
+  core::DispatcherOptions options;
+  for (const auto& [name, value] : *given) {
+    try {
+      std::size_t used = 0;
+      options.priority[name] = std::stoi(value, &used);
+      if (used != value.size()) throw std::invalid_argument(value);
+    } catch (const std::exception&) {
+      std::cerr << "plugboard: --priority " << name << "=" << value << ": expected an integer\n";
+      return std::nullopt;
+    }
+  }
+  return options;
+}
+
+core::Catalog scanPlugins(const std::vector<std::string>& dirs) {
+  auto catalog = core::Catalog::scan(std::vector<std::filesystem::path>(dirs.begin(), dirs.end()));
+  for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
+  return catalog;
+}
+
+std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
+                                                const core::Catalog& catalog,
+                                                const std::map<std::string, std::string>& given) {
+  auto loaded = core::loadWorkflow(file);
+  for (const auto& p : loaded.problems) std::cerr << p.oneLine() << "\n";
+  if (!loaded.ok()) return std::nullopt;
+  auto inputs = core::resolveInputs(*loaded.workflow, given);
+  if (!inputs) {
+    std::cerr << file << ": " << inputs.error().message() << "\n";
+    return std::nullopt;
+  }
+  auto problems = core::checkWorkflow(*loaded.workflow, catalog, *inputs);
+  for (const auto& p : problems) std::cerr << p.oneLine() << "\n";
+  if (!problems.empty()) return std::nullopt;
+  return PreparedWorkflow{std::move(*loaded.workflow), std::move(*inputs)};
+}
+
 std::string join(const std::vector<std::string>& items, const std::string& separator,
                  const std::string& empty) {
   std::string out;

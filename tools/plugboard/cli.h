@@ -6,10 +6,16 @@
 #ifndef PLUGBOARD_TOOLS_CLI_H_
 #define PLUGBOARD_TOOLS_CLI_H_
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/program_options.hpp>
+
+#include "core/catalog.h"
+#include "core/dispatcher.h"
+#include "core/workflow.h"
 
 namespace plugboard::cli {
 
@@ -22,6 +28,9 @@ using Args = std::vector<std::string>;
 int cmdPluginsList(const Args& args);
 int cmdInspect(const Args& args);
 int cmdCall(const Args& args);
+int cmdRun(const Args& args);
+int cmdExec(const Args& args);
+int cmdValidate(const Args& args);
 
 // Options every command accepts: --help, --log-level.
 boost::program_options::options_description commonOptions();
@@ -39,6 +48,30 @@ void addPluginDirsOption(boost::program_options::options_description& options);
 // The plugin directories from --plugins, else from $PLUGBOARD_PLUGINS (colon-separated).
 // Empty, after printing what to do, when neither is given.
 std::vector<std::string> pluginDirs(const boost::program_options::variables_map& vm);
+
+// Adds --param K=V (repeatable) to `options`.
+void addParamOption(boost::program_options::options_description& options);
+// Adds --priority NAME=N (repeatable) to `options`.
+void addPriorityOption(boost::program_options::options_description& options);
+// The --param values; prints the problem and returns nullopt for a malformed one.
+std::optional<std::map<std::string, std::string>> params(
+    const boost::program_options::variables_map& vm);
+// The dispatcher options from --priority; nullopt (after printing why) when malformed.
+std::optional<core::DispatcherOptions> dispatcherOptions(
+    const boost::program_options::variables_map& vm);
+
+// A workflow ready to run: parsed, inputs resolved, checked against the catalog.
+struct PreparedWorkflow {
+  core::Workflow workflow;
+  core::Json inputs;
+};
+// Loads and checks `file`, printing every problem on its own line to stderr.
+std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
+                                                const core::Catalog& catalog,
+                                                const std::map<std::string, std::string>& params);
+
+// Scans the plugin directories, logging each refused file as a warning.
+core::Catalog scanPlugins(const std::vector<std::string>& dirs);
 
 // `items` joined by `separator`; `empty` when there are none.
 std::string join(const std::vector<std::string>& items, const std::string& separator,

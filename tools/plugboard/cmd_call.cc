@@ -76,9 +76,7 @@ int cmdCall(const Args& args) {
   const std::string key = spec.substr(0, at);
   const std::string version = at == std::string::npos ? "" : spec.substr(at + 1);
 
-  const auto catalog =
-      core::Catalog::scan(std::vector<std::filesystem::path>(dirs.begin(), dirs.end()));
-  for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
+  const auto catalog = scanPlugins(dirs);
   const core::CatalogEntry* entry = catalog.find(key, version);
   if (entry == nullptr) {
     std::vector<std::string> installed;

@@ -11,6 +11,9 @@ constexpr const char* kUsage = R"(usage: plugboard <command> [options]
 Commands:
   plugins list   list the plugins in plugin directories, read without loading them
   inspect FILE   show a plugin file's manifest (read without loading; --load to load it)
+  run WORKFLOW   run a workflow file (TOML) on the installed plugins
+  validate WF    check a workflow file without loading any plugin
+  exec           answer one Argo ExecuteTemplateArgs (stdin) with an ExecuteTemplateReply
   call NAME      call one plugin directly with JSON args
 
 Run 'plugboard <command> --help' for a command's options.)";
@@ -37,6 +40,9 @@ int main(int argc, char** argv) {
   }
   if (command == "inspect") return cmdInspect(args);
   if (command == "call") return cmdCall(args);
+  if (command == "run") return cmdRun(args);
+  if (command == "validate") return cmdValidate(args);
+  if (command == "exec") return cmdExec(args);
   std::cerr << "plugboard: unknown command '" << command << "'\n" << kUsage << "\n";
   return kExitUsage;
 }

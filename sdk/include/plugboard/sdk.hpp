@@ -160,6 +160,13 @@ class Result {
     return *this;
   }
 
+  // Asks to be called again after `delay`. Only Running results are requeued; the runtime
+  // ignores it on any other phase (Argo plugins sometimes set it on Succeeded).
+  Result& withRequeue(std::chrono::milliseconds delay) {
+    requeue_ = delay;
+    return *this;
+  }
+
   const std::string& phase() const { return phase_; }
   const std::string& message() const { return message_; }
 

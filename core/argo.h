@@ -1,0 +1,31 @@
+// core/argo.h: Argo Workflows' executor-plugin messages.
+//
+// ExecuteTemplateArgs (what Argo's agent POSTs to /api/v1/template.execute):
+//   {"workflow":{"metadata":{"name","namespace","uid"}},
+//    "template":{..., "plugin":{"<key>":{...args}}}}
+// ExecuteTemplateReply:
+//   {"node":{"phase","message","outputs":{"parameters":[{"name","value"}]}},
+//    "requeue":"<Go duration>"}
+// Free functions; thread-safe.
+#ifndef PLUGBOARD_CORE_ARGO_H_
+#define PLUGBOARD_CORE_ARGO_H_
+
+#include <string_view>
+
+#include "core/dispatcher.h"
+#include "core/duration.h"
+#include "core/expected.h"
+
+namespace plugboard::core {
+
+// The dispatch request an ExecuteTemplateArgs body asks for. Errors say what is wrong
+// with the body's shape, e.g. "template.plugin: expected exactly one key, got 2".
+Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body);
+
+// The reply for an outcome. Succeeded is never requeued; Running is requeued after its
+// own delay or `poll_interval`.
+Json executeTemplateReply(const Outcome& outcome, Millis poll_interval);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_ARGO_H_

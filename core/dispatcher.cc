@@ -1,0 +1,174 @@
+#include "core/dispatcher.h"
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+namespace plugboard::core {
+
+struct Dispatcher::Slot {
+  std::once_flag loaded;
+  std::unique_ptr<PluginInstance> instance;
+  std::string load_error;
+  std::mutex serial;  // held around calls when the plugin is serial
+};
+
+std::string label(const CatalogEntry& entry) {
+  return entry.manifest.name + "@" + entry.manifest.version.text();
+}
+
+void CallControl::cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  if (instance_ != nullptr) instance_->cancel(call_id_);
+}
+
+bool CallControl::cancelled() const {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+bool CallControl::begin(PluginInstance* instance, std::uint64_t call_id) {
+  std::lock_guard lock(mu_);
+  if (cancelled_) return false;
+  instance_ = instance;
+  call_id_ = call_id;
+  return true;
+}
+
+void CallControl::end() {
+  std::lock_guard lock(mu_);
+  instance_ = nullptr;
+}
+
+Dispatcher::Dispatcher(const Catalog& catalog, DispatcherOptions options)
+    : catalog_(catalog), options_(std::move(options)) {
+  std::unordered_map<std::string, int> lowered;
+  for (const auto& [name, priority] : options_.priority) lowered[toLower(name)] = priority;
+  options_.priority = std::move(lowered);
+}
+
+Dispatcher::~Dispatcher() = default;
+
+const CatalogEntry* Dispatcher::resolve(const std::string& key, const std::string& version) const {
+  return catalog_.find(key, version);
+}
+
+std::vector<const CatalogEntry*> Dispatcher::pollOrder(const std::string& rpc) const {
+  std::lock_guard lock(mu_);
+  if (auto it = poll_cache_.find(rpc); it != poll_cache_.end()) return it->second;
+  std::vector<const CatalogEntry*> order = catalog_.providers(rpc);
+  for (const auto* e : catalog_.legacy()) order.push_back(e);
+  auto priority = [this](const CatalogEntry* e) {
+    auto it = options_.priority.find(toLower(e->manifest.name));
+    return it == options_.priority.end() ? 0 : it->second;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](const CatalogEntry* a, const CatalogEntry* b) {
+    if (priority(a) != priority(b)) return priority(a) > priority(b);
+    return toLower(a->manifest.name) < toLower(b->manifest.name);
+  });
+  poll_cache_[rpc] = order;
+  return order;
+}
+
+bool Dispatcher::isLoaded(const CatalogEntry& entry) const {
+  std::lock_guard lock(mu_);
+  auto it = slots_.find(&entry);
+  return it != slots_.end() && it->second->instance != nullptr;
+}
+
+Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
+  Slot* slot;
+  {
+    std::lock_guard lock(mu_);
+    auto& owned = slots_[&entry];
+    if (!owned) owned = std::make_unique<Slot>();
+    slot = owned.get();
+  }
+  std::call_once(slot->loaded, [&] {
+    auto library = PluginLibrary::load(entry);
+    if (!library) {
+      slot->load_error = library.error().message();
+    } else if (auto instance = (*library)->createInstance(); !instance) {
+      slot->load_error = instance.error().message();
+    } else {
+      std::lock_guard lock(mu_);
+      slot->instance = std::move(*instance);
+      spdlog::info("loaded plugin {} from {}", label(entry), entry.file.string());
+    }
+    if (!slot->load_error.empty()) spdlog::error("{}", slot->load_error);
+  });
+  return *slot;
+}
+
+Outcome Dispatcher::call(const CatalogEntry& entry, const DispatchRequest& request, Route route,
+                         CallControl& control) {
+  if (control.cancelled()) return Outcome::error("cancelled before plugin '" + entry.manifest.name + "' was called");
+  Slot& slot = slotFor(entry);
+  if (slot.instance == nullptr) {
+    return Outcome::error("plugin '" + entry.manifest.name + "' could not be loaded: " + slot.load_error);
+  }
+  Json body = request.context.is_object() ? request.context : Json::object();
+  body["rpc"] = request.rpc;
+  body["key"] = request.key;
+  body["via"] = route == Route::kNamed ? "name" : "poll";
+  body["args"] = request.args;
+
+  std::unique_lock<std::mutex> serial;
+  if (entry.manifest.concurrency == Concurrency::kSerial) serial = std::unique_lock(slot.serial);
+  const auto call_id = slot.instance->newCallId();
+  if (!control.begin(slot.instance.get(), call_id)) {
+    return Outcome::error("cancelled before plugin '" + entry.manifest.name + "' was called");
+  }
+  Outcome outcome = slot.instance->call(body, call_id);
+  control.end();
+  return outcome;
+}
+
+Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& control) {
+  Dispatch result;
+  if (const CatalogEntry* entry = resolve(request.key, request.version)) {
+    result.route = Route::kNamed;
+    result.plugin = label(*entry);
+    const Manifest& m = entry->manifest;
+    if (!m.legacy() && !m.providesRpc(request.rpc)) {
+      std::string provides;
+      for (const auto& p : m.provides) provides += (provides.empty() ? "" : ", ") + p;
+      result.outcome = {Phase::kFailed,
+                        "plugin '" + request.key + "' does not provide '" + request.rpc +
+                            "'; it provides: " + provides,
+                        Json::object(),
+                        {}};
+      return result;
+    }
+    result.tried.push_back(result.plugin);
+    result.outcome = call(*entry, request, Route::kNamed, control);
+    if (result.outcome.phase == Phase::kNotHandled) {
+      result.outcome = {Phase::kFailed, "plugin '" + request.key + "' could not execute the template",
+                        Json::object(), {}};
+    }
+    return result;
+  }
+
+  result.route = Route::kPolled;
+  for (const CatalogEntry* entry : pollOrder(request.rpc)) {
+    result.tried.push_back(label(*entry));
+    Outcome outcome = call(*entry, request, Route::kPolled, control);
+    if (outcome.phase == Phase::kNotHandled) continue;
+    result.plugin = label(*entry);
+    result.outcome = std::move(outcome);
+    return result;
+  }
+  std::string tried;
+  for (const auto& t : result.tried) tried += (tried.empty() ? "" : ", ") + t;
+  result.handled = false;
+  result.outcome = {Phase::kFailed,
+                    "no plugin executed the template (plugin '" + request.key +
+                        "' is not installed; polled for '" + request.rpc + "': " +
+                        (tried.empty() ? "no candidates" : tried) + ")",
+                    Json::object(),
+                    {}};
+  return result;
+}
+
+}  // namespace plugboard::core

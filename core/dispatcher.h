@@ -1,0 +1,112 @@
+// core/dispatcher.h: routes one call to the plugin that should run it.
+//
+// Named route: the key is looked up among names and aliases (case-insensitive, with and
+// without a trailing "-executor-plugin"); only that plugin is called. A named plugin that
+// does not provide the RPC fails before it is called; one that declines fails with
+// "plugin '<key>' could not execute the template".
+// Polling route: when the key names no installed plugin, the providers of the RPC and the
+// legacy plugins are called in order (priority, highest first, then name) until one
+// handles the call; an Error stops the poll; if none handles it the result says so and
+// lists the plugins tried.
+//
+// Plugins are loaded on first call and kept for the dispatcher's lifetime; a plugin that
+// fails to load is reported on every call, never retried. Lookups cost the same whatever
+// the number of installed plugins.
+//
+// Thread-safety: dispatch() may be called from many threads at once. Calls to a plugin
+// whose manifest says "concurrency":"serial" are serialised here.
+#ifndef PLUGBOARD_CORE_DISPATCHER_H_
+#define PLUGBOARD_CORE_DISPATCHER_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/catalog.h"
+#include "core/loader.h"
+#include "core/outcome.h"
+
+namespace plugboard::core {
+
+// Lets another thread cancel the call a dispatch is making (a deadline, Ctrl-C).
+class CallControl {
+ public:
+  // Cancels the plugin call in flight, if any, and makes later calls through this control
+  // fail at once. Thread-safe; idempotent.
+  void cancel();
+  bool cancelled() const;
+
+ private:
+  friend class Dispatcher;
+  bool begin(PluginInstance* instance, std::uint64_t call_id);  // false if cancelled
+  void end();
+
+  mutable std::mutex mu_;
+  bool cancelled_ = false;
+  PluginInstance* instance_ = nullptr;
+  std::uint64_t call_id_ = 0;
+};
+
+struct DispatchRequest {
+  std::string key;      // the plugin as the template names it
+  std::string version;  // optional: exact version or prefix
+  std::string rpc = "template.execute";
+  Json args;                      // the template's args for the plugin
+  Json context = Json::object();  // merged into the request (e.g. workflow, template)
+};
+
+enum class Route { kNamed, kPolled };
+
+struct Dispatch {
+  Outcome outcome;
+  Route route = Route::kNamed;
+  std::string plugin;               // name@version of the plugin that answered, if any
+  std::vector<std::string> tried;   // plugins called, in order
+  bool handled = true;              // false when polling found no plugin to handle it
+};
+
+struct DispatcherOptions {
+  // Poll priority by plugin name (case-insensitive); higher goes first; default 0.
+  std::unordered_map<std::string, int> priority;
+};
+
+class Dispatcher {
+ public:
+  explicit Dispatcher(const Catalog& catalog, DispatcherOptions options = {});
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  Dispatch dispatch(const DispatchRequest& request, CallControl& control);
+
+  // The plugin a key names, or nullptr when polling applies. REQUIRES: none.
+  const CatalogEntry* resolve(const std::string& key, const std::string& version = {}) const;
+  // The candidates polling would call for `rpc`, in order.
+  std::vector<const CatalogEntry*> pollOrder(const std::string& rpc) const;
+  // Whether `entry` has been loaded by this dispatcher.
+  bool isLoaded(const CatalogEntry& entry) const;
+
+  const Catalog& catalog() const { return catalog_; }
+
+ private:
+  struct Slot;
+  Slot& slotFor(const CatalogEntry& entry);
+  Outcome call(const CatalogEntry& entry, const DispatchRequest& request, Route route,
+               CallControl& control);
+
+  const Catalog& catalog_;
+  DispatcherOptions options_;
+  mutable std::mutex mu_;  // guards slots_ and poll_cache_
+  std::unordered_map<const CatalogEntry*, std::unique_ptr<Slot>> slots_;
+  mutable std::unordered_map<std::string, std::vector<const CatalogEntry*>> poll_cache_;
+};
+
+// The label of a plugin in messages: "name@version".
+std::string label(const CatalogEntry& entry);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_DISPATCHER_H_

@@ -1,0 +1,376 @@
+#include "core/workflow.h"
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "core/manifest.h"
+#include "core/substitution.h"
+
+namespace plugboard::core {
+namespace {
+
+SourcePos posOf(const toml::source_region& src) {
+  return {static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
+}
+
+Json toJson(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table: {
+      Json out = Json::object();
+      for (auto&& [k, v] : *node.as_table()) out[std::string(k.str())] = toJson(v);
+      return out;
+    }
+    case toml::node_type::array: {
+      Json out = Json::array();
+      for (auto&& v : *node.as_array()) out.push_back(toJson(v));
+      return out;
+    }
+    case toml::node_type::string: return node.as_string()->get();
+    case toml::node_type::integer: return node.as_integer()->get();
+    case toml::node_type::floating_point: return node.as_floating_point()->get();
+    case toml::node_type::boolean: return node.as_boolean()->get();
+    default: {
+      std::ostringstream text;
+      node.visit([&](auto&& v) { text << v; });
+      return text.str();
+    }
+  }
+}
+
+bool isValidStepId(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string file) : file_(std::move(file)) {}
+
+  LoadedWorkflow parse(std::string_view text) {
+    LoadedWorkflow result;
+    toml::table root;
+    try {
+      root = toml::parse(text, file_);
+    } catch (const toml::parse_error& e) {
+      problem(posOf(e.source()), "", "TOML syntax error: " + std::string(e.description()));
+      result.problems = std::move(problems_);
+      return result;
+    }
+    Workflow wf;
+    wf.file = file_;
+    for (auto&& [key, node] : root) {
+      const std::string k(key.str());
+      if (k == "name") {
+        wf.name = string(node, "", "name");
+      } else if (k == "description") {
+        wf.description = string(node, "", "description");
+      } else if (k == "inputs") {
+        parseInputs(node, wf);
+      } else if (k == "steps") {
+        parseSteps(node, wf);
+      } else {
+        problem(posOf(key.source()), "", "unknown key '" + k + "' (expected name, description, inputs, steps)");
+      }
+    }
+    if (wf.name.empty() && !root.contains("name")) problem({1, 1}, "", "the workflow has no 'name'");
+    if (wf.steps.empty() && !root.contains("steps")) {
+      problem({1, 1}, "", "the workflow has no steps; add at least one [[steps]] table");
+    }
+    checkGraph(wf);
+    result.workflow = std::move(wf);
+    result.problems = std::move(problems_);
+    return result;
+  }
+
+ private:
+  void problem(SourcePos pos, const std::string& step, std::string message) {
+    problems_.push_back({file_, pos, step, std::move(message)});
+  }
+
+  std::string string(const toml::node& node, const std::string& step, const std::string& key) {
+    if (const auto* s = node.as_string()) return s->get();
+    problem(posOf(node.source()), step, "'" + key + "' must be a string");
+    return {};
+  }
+
+  std::optional<Millis> duration(const toml::node& node, const std::string& step,
+                                 const std::string& key) {
+    if (const auto* i = node.as_integer()) {
+      if (i->get() >= 0) return Millis(i->get() * 1000);
+    } else if (const auto* s = node.as_string()) {
+      auto d = parseDuration(s->get());
+      if (d) return *d;
+      problem(posOf(node.source()), step, "'" + key + "': " + d.error().message());
+      return std::nullopt;
+    }
+    problem(posOf(node.source()), step,
+            "'" + key + "' must be a duration such as \"30s\" or a number of seconds");
+    return std::nullopt;
+  }
+
+  void parseInputs(const toml::node& node, Workflow& wf) {
+    const auto* table = node.as_table();
+    if (table == nullptr) {
+      problem(posOf(node.source()), "", "'inputs' must be a table of input names");
+      return;
+    }
+    for (auto&& [key, value] : *table) {
+      WorkflowInput input;
+      input.name = std::string(key.str());
+      input.pos = posOf(key.source());
+      if (!isValidStepId(input.name)) {
+        problem(input.pos, "", "input name '" + input.name + "' must use letters, digits, '_' and '-'");
+      }
+      if (const auto* t = value.as_table()) {
+        for (auto&& [k, v] : *t) {
+          const std::string member(k.str());
+          if (member == "default") {
+            input.default_value = toJson(v);
+          } else if (member == "description") {
+            input.description = string(v, "", "inputs." + input.name + ".description");
+          } else {
+            problem(posOf(k.source()), "", "input '" + input.name + "': unknown key '" + member +
+                                               "' (expected default, description)");
+          }
+        }
+      } else {
+        input.default_value = toJson(value);
+      }
+      wf.inputs.push_back(std::move(input));
+    }
+    // toml++ keeps a table's keys sorted; list the inputs in file order.
+    std::sort(wf.inputs.begin(), wf.inputs.end(), [](const WorkflowInput& a, const WorkflowInput& b) {
+      return std::pair(a.pos.line, a.pos.column) < std::pair(b.pos.line, b.pos.column);
+    });
+  }
+
+  void parseSteps(const toml::node& node, Workflow& wf) {
+    const auto* array = node.as_array();
+    if (array == nullptr || !array->is_array_of_tables()) {
+      problem(posOf(node.source()), "", "'steps' must be an array of tables: write each step as [[steps]]");
+      return;
+    }
+    std::set<std::string> ids;
+    for (auto&& element : *array) {
+      const auto& table = *element.as_table();
+      WorkflowStep step;
+      step.pos = posOf(table.source());
+      if (auto id = table["id"]; id) {
+        step.id = string(*id.node(), "", "id");
+        if (!step.id.empty() && !isValidStepId(step.id)) {
+          problem(posOf(id.node()->source()), step.id, "step id must use letters, digits, '_' and '-'");
+        }
+      } else {
+        problem(step.pos, "", "a step has no 'id'");
+      }
+      if (!step.id.empty() && !ids.insert(step.id).second) {
+        problem(step.pos, step.id, "another step already has the id '" + step.id + "'");
+      }
+      parseStep(table, step);
+      wf.steps.push_back(std::move(step));
+    }
+  }
+
+  void parseStep(const toml::table& table, WorkflowStep& step) {
+    const std::string& id = step.id;
+    bool has_plugin = false;
+    for (auto&& [key, node] : table) {
+      const std::string k(key.str());
+      const SourcePos pos = posOf(node.source());
+      if (k == "id") {
+        continue;
+      } else if (k == "plugin") {
+        has_plugin = true;
+        const std::string spec = string(node, id, k);
+        const auto at = spec.find('@');
+        step.plugin = spec.substr(0, at);
+        if (at != std::string::npos) step.version = spec.substr(at + 1);
+        if (!spec.empty() && (!isValidPluginName(step.plugin) ||
+                              (at != std::string::npos && step.version.empty()))) {
+          problem(pos, id, "'plugin' must be NAME or NAME@VERSION, got '" + spec + "'");
+        }
+      } else if (k == "rpc") {
+        step.rpc = string(node, id, k);
+      } else if (k == "args") {
+        step.args = toJson(node);
+      } else if (k == "depends") {
+        const auto* deps = node.as_array();
+        if (deps == nullptr) {
+          problem(pos, id, "'depends' must be an array of step ids");
+          continue;
+        }
+        for (auto&& d : *deps) step.depends.push_back(string(d, id, "depends"));
+      } else if (k == "timeout") {
+        step.timeout = duration(node, id, k);
+      } else if (k == "retry") {
+        parseRetry(node, step);
+      } else if (k == "poll") {
+        if (const auto* b = node.as_boolean()) {
+          step.poll = b->get();
+        } else {
+          problem(pos, id, "'poll' must be true or false");
+        }
+      } else if (k == "description") {
+        string(node, id, k);
+      } else {
+        problem(posOf(key.source()), id,
+                "unknown key '" + k +
+                    "' (expected id, plugin, rpc, args, depends, timeout, retry, poll, description)");
+      }
+    }
+    if (!has_plugin) problem(step.pos, id, "the step has no 'plugin'");
+    auto refs = findReferences(step.args);
+    if (!refs) problem(step.pos, id, "args: " + refs.error().message());
+  }
+
+  void parseRetry(const toml::node& node, WorkflowStep& step) {
+    const auto* t = node.as_table();
+    if (t == nullptr) {
+      problem(posOf(node.source()), step.id, "'retry' must be a table: retry = { limit = 2, backoff = \"1s\" }");
+      return;
+    }
+    for (auto&& [key, v] : *t) {
+      const std::string k(key.str());
+      if (k == "limit") {
+        const auto* i = v.as_integer();
+        if (i == nullptr || i->get() < 0 || i->get() > 1000) {
+          problem(posOf(v.source()), step.id, "'retry.limit' must be an integer from 0 to 1000");
+        } else {
+          step.retry.limit = static_cast<int>(i->get());
+        }
+      } else if (k == "backoff") {
+        if (auto d = duration(v, step.id, "retry.backoff")) step.retry.backoff = *d;
+      } else if (k == "factor") {
+        auto f = v.value<double>();
+        if (!f || *f < 1) {
+          problem(posOf(v.source()), step.id, "'retry.factor' must be a number of at least 1");
+        } else {
+          step.retry.factor = *f;
+        }
+      } else {
+        problem(posOf(key.source()), step.id, "unknown key 'retry." + k + "' (expected limit, backoff, factor)");
+      }
+    }
+  }
+
+  void checkGraph(const Workflow& wf) {
+    std::map<std::string, const WorkflowStep*> by_id;
+    for (const auto& s : wf.steps) by_id[s.id] = &s;
+    std::set<std::string> input_names;
+    for (const auto& i : wf.inputs) input_names.insert(i.name);
+
+    for (const auto& s : wf.steps) {
+      for (const auto& d : s.depends) {
+        if (!by_id.count(d)) problem(s.pos, s.id, "depends on unknown step '" + d + "'");
+        if (d == s.id) problem(s.pos, s.id, "depends on itself");
+      }
+    }
+    // Cycles: depth-first search, reporting each cycle once with its path.
+    std::map<std::string, int> state;  // 0 new, 1 on the path, 2 done
+    std::vector<std::string> path;
+    std::function<void(const WorkflowStep&)> visit = [&](const WorkflowStep& s) {
+      state[s.id] = 1;
+      path.push_back(s.id);
+      for (const auto& d : s.depends) {
+        auto it = by_id.find(d);
+        if (it == by_id.end() || d == s.id) continue;
+        if (state[d] == 1) {
+          std::string cycle;
+          auto from = std::find(path.begin(), path.end(), d);
+          for (auto p = from; p != path.end(); ++p) cycle += *p + " -> ";
+          problem(s.pos, s.id, "dependency cycle: " + cycle + d);
+        } else if (state[d] == 0) {
+          visit(*it->second);
+        }
+      }
+      path.pop_back();
+      state[s.id] = 2;
+    };
+    for (const auto& s : wf.steps) {
+      if (state[s.id] == 0) visit(s);
+    }
+
+    // References: inputs must exist; a step's output may be used only by its dependents.
+    for (const auto& s : wf.steps) {
+      auto refs = findReferences(s.args);
+      if (!refs) continue;  // reported by parseStep
+      for (const auto& r : *refs) {
+        if (r.kind == Reference::Kind::kInput && !input_names.count(r.input)) {
+          problem(s.pos, s.id, r.text + ": the workflow has no input '" + r.input + "'");
+        } else if (r.kind == Reference::Kind::kStepOutput) {
+          if (!by_id.count(r.step)) {
+            problem(s.pos, s.id, r.text + ": there is no step '" + r.step + "'");
+          } else if (!upstream(wf, by_id, s, r.step)) {
+            problem(s.pos, s.id, r.text + ": step '" + s.id + "' does not depend on '" + r.step +
+                                     "'; add it to depends");
+          }
+        }
+      }
+    }
+  }
+
+  static bool upstream(const Workflow& wf, const std::map<std::string, const WorkflowStep*>& by_id,
+                       const WorkflowStep& from, const std::string& target) {
+    std::set<std::string> seen;
+    std::vector<std::string> todo(from.depends.begin(), from.depends.end());
+    while (!todo.empty()) {
+      std::string id = todo.back();
+      todo.pop_back();
+      if (id == target) return true;
+      if (!seen.insert(id).second) continue;
+      auto it = by_id.find(id);
+      if (it != by_id.end()) todo.insert(todo.end(), it->second->depends.begin(), it->second->depends.end());
+    }
+    (void)wf;
+    return false;
+  }
+
+  std::string file_;
+  std::vector<WorkflowProblem> problems_;
+};
+
+}  // namespace
+
+const WorkflowStep* Workflow::step(const std::string& id) const {
+  for (const auto& s : steps) {
+    if (s.id == id) return &s;
+  }
+  return nullptr;
+}
+
+std::string WorkflowProblem::oneLine() const {
+  std::string out = file;
+  if (pos.line > 0) out += ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column);
+  out += ": ";
+  if (!step.empty()) out += "step '" + step + "': ";
+  return out + message;
+}
+
+LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label) {
+  return Parser(file_label).parse(text);
+}
+
+LoadedWorkflow loadWorkflow(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    LoadedWorkflow result;
+    result.problems.push_back({file.string(), {}, "", "cannot read the workflow file"});
+    return result;
+  }
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parseWorkflow(buf.str(), file.string());
+}
+
+}  // namespace plugboard::core

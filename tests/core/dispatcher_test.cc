@@ -1,0 +1,208 @@
+#include "core/dispatcher.h"
+
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+
+namespace plugboard::core {
+namespace {
+
+namespace fs = std::filesystem;
+using plugboard::testing::fixture;
+using plugboard::testing::isMapped;
+using plugboard::testing::plugin;
+using plugboard::testing::TempDir;
+
+// A plugin directory holding copies of the named example plugins and fixtures, so that
+// what gets mapped is attributable to this test.
+class DispatcherTest : public ::testing::Test {
+ protected:
+  void install(const fs::path& file) { fs::copy_file(file, dir_.path() / file.filename()); }
+  void installExamples() {
+    for (const char* name : {"hello", "echo", "fail", "multi", "legacy", "sleep"}) install(plugin(name));
+  }
+  const Catalog& catalog() {
+    if (!catalog_) catalog_ = std::make_unique<Catalog>(Catalog::scan({dir_.path()}));
+    return *catalog_;
+  }
+  Dispatch dispatch(Dispatcher& d, const std::string& key, Json args = Json::object(),
+                    const std::string& rpc = "template.execute") {
+    DispatchRequest request;
+    request.key = key;
+    request.rpc = rpc;
+    request.args = std::move(args);
+    CallControl control;
+    return d.dispatch(request, control);
+  }
+  fs::path copyOf(const char* name) { return dir_ / (std::string(name) + ".so"); }
+
+  TempDir dir_;
+  std::unique_ptr<Catalog> catalog_;
+};
+
+TEST_F(DispatcherTest, NamedPluginIsTheOnlyOneCalledAndLoaded) {
+  installExamples();
+  Dispatcher d(catalog());
+  auto r = dispatch(d, "hello", {{"name", "Ada"}});
+  EXPECT_EQ(r.route, Route::kNamed);
+  EXPECT_EQ(r.outcome.phase, Phase::kSucceeded);
+  EXPECT_EQ(r.plugin, "hello@1.2.0");
+  EXPECT_EQ(r.tried, std::vector<std::string>{"hello@1.2.0"});
+  EXPECT_TRUE(isMapped(copyOf("hello")));
+  for (const char* other : {"echo", "fail", "multi", "legacy", "sleep"}) {
+    EXPECT_FALSE(isMapped(copyOf(other))) << other;
+  }
+}
+
+TEST_F(DispatcherTest, NamesAreMatchedByAliasCaseAndArgoSuffix) {
+  installExamples();
+  Dispatcher d(catalog());
+  for (const char* key : {"HELLO", "greeter", "hello-executor-plugin"}) {
+    auto r = dispatch(d, key);
+    EXPECT_EQ(r.route, Route::kNamed) << key;
+    EXPECT_EQ(r.plugin, "hello@1.2.0") << key;
+  }
+  for (const char* key : {"legacy", "legacy-executor-plugin"}) {
+    auto r = dispatch(d, key, {{"legacy", true}});
+    EXPECT_EQ(r.route, Route::kNamed) << key;
+    EXPECT_EQ(r.outcome.phase, Phase::kSucceeded) << key;
+    EXPECT_EQ(r.outcome.outputs["parameters"]["via"], "name");
+    EXPECT_EQ(r.outcome.outputs["parameters"]["key"], key);
+  }
+}
+
+TEST_F(DispatcherTest, ANamedPluginThatDeclinesFailsTheTemplate) {
+  installExamples();
+  Dispatcher d(catalog());
+  auto r = dispatch(d, "legacy-executor-plugin", {{"unrelated", 1}});
+  EXPECT_EQ(r.outcome.phase, Phase::kFailed);
+  EXPECT_EQ(r.outcome.message, "plugin 'legacy-executor-plugin' could not execute the template");
+}
+
+TEST_F(DispatcherTest, APluginWithoutTheRpcFailsBeforeItIsLoaded) {
+  installExamples();
+  Dispatcher d(catalog());
+  auto r = dispatch(d, "multi", {{"text", "x"}});
+  EXPECT_EQ(r.outcome.phase, Phase::kFailed);
+  EXPECT_EQ(r.outcome.message,
+            "plugin 'multi' does not provide 'template.execute'; it provides: text.upper, text.count");
+  EXPECT_TRUE(r.tried.empty());
+  EXPECT_FALSE(isMapped(copyOf("multi")));
+  // Polling for the same RPC never reaches it either.
+  auto polled = dispatch(d, "unknown", {{"legacy", true}});
+  EXPECT_EQ(polled.outcome.phase, Phase::kSucceeded);
+  EXPECT_FALSE(isMapped(copyOf("multi")));
+}
+
+TEST_F(DispatcherTest, UnknownNamePollsProvidersAndLegacyPluginsInNameOrder) {
+  install(plugin("legacy"));
+  install(fixture("scripted"));
+  install(plugin("fail"));
+  Dispatcher d(catalog());
+  // fail is polled first (by name) and answers Failed: it handled it.
+  auto r = dispatch(d, "someone-else");
+  EXPECT_EQ(r.route, Route::kPolled);
+  EXPECT_EQ(r.outcome.phase, Phase::kFailed);
+  EXPECT_EQ(r.tried, std::vector<std::string>{"fail@1.0.0"});
+  EXPECT_EQ(d.pollOrder("template.execute").size(), 3u);
+  EXPECT_EQ(d.pollOrder("template.execute")[2]->manifest.name, "scripted");
+}
+
+TEST_F(DispatcherTest, PriorityComesBeforeName) {
+  install(plugin("legacy"));
+  install(fixture("scripted"));
+  install(plugin("fail"));
+  Dispatcher d(catalog(), DispatcherOptions{{{"Scripted", 10}, {"legacy-executor-plugin", 5}}});
+  std::vector<std::string> order;
+  for (const auto* e : d.pollOrder("template.execute")) order.push_back(e->manifest.name);
+  EXPECT_EQ(order, (std::vector<std::string>{"scripted", "legacy-executor-plugin", "fail"}));
+  auto r = dispatch(d, "someone-else", {{"id", "p"}});
+  EXPECT_EQ(r.outcome.phase, Phase::kSucceeded);
+  EXPECT_EQ(r.outcome.outputs["parameters"]["via"], "poll");
+  EXPECT_EQ(r.outcome.outputs["parameters"]["key"], "someone-else");
+}
+
+TEST_F(DispatcherTest, DecliningPluginsArePassedAndNobodyHandlingSaysWhoWasTried) {
+  install(plugin("legacy"));
+  install(fixture("scripted"));
+  Dispatcher d(catalog());
+  auto r = dispatch(d, "nobody", {{"only_key", "somebody"}});
+  EXPECT_FALSE(r.handled);
+  EXPECT_EQ(r.outcome.phase, Phase::kFailed);
+  EXPECT_EQ(r.outcome.message,
+            "no plugin executed the template (plugin 'nobody' is not installed; polled for "
+            "'template.execute': legacy-executor-plugin@0.9.0, scripted@1.0.0)");
+  // A polled plugin that recognises its key handles it.
+  auto mine = dispatch(d, "somebody", {{"only_key", "somebody"}});
+  EXPECT_EQ(mine.outcome.phase, Phase::kSucceeded);
+}
+
+TEST_F(DispatcherTest, AnErrorStopsThePoll) {
+  install(plugin("legacy"));
+  install(fixture("scripted"));
+  install(plugin("sleep"));
+  Dispatcher d(catalog());
+  // Order: legacy-executor-plugin (declines), scripted (errors), sleep (never called).
+  auto r = dispatch(d, "nobody", {{"phase", "Error"}, {"message", "broken"}});
+  EXPECT_EQ(r.outcome.phase, Phase::kError);
+  EXPECT_EQ(r.outcome.message, "broken");
+  EXPECT_EQ(r.tried, (std::vector<std::string>{"legacy-executor-plugin@0.9.0", "scripted@1.0.0"}));
+  EXPECT_FALSE(isMapped(copyOf("sleep")));
+}
+
+TEST_F(DispatcherTest, AThrowingPluginGivesAnErrorNamingIt) {
+  install(fixture("scripted"));
+  Dispatcher d(catalog());
+  auto r = dispatch(d, "scripted", {{"throw", "boom"}});
+  EXPECT_EQ(r.outcome.phase, Phase::kError);
+  EXPECT_EQ(r.outcome.message, "plugin 'scripted' threw: boom");
+}
+
+TEST_F(DispatcherTest, APluginThatCannotLoadIsReportedOnEveryCall) {
+  fs::copy_file(fixture("no_entry"), dir_ / "no_entry.so");
+  Dispatcher d(catalog());
+  for (int i = 0; i < 2; ++i) {
+    auto r = dispatch(d, "noentry");
+    EXPECT_EQ(r.outcome.phase, Phase::kError);
+    EXPECT_NE(r.outcome.message.find("plugin 'noentry' could not be loaded"), std::string::npos)
+        << r.outcome.message;
+  }
+}
+
+TEST_F(DispatcherTest, ASerialPluginIsNeverEnteredTwice) {
+  install(fixture("serial_probe"));
+  install(fixture("parallel_probe"));
+  Dispatcher d(catalog());
+  auto hammer = [&](const char* key) {
+    std::vector<Phase> phases(4);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i) {
+      threads.emplace_back([&, i] { phases[i] = dispatch(d, key, {{"ms", 50}}).outcome.phase; });
+    }
+    for (auto& t : threads) t.join();
+    return std::count(phases.begin(), phases.end(), Phase::kFailed);
+  };
+  EXPECT_EQ(hammer("serial-probe"), 0);
+  EXPECT_GT(hammer("parallel-probe"), 0);  // the probe does see overlapping calls
+}
+
+TEST_F(DispatcherTest, CancelStopsARunningCall) {
+  install(plugin("sleep"));
+  Dispatcher d(catalog());
+  DispatchRequest request{"sleep", "", "template.execute", {{"seconds", 60}}, Json::object()};
+  CallControl control;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    control.cancel();
+  });
+  auto r = d.dispatch(request, control);
+  canceller.join();
+  EXPECT_EQ(r.outcome.phase, Phase::kError);
+  EXPECT_EQ(r.outcome.message, "cancelled while sleeping");
+}
+
+}  // namespace
+}  // namespace plugboard::core

@@ -1,0 +1,55 @@
+#include "core/schema.h"
+
+#include <gtest/gtest.h>
+
+namespace plugboard::core {
+namespace {
+
+const Json kSchema = Json::parse(R"({
+  "type": "object", "required": ["name"], "additionalProperties": false,
+  "properties": {
+    "name": {"type": "string", "minLength": 1, "pattern": "^[a-z]+$"},
+    "count": {"type": "integer", "minimum": 1, "maximum": 10},
+    "mode": {"enum": ["fast", "slow"]},
+    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}
+  }})");
+
+TEST(SchemaTest, AcceptsAValidValue) {
+  EXPECT_TRUE(checkSchema(Json::parse(R"({"name":"ada","count":3,"mode":"fast","tags":["a"]})"),
+                          kSchema, "args")
+                  .empty());
+}
+
+TEST(SchemaTest, ReportsEachViolationWithItsPath) {
+  auto problems = checkSchema(
+      Json::parse(R"({"count":0,"mode":"medium","tags":["a",2,"c"],"extra":true})"), kSchema, "args");
+  const std::vector<std::string> expected = {
+      "args: missing required member 'name'",
+      "args.count: must be at least 1, got 0",
+      "args: unknown member 'extra'",
+      "args.mode: must be one of [\"fast\",\"slow\"], got \"medium\"",
+      "args.tags: must have at most 2 items",
+      "args.tags[1]: expected string, got integer",
+  };
+  for (const auto& e : expected) {
+    EXPECT_NE(std::find(problems.begin(), problems.end(), e), problems.end()) << e;
+  }
+  EXPECT_EQ(problems.size(), expected.size());
+}
+
+TEST(SchemaTest, TypeMismatchAndPattern) {
+  EXPECT_EQ(checkSchema(Json(5), Json::parse(R"({"type":"string"})"), "args"),
+            std::vector<std::string>{"args: expected string, got integer"});
+  EXPECT_EQ(checkSchema(Json("ABC"), kSchema["properties"]["name"], "args.name"),
+            std::vector<std::string>{"args.name: does not match the pattern \"^[a-z]+$\""});
+  EXPECT_TRUE(checkSchema(Json(2.0), Json::parse(R"({"type":"integer"})"), "x").empty());
+  EXPECT_TRUE(checkSchema(Json(2), Json::parse(R"({"type":["string","number"]})"), "x").empty());
+}
+
+TEST(SchemaTest, UnknownValuesPass) {
+  auto unknown = [](const Json& v) { return v.is_string() && v.get<std::string>() == "?"; };
+  EXPECT_TRUE(checkSchema(Json::parse(R"({"name":"?","count":"?"})"), kSchema, "args", unknown).empty());
+}
+
+}  // namespace
+}  // namespace plugboard::core

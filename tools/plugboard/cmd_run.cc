@@ -1,0 +1,133 @@
+// plugboard run WORKFLOW: runs a workflow file's steps on the installed plugins.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "core/runner.h"
+#include "tools/plugboard/cli.h"
+#include "tools/plugboard/progress.h"
+
+namespace plugboard::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr int kExitCancelled = 130;
+
+// Turns SIGINT and SIGTERM into runner.cancel() on a thread of its own; a second signal
+// ends the process at once. REQUIRES: called before any other thread starts.
+void handleSignals(core::Runner& runner) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::thread([set, &runner] {
+    int signal = 0;
+    sigwait(&set, &signal);
+    std::fprintf(stderr, "\nplugboard: %s: cancelling the run (again to stop at once)\n",
+                 signal == SIGINT ? "interrupted" : "terminated");
+    runner.cancel();
+    sigwait(&set, &signal);
+    std::_Exit(kExitCancelled);
+  }).detach();
+}
+
+void printSummary(const core::RunReport& report) {
+  int ok = 0;
+  for (const auto& s : report.steps) ok += s.phase == core::StepPhase::kSucceeded;
+  for (const auto& s : report.steps) {
+    if (s.phase == core::StepPhase::kCancelled) {
+      std::printf("cancelled: step '%s' (%s)\n", s.id.c_str(), s.message.c_str());
+    }
+  }
+  const std::string took = core::formatElapsed(report.duration);
+  if (report.succeeded()) {
+    std::printf("workflow '%s' Succeeded in %s (%d steps)\n", report.workflow.c_str(), took.c_str(), ok);
+  } else {
+    std::printf("workflow '%s' %s after %s: %d of %zu steps succeeded\n", report.workflow.c_str(),
+                report.cancelled ? "Cancelled" : "Failed", took.c_str(), ok, report.steps.size());
+  }
+  if (report.abandoned > 0) {
+    std::printf("warning: %d plugin call(s) ignored cancellation and were abandoned\n",
+                report.abandoned);
+  }
+}
+
+}  // namespace
+
+int cmdRun(const Args& args) {
+  po::options_description options("run options");
+  addPluginDirsOption(options);
+  addParamOption(options);
+  addPriorityOption(options);
+  options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)")(
+      "output,o", po::value<std::string>()->default_value("text"), "text or json")(
+      "parallel", po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
+      "plugin calls running at once (default: the number of cores)")(
+      "default-timeout", po::value<std::string>()->default_value("5m"),
+      "deadline of a step attempt without its own timeout")(
+      "poll-interval", po::value<std::string>()->default_value("1s"),
+      "delay before calling a Running step again when it asks for none");
+  po::positional_options_description positional;
+  positional.add("workflow", 1);
+  po::variables_map vm;
+  int exit_code = kExitOk;
+  if (!parseArgs(args, "usage: plugboard run WORKFLOW --plugins DIR [--param K=V]... [--output text|json]",
+                 options, positional, vm, exit_code)) {
+    return exit_code;
+  }
+  const std::string output = vm["output"].as<std::string>();
+  if (output != "text" && output != "json") {
+    std::cerr << "plugboard: --output must be text or json, got '" << output << "'\n";
+    return kExitUsage;
+  }
+  core::RunOptions run_options;
+  run_options.parallel = std::max(1, vm["parallel"].as<int>());
+  for (const auto& [flag, target] : {std::pair{"default-timeout", &run_options.default_timeout},
+                                     std::pair{"poll-interval", &run_options.poll_interval}}) {
+    auto d = core::parseDuration(vm[flag].as<std::string>());
+    if (!d) {
+      std::cerr << "plugboard: --" << flag << ": " << d.error().message() << "\n";
+      return kExitUsage;
+    }
+    *target = *d;
+  }
+  auto dirs = pluginDirs(vm);
+  auto given = params(vm);
+  auto dispatch_options = dispatcherOptions(vm);
+  if (dirs.empty() || !given || !dispatch_options) return kExitUsage;
+
+  const auto catalog = scanPlugins(dirs);
+  auto prepared = prepareWorkflow(vm["workflow"].as<std::string>(), catalog, *given);
+  if (!prepared) return kExitUsage;
+
+  std::vector<std::string> ids;
+  for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
+  const bool json = output == "json";
+  ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
+  core::Dispatcher dispatcher(catalog, *dispatch_options);
+  core::Runner runner(dispatcher, run_options, json ? nullptr : &display);
+  handleSignals(runner);
+  const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);
+  if (json) {
+    std::printf("%s\n", report.toJson().dump(2).c_str());
+  } else {
+    display.close();
+    printSummary(report);
+  }
+  const int status = report.cancelled ? kExitCancelled : report.succeeded() ? kExitOk : kExitFailed;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Calls abandoned past their deadline may still run plugin code that uses the
+  // dispatcher; end without destroying it.
+  if (report.abandoned > 0) std::_Exit(status);
+  return status;
+}
+
+}  // namespace plugboard::cli
