@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_support.h"
 #include "core/catalog.h"
 #include "plugboard/abi.h"
 #include "tests/support/files.h"
@@ -57,13 +58,6 @@ long mappedUnder(const fs::path& dir) {
   }
   std::sort(files.begin(), files.end());
   return std::unique(files.begin(), files.end()) - files.begin();
-}
-
-std::string name36(std::size_t i) {
-  const char* digits = "0123456789abcdefghijklmnopqrstuvwxyz";
-  std::string s = "p0000";
-  for (int pos = 4; pos >= 1; --pos, i /= 36) s[pos] = digits[i % 36];
-  return s;
 }
 
 Sample catalogMode(const fs::path& dir) {
@@ -161,20 +155,7 @@ int main(int argc, char** argv) {
   std::printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (std::size_t n : counts) {
     plugboard::testing::TempDir dir;
-    // Shipped plugins carry no debug info; strip it so that 10,000 copies stay small.
-    const fs::path stripped = dir / "stripped.tmp";
-    const std::string strip = "strip --strip-debug -o '" + stripped.string() + "' '" + source.string() + "'";
-    if (std::system(strip.c_str()) != 0) {
-      std::fprintf(stderr, "catalog_bench: '%s' failed\n", strip.c_str());
-      return 1;
-    }
-    const std::string bytes = plugboard::testing::readFile(stripped);
-    fs::remove(stripped);
-    for (std::size_t i = 0; i < n; ++i) {
-      plugboard::testing::writeFile(
-          dir / (name36(i) + ".so"),
-          plugboard::testing::withEdit(bytes, R"("name":"hello")", "\"name\":\"" + name36(i) + "\""));
-    }
+    plugboard::bench::makeCopies(source, "hello", dir.path(), n);
     const Summary cat = measure(catalogMode, dir.path(), runs);
     const Summary dl = measure(dlopenMode, dir.path(), runs);
     for (const auto& [label, s] : {std::pair{"catalog (no dlopen)", cat}, std::pair{"dlopen each", dl}}) {

@@ -21,8 +21,11 @@ Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body) {
   request.key = plugin->begin().key();
   request.args = plugin->begin().value();
   request.rpc = "template.execute";
-  request.context = {{"workflow", workflow == j.end() ? Json::object() : *workflow},
-                     {"template", *tmpl}};
+  // The plugin sees the body as Argo sent it (template.plugin included, as Argo plugins
+  // look for their key there); moved, not copied.
+  request.context = Json::object();
+  request.context["workflow"] = workflow == j.end() ? Json::object() : std::move(*workflow);
+  request.context["template"] = std::move(*tmpl);
   return request;
 }
 

@@ -44,7 +44,8 @@ Expected<CatalogEntry> readPluginFile(const fs::path& file) {
                  std::to_string(manifest->abi) + ", this runtime supports ABI " +
                  std::to_string(PLUGBOARD_ABI_MAJOR) + "; rebuild it against this SDK");
   }
-  return CatalogEntry{std::move(*manifest), file};
+  std::string label = manifest->name + "@" + manifest->version.text();
+  return CatalogEntry{std::move(*manifest), file, std::move(label)};
 }
 
 Catalog Catalog::scan(const std::vector<fs::path>& dirs) {
@@ -130,9 +131,9 @@ void Catalog::buildIndex() {
   }
 }
 
-const std::vector<std::size_t>* Catalog::versionsOf(std::string_view lowered) const {
-  if (auto it = by_name_.find(std::string(lowered)); it != by_name_.end()) return &it->second;
-  if (auto it = by_alias_.find(std::string(lowered)); it != by_alias_.end()) {
+const std::vector<std::size_t>* Catalog::versionsOf(const std::string& lowered) const {
+  if (auto it = by_name_.find(lowered); it != by_name_.end()) return &it->second;
+  if (auto it = by_alias_.find(lowered); it != by_alias_.end()) {
     return &by_name_.at(it->second);
   }
   return nullptr;

@@ -24,6 +24,7 @@ namespace plugboard::core {
 struct CatalogEntry {
   Manifest manifest;
   std::filesystem::path file;
+  std::string label;  // "name@version", for messages
 };
 
 struct CatalogProblem {
@@ -59,7 +60,7 @@ class Catalog {
  private:
   void add(CatalogEntry entry);
   void buildIndex();
-  const std::vector<std::size_t>* versionsOf(std::string_view lowered) const;
+  const std::vector<std::size_t>* versionsOf(const std::string& lowered) const;
 
   std::vector<CatalogEntry> entries_;
   std::vector<CatalogProblem> problems_;

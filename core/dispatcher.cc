@@ -13,10 +13,6 @@ struct Dispatcher::Slot {
   std::mutex serial;  // held around calls when the plugin is serial
 };
 
-std::string label(const CatalogEntry& entry) {
-  return entry.manifest.name + "@" + entry.manifest.version.text();
-}
-
 void CallControl::cancel() {
   std::lock_guard lock(mu_);
   cancelled_ = true;
@@ -41,8 +37,54 @@ void CallControl::end() {
   instance_ = nullptr;
 }
 
+namespace {
+
+// Appends `s` as a JSON string. Plain ASCII (the usual RPC, key and member names) is
+// quoted directly; anything that might need escaping goes through the JSON library.
+void appendQuoted(std::string& out, const std::string& s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return c >= 0x20 && c != '"' && c != '\\' && static_cast<unsigned char>(c) < 0x80;
+  });
+  if (!plain) {
+    out += Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+    return;
+  }
+  out += '"';
+  out += s;
+  out += '"';
+}
+
+// The request JSON a plugin receives: the context's members, then rpc, key, via and args.
+// Written as text directly, not built as a JSON value first: this is the hot path.
+std::string requestText(const DispatchRequest& request, Route route) {
+  std::string out;
+  out.reserve(128);
+  out += '{';
+  if (request.context.is_object()) {
+    for (const auto& [name, value] : request.context.items()) {
+      if (name == "rpc" || name == "key" || name == "via" || name == "args") continue;
+      appendQuoted(out, name);
+      out += ':';
+      out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+      out += ',';
+    }
+  }
+  out += "\"rpc\":";
+  appendQuoted(out, request.rpc);
+  out += ",\"key\":";
+  appendQuoted(out, request.key);
+  out += route == Route::kNamed ? ",\"via\":\"name\",\"args\":" : ",\"via\":\"poll\",\"args\":";
+  out += request.args.dump(-1, ' ', false, Json::error_handler_t::replace);
+  out += '}';
+  return out;
+}
+
+}  // namespace
+
 Dispatcher::Dispatcher(const Catalog& catalog, DispatcherOptions options)
     : catalog_(catalog), options_(std::move(options)) {
+  slots_.reserve(catalog_.entries().size());
+  for (std::size_t i = 0; i < catalog_.entries().size(); ++i) slots_.push_back(std::make_unique<Slot>());
   std::unordered_map<std::string, int> lowered;
   for (const auto& [name, priority] : options_.priority) lowered[toLower(name)] = priority;
   options_.priority = std::move(lowered);
@@ -73,18 +115,12 @@ std::vector<const CatalogEntry*> Dispatcher::pollOrder(const std::string& rpc) c
 
 bool Dispatcher::isLoaded(const CatalogEntry& entry) const {
   std::lock_guard lock(mu_);
-  auto it = slots_.find(&entry);
-  return it != slots_.end() && it->second->instance != nullptr;
+  const Slot& slot = *slots_[&entry - catalog_.entries().data()];
+  return slot.instance != nullptr;
 }
 
 Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
-  Slot* slot;
-  {
-    std::lock_guard lock(mu_);
-    auto& owned = slots_[&entry];
-    if (!owned) owned = std::make_unique<Slot>();
-    slot = owned.get();
-  }
+  Slot* slot = slots_[&entry - catalog_.entries().data()].get();
   std::call_once(slot->loaded, [&] {
     auto library = PluginLibrary::load(entry);
     if (!library) {
@@ -94,7 +130,7 @@ Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
     } else {
       std::lock_guard lock(mu_);
       slot->instance = std::move(*instance);
-      spdlog::info("loaded plugin {} from {}", label(entry), entry.file.string());
+      spdlog::info("loaded plugin {} from {}", entry.label, entry.file.string());
     }
     if (!slot->load_error.empty()) spdlog::error("{}", slot->load_error);
   });
@@ -108,11 +144,7 @@ Outcome Dispatcher::call(const CatalogEntry& entry, const DispatchRequest& reque
   if (slot.instance == nullptr) {
     return Outcome::error("plugin '" + entry.manifest.name + "' could not be loaded: " + slot.load_error);
   }
-  Json body = request.context.is_object() ? request.context : Json::object();
-  body["rpc"] = request.rpc;
-  body["key"] = request.key;
-  body["via"] = route == Route::kNamed ? "name" : "poll";
-  body["args"] = request.args;
+  const std::string body = requestText(request, route);
 
   std::unique_lock<std::mutex> serial;
   if (entry.manifest.concurrency == Concurrency::kSerial) serial = std::unique_lock(slot.serial);
@@ -120,7 +152,7 @@ Outcome Dispatcher::call(const CatalogEntry& entry, const DispatchRequest& reque
   if (!control.begin(slot.instance.get(), call_id)) {
     return Outcome::error("cancelled before plugin '" + entry.manifest.name + "' was called");
   }
-  Outcome outcome = slot.instance->call(body, call_id);
+  Outcome outcome = slot.instance->callText(body, call_id);
   control.end();
   return outcome;
 }
@@ -129,7 +161,7 @@ Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& contr
   Dispatch result;
   if (const CatalogEntry* entry = resolve(request.key, request.version)) {
     result.route = Route::kNamed;
-    result.plugin = label(*entry);
+    result.plugin = entry->label;
     const Manifest& m = entry->manifest;
     if (!m.legacy() && !m.providesRpc(request.rpc)) {
       std::string provides;
@@ -141,7 +173,6 @@ Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& contr
                         {}};
       return result;
     }
-    result.tried.push_back(result.plugin);
     result.outcome = call(*entry, request, Route::kNamed, control);
     if (result.outcome.phase == Phase::kNotHandled) {
       result.outcome = {Phase::kFailed, "plugin '" + request.key + "' could not execute the template",
@@ -152,10 +183,10 @@ Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& contr
 
   result.route = Route::kPolled;
   for (const CatalogEntry* entry : pollOrder(request.rpc)) {
-    result.tried.push_back(label(*entry));
+    result.tried.push_back(entry->label);
     Outcome outcome = call(*entry, request, Route::kPolled, control);
     if (outcome.phase == Phase::kNotHandled) continue;
-    result.plugin = label(*entry);
+    result.plugin = entry->label;
     result.outcome = std::move(outcome);
     return result;
   }

@@ -64,7 +64,7 @@ struct Dispatch {
   Outcome outcome;
   Route route = Route::kNamed;
   std::string plugin;               // name@version of the plugin that answered, if any
-  std::vector<std::string> tried;   // plugins called, in order
+  std::vector<std::string> tried;   // plugins polled, in order (empty for a named call)
   bool handled = true;              // false when polling found no plugin to handle it
 };
 
@@ -99,13 +99,10 @@ class Dispatcher {
 
   const Catalog& catalog_;
   DispatcherOptions options_;
-  mutable std::mutex mu_;  // guards slots_ and poll_cache_
-  std::unordered_map<const CatalogEntry*, std::unique_ptr<Slot>> slots_;
+  mutable std::mutex mu_;  // guards poll_cache_ and each Slot's instance pointer
+  std::vector<std::unique_ptr<Slot>> slots_;  // one per catalog entry, same index
   mutable std::unordered_map<std::string, std::vector<const CatalogEntry*>> poll_cache_;
 };
-
-// The label of a plugin in messages: "name@version".
-std::string label(const CatalogEntry& entry);
 
 }  // namespace plugboard::core
 

@@ -137,13 +137,24 @@ PluginInstance::~PluginInstance() {
 }
 
 Outcome PluginInstance::call(const Json& request, std::uint64_t call_id) {
-  const std::string text = request.dump(-1, ' ', false, Json::error_handler_t::replace);
-  std::optional<std::string> result;
-  library_->api_->execute(handle_, call_id, text.data(), text.size(), &collect, &result);
-  if (!result) {
+  return callText(request.dump(-1, ' ', false, Json::error_handler_t::replace), call_id);
+}
+
+Outcome PluginInstance::callText(std::string_view request, std::uint64_t call_id) {
+  // The result is parsed straight from the plugin's buffer, inside the callback.
+  struct Response {
+    std::optional<Outcome> outcome;
+    const std::string* plugin;
+  } response{std::nullopt, &library_->manifest_.name};
+  auto parse = [](void* ctx, const char* json, size_t len) {
+    auto* r = static_cast<Response*>(ctx);
+    r->outcome = parseOutcome(std::string_view(json, len), *r->plugin);
+  };
+  library_->api_->execute(handle_, call_id, request.data(), request.size(), parse, &response);
+  if (!response.outcome) {
     return Outcome::error("plugin '" + manifest().name + "' returned without a result");
   }
-  return parseOutcome(*result, manifest().name);
+  return std::move(*response.outcome);
 }
 
 void PluginInstance::cancel(std::uint64_t call_id) { library_->api_->cancel(handle_, call_id); }

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/catalog.h"
 #include "core/expected.h"
@@ -68,6 +69,8 @@ class PluginInstance {
   // Runs one call and blocks until the plugin responds.
   Outcome call(const Json& request, std::uint64_t call_id);
   Outcome call(const Json& request) { return call(request, newCallId()); }
+  // The same with the request already serialised (a JSON object).
+  Outcome callText(std::string_view request_json, std::uint64_t call_id);
   void cancel(std::uint64_t call_id);
 
  private:

@@ -65,6 +65,7 @@ void ProgressDisplay::stepChanged(const core::StepStatus& step) {
   }
   std::string line = timestamp() + " step " + step.id + ": " + std::string(core::stepPhaseName(step.phase));
   if (core::isTerminal(step.phase) && step.started) line += " in " + core::formatElapsed(step.elapsed());
+  if (core::isTerminal(step.phase) && !step.plugin.empty()) line += " (" + step.plugin + ")";
   if (!step.message.empty()) line += ": " + step.message;
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);

@@ -94,8 +94,8 @@ class CancelFlag {
 // One call as the runtime sends it. Read-only; valid for the duration of execute().
 class Request {
  public:
-  Request(Json raw, std::shared_ptr<const detail::CancelFlag> cancel)
-      : raw_(std::move(raw)), cancel_(std::move(cancel)) {}
+  // `cancel` belongs to the caller and outlives the request.
+  Request(Json raw, const detail::CancelFlag* cancel) : raw_(std::move(raw)), cancel_(cancel) {}
 
   // The RPC being called, e.g. "template.execute".
   std::string rpc() const { return raw_.value("rpc", std::string("template.execute")); }
@@ -123,7 +123,7 @@ class Request {
 
  private:
   Json raw_;
-  std::shared_ptr<const detail::CancelFlag> cancel_;
+  const detail::CancelFlag* cancel_;
 };
 
 // The outcome of one call. Build it with the named constructors.
@@ -131,13 +131,14 @@ class Result {
  public:
   // Terminal success. `parameters` maps output names to values; values that are not
   // strings are stored as their JSON text, as Argo's parameters are strings.
-  static Result Succeeded(const Json& parameters = Json::object(), std::string message = {}) {
+  static Result Succeeded(Json parameters = Json::object(), std::string message = {}) {
     Result r("Succeeded", std::move(message));
-    Json params = Json::object();
-    for (const auto& [name, value] : parameters.items()) {
-      params[name] = value.is_string() ? value : Json(value.dump());
+    if (!parameters.is_object()) parameters = Json::object();
+    for (auto& [name, value] : parameters.items()) {
+      if (!value.is_string()) value = value.dump();
     }
-    r.outputs_["parameters"] = std::move(params);
+    r.outputs_ = Json::object();
+    r.outputs_["parameters"] = std::move(parameters);
     return r;
   }
   // The step's own logic failed (bad input, a check that did not pass).
@@ -170,12 +171,20 @@ class Result {
   const std::string& phase() const { return phase_; }
   const std::string& message() const { return message_; }
 
-  Json toJson() const {
-    Json j = {{"phase", phase_}};
-    if (!message_.empty()) j["message"] = message_;
-    if (!outputs_.empty()) j["outputs"] = outputs_;
-    if (requeue_) j["requeue_ms"] = requeue_->count();
-    return j;
+  Json toJson() const { return Json::parse(toText()); }
+  // The result JSON as the runtime receives it.
+  std::string toText() const {
+    // Written as text around the library's own serialisation of each value, without
+    // building an intermediate JSON object: this runs once per call.
+    constexpr auto kReplace = Json::error_handler_t::replace;
+    std::string out = "{\"phase\":\"" + phase_ + "\"";  // phase_ is one of five fixed words
+    if (!message_.empty()) out += ",\"message\":" + Json(message_).dump(-1, ' ', false, kReplace);
+    if (outputs_.is_object() && !outputs_.empty()) {
+      out += ",\"outputs\":" + outputs_.dump(-1, ' ', false, kReplace);
+    }
+    if (requeue_) out += ",\"requeue_ms\":" + std::to_string(requeue_->count());
+    out += '}';
+    return out;
   }
 
  private:
@@ -183,7 +192,7 @@ class Result {
       : phase_(std::move(phase)), message_(std::move(message)) {}
   std::string phase_;
   std::string message_;
-  Json outputs_ = Json::object();
+  Json outputs_;  // null until set: no allocation for results without outputs
   std::optional<std::chrono::milliseconds> requeue_;
 };
 

@@ -5,16 +5,18 @@
 #ifndef PLUGBOARD_DETAIL_GLUE_HPP_
 #define PLUGBOARD_DETAIL_GLUE_HPP_
 
+#include <algorithm>
 #include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace plugboard::detail {
 
 inline void respondWith(plugboard_respond_fn respond, void* ctx, const Result& result) {
-  const std::string text = result.toJson().dump(-1, ' ', false, Json::error_handler_t::replace);
+  const std::string text = result.toText();
   respond(ctx, text.data(), text.size());
 }
 
@@ -23,8 +25,29 @@ struct Glue {
   struct Instance {
     std::string name;
     P plugin;
-    std::mutex mu;
-    std::unordered_map<std::uint64_t, std::shared_ptr<CancelFlag>> running;
+    std::mutex mu;  // guards running
+    std::vector<std::pair<std::uint64_t, CancelFlag*>> running;  // calls in execute()
+  };
+
+  // Registers a running call for cancel() for the scope of execute().
+  class Registration {
+   public:
+    Registration(Instance* instance, std::uint64_t id, CancelFlag* flag) : instance_(instance) {
+      std::lock_guard lock(instance_->mu);
+      instance_->running.emplace_back(id, flag);
+      flag_ = flag;
+    }
+    ~Registration() {
+      std::lock_guard lock(instance_->mu);
+      auto& r = instance_->running;
+      r.erase(std::find_if(r.begin(), r.end(), [&](const auto& e) { return e.second == flag_; }));
+    }
+    Registration(const Registration&) = delete;
+    Registration& operator=(const Registration&) = delete;
+
+   private:
+    Instance* instance_;
+    CancelFlag* flag_ = nullptr;
   };
 
   static std::string nameFrom(const char* manifest) {
@@ -58,42 +81,27 @@ struct Glue {
   static void execute(void* raw, std::uint64_t call_id, const char* request, size_t len,
                       plugboard_respond_fn respond, void* respond_ctx) {
     auto* instance = static_cast<Instance*>(raw);
-    auto flag = std::make_shared<CancelFlag>();
-    try {
-      {
-        std::lock_guard lock(instance->mu);
-        instance->running[call_id] = flag;
-      }
-      Request req(Json::parse(request, request + len), flag);
-      Result result = instance->plugin.execute(req);
-      forget(instance, call_id);
-      respondWith(respond, respond_ctx, result);
-    } catch (const std::exception& e) {
-      forget(instance, call_id);
-      respondWith(respond, respond_ctx,
-                  Result::Error("plugin '" + instance->name + "' threw: " + e.what()));
-    } catch (...) {
-      forget(instance, call_id);
-      respondWith(respond, respond_ctx,
-                  Result::Error("plugin '" + instance->name + "' threw an unknown exception"));
-    }
+    respondWith(respond, respond_ctx, run(instance, call_id, request, len));
   }
 
-  static void forget(Instance* instance, std::uint64_t call_id) noexcept {
-    std::lock_guard lock(instance->mu);
-    instance->running.erase(call_id);
+  static Result run(Instance* instance, std::uint64_t call_id, const char* request, size_t len) {
+    try {
+      CancelFlag flag;
+      Registration registration(instance, call_id, &flag);
+      return instance->plugin.execute(Request(Json::parse(request, request + len), &flag));
+    } catch (const std::exception& e) {
+      return Result::Error("plugin '" + instance->name + "' threw: " + e.what());
+    } catch (...) {
+      return Result::Error("plugin '" + instance->name + "' threw an unknown exception");
+    }
   }
 
   static void cancel(void* raw, std::uint64_t call_id) {
     auto* instance = static_cast<Instance*>(raw);
-    std::shared_ptr<CancelFlag> flag;
-    {
-      std::lock_guard lock(instance->mu);
-      auto it = instance->running.find(call_id);
-      if (it == instance->running.end()) return;
-      flag = it->second;
+    std::lock_guard lock(instance->mu);  // a registered flag lives until it is unregistered
+    for (auto& [id, flag] : instance->running) {
+      if (id == call_id) flag->raise();
     }
-    flag->raise();
   }
 
   static void destroy(void* raw) { delete static_cast<Instance*>(raw); }
