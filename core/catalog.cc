@@ -21,13 +21,6 @@ bool looksLikePlugin(const fs::path& p) {
 
 }  // namespace
 
-std::string toLower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 Expected<CatalogEntry> readPluginFile(const fs::path& file) {
   auto section = readElfSection(file, PLUGBOARD_MANIFEST_SECTION);
   if (!section) {
@@ -93,10 +86,11 @@ void Catalog::buildIndex() {
   for (const auto& [key, idx] : claims) {
     if (idx.size() < 2) continue;
     for (std::size_t i : idx) {
-      std::string others;
+      std::vector<std::string> other_files;
       for (std::size_t j : idx) {
-        if (j != i) others += (others.empty() ? "" : ", ") + entries_[j].file.string();
+        if (j != i) other_files.push_back(entries_[j].file.string());
       }
+      const std::string others = join(other_files);
       refused[i] = true;
       problems_.push_back({entries_[i].file, "plugin '" + entries_[i].manifest.name + "' " +
                                                  key.second + " is also provided by " + others +

@@ -18,6 +18,7 @@
 
 #include "core/expected.h"
 #include "core/manifest.h"
+#include "core/text.h"
 
 namespace plugboard::core {
 
@@ -72,8 +73,6 @@ class Catalog {
   std::unordered_map<std::string, std::vector<std::size_t>> by_rpc_;
   std::vector<std::size_t> legacy_;
 };
-
-std::string toLower(std::string_view s);
 
 }  // namespace plugboard::core
 

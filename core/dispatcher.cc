@@ -164,11 +164,9 @@ Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& contr
     result.plugin = entry->label;
     const Manifest& m = entry->manifest;
     if (!m.legacy() && !m.providesRpc(request.rpc)) {
-      std::string provides;
-      for (const auto& p : m.provides) provides += (provides.empty() ? "" : ", ") + p;
       result.outcome = {Phase::kFailed,
                         "plugin '" + request.key + "' does not provide '" + request.rpc +
-                            "'; it provides: " + provides,
+                            "'; it provides: " + join(m.provides),
                         Json::object(),
                         {}};
       return result;
@@ -190,13 +188,11 @@ Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& contr
     result.outcome = std::move(outcome);
     return result;
   }
-  std::string tried;
-  for (const auto& t : result.tried) tried += (tried.empty() ? "" : ", ") + t;
   result.handled = false;
   result.outcome = {Phase::kFailed,
                     "no plugin executed the template (plugin '" + request.key +
                         "' is not installed; polled for '" + request.rpc + "': " +
-                        (tried.empty() ? "no candidates" : tried) + ")",
+                        join(result.tried, ", ", "no candidates") + ")",
                     Json::object(),
                     {}};
   return result;

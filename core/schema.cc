@@ -2,6 +2,8 @@
 
 #include <regex>
 
+#include "core/text.h"
+
 namespace plugboard::core {
 namespace {
 
@@ -44,13 +46,9 @@ class Checker {
         }
       }
       bool ok = types.empty();
-      std::string wanted;
-      for (const auto& type : types) {
-        ok = ok || hasType(v, type);
-        wanted += (wanted.empty() ? "" : " or ") + type;
-      }
+      for (const auto& type : types) ok = ok || hasType(v, type);
       if (!ok) {
-        fail(where, "expected " + wanted + ", got " + typeOf(v));
+        fail(where, "expected " + join(types, " or ") + ", got " + typeOf(v));
         return;
       }
     }

@@ -5,16 +5,11 @@
 
 #include "core/schema.h"
 #include "core/substitution.h"
+#include "core/text.h"
 #include "core/workflow.h"
 
 namespace plugboard::core {
 namespace {
-
-std::string joinNames(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out.empty() ? "none" : out;
-}
 
 // `value` with every reference that is known before the run (inputs, workflow name)
 // replaced; strings that refer to step outputs stay as they are.
@@ -58,7 +53,7 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
     if (entry == nullptr) {
       const std::string spec = step.plugin + (step.version.empty() ? "" : "@" + step.version);
       if (!step.poll) {
-        report("no plugin '" + spec + "' is installed (installed: " + joinNames(installed) +
+        report("no plugin '" + spec + "' is installed (installed: " + join(installed) +
                "); to let the providers of '" + step.rpc + "' be polled instead, set poll = true");
       } else if (catalog.providers(step.rpc).empty() && catalog.legacy().empty()) {
         report("no plugin '" + spec + "' is installed and no plugin provides '" + step.rpc +
@@ -69,7 +64,7 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
     const Manifest& m = entry->manifest;
     if (!m.legacy() && !m.providesRpc(step.rpc)) {
       report("plugin '" + m.name + "' does not provide '" + step.rpc + "'; it provides: " +
-             joinNames(m.provides));
+             join(m.provides));
       continue;
     }
     if (const Json* schema = declared(*entry, step.rpc, "input")) {
@@ -91,7 +86,7 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       if (!(*output)["properties"].contains(r.output)) {
         std::vector<std::string> names;
         for (const auto& [n, _] : (*output)["properties"].items()) names.push_back(n);
-        report(r.text + ": plugin '" + producer->manifest.name + "' outputs only " + joinNames(names));
+        report(r.text + ": plugin '" + producer->manifest.name + "' outputs only " + join(names));
       }
     }
   }
@@ -109,7 +104,7 @@ Expected<Json> resolveInputs(const Workflow& wf, const std::map<std::string, std
     }
     if (input == nullptr) {
       return Error("--param " + name + ": the workflow has no input '" + name + "' (inputs: " +
-                   joinNames(names) + ")");
+                   join(names) + ")");
     }
     const Json* def = input->default_value ? &*input->default_value : nullptr;
     if (def != nullptr && def->is_number_integer()) {

@@ -139,13 +139,6 @@ std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
   return PreparedWorkflow{std::move(*loaded.workflow), std::move(*inputs)};
 }
 
-std::string join(const std::vector<std::string>& items, const std::string& separator,
-                 const std::string& empty) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
-  return out.empty() ? empty : out;
-}
-
 bool configureLogging(const std::string& level) {
   auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") return false;

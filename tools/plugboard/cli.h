@@ -73,9 +73,7 @@ std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
 // Scans the plugin directories, logging each refused file as a warning.
 core::Catalog scanPlugins(const std::vector<std::string>& dirs);
 
-// `items` joined by `separator`; `empty` when there are none.
-std::string join(const std::vector<std::string>& items, const std::string& separator,
-                 const std::string& empty = "-");
+using core::join;
 
 // Sets up logging to stderr at `level` (trace, debug, info, warn, error, off).
 bool configureLogging(const std::string& level);

@@ -21,10 +21,10 @@ void printManifest(const std::string& file, const core::Manifest& m) {
             << "name:        " << m.name << "\n"
             << "version:     " << m.version.text() << "\n"
             << "abi:         " << m.abi << "\n"
-            << "provides:    " << (m.legacy() ? "- (legacy: polled for every RPC)" : join(m.provides, ", ")) << "\n"
-            << "aliases:     " << join(m.aliases, ", ") << "\n"
+            << "provides:    " << (m.legacy() ? "- (legacy: polled for every RPC)" : join(m.provides, ", ", "-")) << "\n"
+            << "aliases:     " << join(m.aliases, ", ", "-") << "\n"
             << "concurrency: " << (m.concurrency == core::Concurrency::kSerial ? "serial" : "parallel") << "\n"
-            << "schemas:     " << join(schemas, ", ") << "\n"
+            << "schemas:     " << join(schemas, ", ", "-") << "\n"
             << "description: " << (m.description.empty() ? "-" : m.description) << "\n"
             << "manifest:    " << m.text << "\n";
 }

@@ -17,7 +17,7 @@ void printTable(const core::Catalog& catalog) {
   std::vector<std::vector<std::string>> rows = {{"NAME", "VERSION", "PROVIDES", "STATE", "FILE"}};
   for (const auto& e : catalog.entries()) {
     rows.push_back({e.manifest.name, e.manifest.version.text(),
-                    e.manifest.legacy() ? "(legacy: polled for every RPC)" : join(e.manifest.provides, ","),
+                    e.manifest.legacy() ? "(legacy: polled for every RPC)" : join(e.manifest.provides, ",", "-"),
                     "available", e.file.string()});
   }
   std::vector<std::size_t> width(5, 0);
