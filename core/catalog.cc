@@ -21,8 +21,11 @@ bool looksLikePlugin(const fs::path& p) {
 
 }  // namespace
 
-Expected<CatalogEntry> readPluginFile(const fs::path& file) {
-  auto section = readElfSection(file, PLUGBOARD_MANIFEST_SECTION);
+Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& policy) {
+  FileHandle handle(file);
+  if (handle.fd() < 0) return Error(handle.error(), Error::Code::kIo);
+  if (Status st = checkFileTrust(handle.fd(), file, policy); !st) return st.error();
+  auto section = readElfSection(handle.fd(), PLUGBOARD_MANIFEST_SECTION);
   if (!section) {
     if (section.error().code() == Error::Code::kNotFound) {
       return Error("no plugboard manifest (no " PLUGBOARD_MANIFEST_SECTION
@@ -37,14 +40,21 @@ Expected<CatalogEntry> readPluginFile(const fs::path& file) {
                  std::to_string(manifest->abi) + ", this runtime supports ABI " +
                  std::to_string(PLUGBOARD_ABI_MAJOR) + "; rebuild it against this SDK");
   }
+  if (Status st = checkPin(handle.fd(), manifest->name, manifest->version.text(), file, policy); !st) {
+    return st.error();
+  }
   std::string label = manifest->name + "@" + manifest->version.text();
   return CatalogEntry{std::move(*manifest), file, std::move(label)};
 }
 
-Catalog Catalog::scan(const std::vector<fs::path>& dirs) {
+Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& policy) {
   Catalog catalog;
   std::vector<fs::path> files;
   for (const auto& dir : dirs) {
+    if (Status st = checkDirectoryTrust(dir, policy); !st) {
+      catalog.problems_.push_back({dir, st.error().message()});
+      continue;
+    }
     std::error_code ec;
     fs::directory_iterator it(dir, ec), end;
     if (ec) {
@@ -62,7 +72,7 @@ Catalog Catalog::scan(const std::vector<fs::path>& dirs) {
   }
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {
-    auto entry = readPluginFile(file);
+    auto entry = readPluginFile(file, policy);
     if (entry) {
       catalog.add(std::move(*entry));
     } else {

@@ -19,6 +19,7 @@
 #include "core/expected.h"
 #include "core/manifest.h"
 #include "core/text.h"
+#include "core/trust.h"
 
 namespace plugboard::core {
 
@@ -34,13 +35,17 @@ struct CatalogProblem {
   std::string oneLine() const { return file.string() + ": refused: " + message; }
 };
 
-// Reads and validates the manifest of one file without loading it.
-Expected<CatalogEntry> readPluginFile(const std::filesystem::path& file);
+// Reads and validates the manifest of one file without loading it, after checking it
+// against `policy` (on the opened descriptor).
+Expected<CatalogEntry> readPluginFile(const std::filesystem::path& file,
+                                      const TrustPolicy& policy = {});
 
 class Catalog {
  public:
-  // Scans every directory in `dirs`. A directory that cannot be read is a problem too.
-  static Catalog scan(const std::vector<std::filesystem::path>& dirs);
+  // Scans every directory in `dirs`. A directory that cannot be read, or that `policy`
+  // refuses, is a problem too, and none of its files is used.
+  static Catalog scan(const std::vector<std::filesystem::path>& dirs,
+                      const TrustPolicy& policy = {});
 
   // Every usable plugin, sorted by name, then by version from highest to lowest.
   const std::vector<CatalogEntry>& entries() const { return entries_; }

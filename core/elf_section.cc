@@ -20,20 +20,6 @@ constexpr int kHostMachine = EM_AARCH64;
 constexpr int kHostMachine = EM_NONE;  // not checked
 #endif
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 bool readAt(int fd, void* buf, std::size_t len, off_t offset) {
   auto* p = static_cast<char*>(buf);
   while (len > 0) {
@@ -54,28 +40,39 @@ Error truncated(std::uint64_t needed, std::uint64_t size) {
 
 }  // namespace
 
+FileHandle::FileHandle(const std::filesystem::path& file)
+    : fd_(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) {
+  if (fd_ < 0) error_ = std::string("cannot open: ") + std::strerror(errno);
+}
+
+FileHandle::~FileHandle() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 Expected<std::string> readElfSection(const std::filesystem::path& file,
                                      std::string_view section) {
-  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-  if (fd.get() < 0) {
-    return Error(std::string("cannot open: ") + std::strerror(errno), Error::Code::kIo);
-  }
+  FileHandle handle(file);
+  if (handle.fd() < 0) return Error(handle.error(), Error::Code::kIo);
+  return readElfSection(handle.fd(), section);
+}
+
+Expected<std::string> readElfSection(int fd, std::string_view section) {
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
+  if (::fstat(fd, &st) != 0) {
     return Error(std::string("cannot stat: ") + std::strerror(errno), Error::Code::kIo);
   }
   if (!S_ISREG(st.st_mode)) return Error("not a regular file", Error::Code::kIo);
   const auto size = static_cast<std::uint64_t>(st.st_size);
 
   Elf64_Ehdr eh{};
-  if (size < EI_NIDENT || !readAt(fd.get(), eh.e_ident, EI_NIDENT, 0) ||
+  if (size < EI_NIDENT || !readAt(fd, eh.e_ident, EI_NIDENT, 0) ||
       std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
     return Error("not an ELF file (no ELF magic bytes at its start)");
   }
   if (eh.e_ident[EI_CLASS] != ELFCLASS64) return Error("not a 64-bit ELF file");
   if (eh.e_ident[EI_DATA] != ELFDATA2LSB) return Error("not a little-endian ELF file");
   if (size < sizeof eh) return truncated(sizeof eh, size);
-  if (!readAt(fd.get(), &eh, sizeof eh, 0)) {
+  if (!readAt(fd, &eh, sizeof eh, 0)) {
     return Error(std::string("cannot read: ") + std::strerror(errno), Error::Code::kIo);
   }
   if (eh.e_type != ET_DYN) {
@@ -92,7 +89,7 @@ Expected<std::string> readElfSection(const std::filesystem::path& file,
   if (eh.e_shoff > size || table_end > size) return truncated(table_end, size);
 
   std::vector<Elf64_Shdr> sections(eh.e_shnum);
-  if (!readAt(fd.get(), sections.data(), sections.size() * sizeof(Elf64_Shdr),
+  if (!readAt(fd, sections.data(), sections.size() * sizeof(Elf64_Shdr),
               static_cast<off_t>(eh.e_shoff))) {
     return Error(std::string("cannot read: ") + std::strerror(errno), Error::Code::kIo);
   }
@@ -102,7 +99,7 @@ Expected<std::string> readElfSection(const std::filesystem::path& file,
     return truncated(names_hdr.sh_offset + names_hdr.sh_size, size);
   }
   std::string names(names_hdr.sh_size, '\0');
-  if (!readAt(fd.get(), names.data(), names.size(), static_cast<off_t>(names_hdr.sh_offset))) {
+  if (!readAt(fd, names.data(), names.size(), static_cast<off_t>(names_hdr.sh_offset))) {
     return Error(std::string("cannot read: ") + std::strerror(errno), Error::Code::kIo);
   }
 
@@ -119,7 +116,7 @@ Expected<std::string> readElfSection(const std::filesystem::path& file,
       return truncated(sh.sh_offset + sh.sh_size, size);
     }
     std::string bytes(sh.sh_size, '\0');
-    if (!readAt(fd.get(), bytes.data(), bytes.size(), static_cast<off_t>(sh.sh_offset))) {
+    if (!readAt(fd, bytes.data(), bytes.size(), static_cast<off_t>(sh.sh_offset))) {
       return Error(std::string("cannot read: ") + std::strerror(errno), Error::Code::kIo);
     }
     return bytes;

@@ -14,7 +14,7 @@ namespace plugboard::core {
 
 class Error {
  public:
-  enum class Code { kInvalid, kNotFound, kIo };
+  enum class Code { kInvalid, kNotFound, kIo, kUntrusted };
   explicit Error(std::string message, Code code = Code::kInvalid)
       : message_(std::move(message)), code_(code) {}
   const std::string& message() const { return message_; }

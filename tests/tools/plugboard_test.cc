@@ -109,6 +109,25 @@ TEST(PluginsListTest, AnUnreadableFileIsRefusedAndTheRestServed) {
   EXPECT_EQ(by_file["locked.so"]["error"], "cannot open: Permission denied");
 }
 
+TEST(PluginsListTest, AWorldWritableFileIsRefusedWithTheFix) {
+  TempDir dir;
+  fs::copy_file(plugin("hello"), dir / "hello.so");
+  fs::copy_file(plugin("echo"), dir / "echo.so");
+  fs::permissions(dir / "echo.so", fs::perms(0666));
+  auto r = plugboard({"plugins", "list", "--plugins", dir.path().string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("hello"), std::string::npos);
+  EXPECT_NE(r.out.find((dir / "echo.so").string() + ": refused: file is writable by others (mode "
+                       "0666); run chmod o-w " + (dir / "echo.so").string()),
+            std::string::npos)
+      << r.out;
+  auto load = plugboard({"inspect", (dir / "echo.so").string(), "--load"});
+  EXPECT_EQ(load.exit_code, 1);
+  EXPECT_NE(load.out.find("load:        not loaded: the file failed the trust checks"),
+            std::string::npos)
+      << load.out;
+}
+
 TEST(PluginsListTest, WithoutAPluginDirectorySaysWhatToDo) {
   auto r = run({"env", "-u", "PLUGBOARD_PLUGINS", binary().string(), "plugins", "list"});
   EXPECT_EQ(r.exit_code, 2);

@@ -67,7 +67,10 @@ int cmdInspect(const Args& args) {
   }
   int status = verdict ? kExitOk : kExitFailed;
 
-  if (vm.count("load")) {
+  if (vm.count("load") && !verdict && verdict.error().code() == core::Error::Code::kUntrusted) {
+    out["load"] = {{"ok", false}, {"error", "not loaded: the file failed the trust checks"}};
+    if (!json) std::cout << "load:        not loaded: the file failed the trust checks\n";
+  } else if (vm.count("load")) {
     auto lib = core::PluginLibrary::load(file, &*manifest);
     if (lib) {
       out["load"] = {{"ok", true}, {"abi", (*lib)->abiVersion()}};
