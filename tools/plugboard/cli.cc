@@ -4,7 +4,10 @@
 #include <iostream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -45,27 +48,11 @@ bool parseArgs(const Args& args, const std::string& usage, const po::options_des
 }
 
 void addPluginDirsOption(po::options_description& options) {
-  options.add_options()("plugins,p", po::value<std::vector<std::string>>()->composing(),
-                        "plugin directory (repeatable; default: $PLUGBOARD_PLUGINS, "
-                        "colon-separated)");
-}
-
-std::vector<std::string> pluginDirs(const po::variables_map& vm) {
-  std::vector<std::string> dirs;
-  if (vm.count("plugins")) return vm["plugins"].as<std::vector<std::string>>();
-  if (const char* env = std::getenv("PLUGBOARD_PLUGINS"); env != nullptr) {
-    std::string all = env;
-    for (std::size_t start = 0; start <= all.size();) {
-      auto end = all.find(':', start);
-      if (end == std::string::npos) end = all.size();
-      if (end > start) dirs.push_back(all.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  if (dirs.empty()) {
-    std::cerr << "plugboard: no plugin directory: pass --plugins DIR or set PLUGBOARD_PLUGINS\n";
-  }
-  return dirs;
+  options.add_options()("config", po::value<std::string>(),
+                        "configuration file (TOML; see docs/configuration.md)")(
+      "plugins,p", po::value<std::vector<std::string>>()->composing(),
+      "plugin directory (repeatable; default: the config's plugin_dirs, else "
+      "$PLUGBOARD_PLUGINS, colon-separated)");
 }
 
 void addParamOption(po::options_description& options) {
@@ -99,25 +86,68 @@ std::optional<std::map<std::string, std::string>> params(const po::variables_map
   return pairs(vm, "param");
 }
 
-std::optional<core::DispatcherOptions> dispatcherOptions(const po::variables_map& vm) {
-  auto given = pairs(vm, "priority");
-  if (!given) return std::nullopt;
-  core::DispatcherOptions options;
-  for (const auto& [name, value] : *given) {
-    try {
-      std::size_t used = 0;
-      options.priority[name] = std::stoi(value, &used);
-      if (used != value.size()) throw std::invalid_argument(value);
-    } catch (const std::exception&) {
-      std::cerr << "plugboard: --priority " << name << "=" << value << ": expected an integer\n";
+std::optional<core::Config> settings(const po::variables_map& vm) {
+  core::Config config;
+  if (vm.count("config")) {
+    auto loaded = core::loadConfig(vm["config"].as<std::string>());
+    if (!loaded) {
+      std::cerr << "plugboard: " << loaded.error().message() << "\n";
       return std::nullopt;
     }
+    config = std::move(*loaded);
   }
-  return options;
+  const bool level_flag = vm.count("log-level") && !vm["log-level"].defaulted();
+  configureLogging(level_flag ? vm["log-level"].as<std::string>() : config.log_level,
+                   config.log_format);
+
+  if (vm.count("plugins")) {
+    config.plugin_dirs.clear();
+    for (const auto& d : vm["plugins"].as<std::vector<std::string>>()) config.plugin_dirs.push_back(d);
+  } else if (const char* env = std::getenv("PLUGBOARD_PLUGINS"); config.plugin_dirs.empty() && env) {
+    std::string all = env;
+    for (std::size_t start = 0; start <= all.size();) {
+      auto end = all.find(':', start);
+      if (end == std::string::npos) end = all.size();
+      if (end > start) config.plugin_dirs.push_back(all.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  if (config.plugin_dirs.empty()) {
+    std::cerr << "plugboard: no plugin directory: pass --plugins DIR, set plugin_dirs in the "
+                 "--config file, or set PLUGBOARD_PLUGINS\n";
+    return std::nullopt;
+  }
+
+  if (auto given = pairs(vm, "priority"); !given) {
+    return std::nullopt;
+  } else {
+    for (const auto& [name, value] : *given) {
+      try {
+        std::size_t used = 0;
+        config.priority[name] = std::stoi(value, &used);
+        if (used != value.size()) throw std::invalid_argument(value);
+      } catch (const std::exception&) {
+        std::cerr << "plugboard: --priority " << name << "=" << value << ": expected an integer\n";
+        return std::nullopt;
+      }
+    }
+  }
+  for (const auto& [flag, target] : {std::pair{"timeout", &config.default_timeout},
+                                     std::pair{"default-timeout", &config.default_timeout},
+                                     std::pair{"poll-interval", &config.poll_interval}}) {
+    if (!vm.count(flag)) continue;
+    auto d = core::parseDuration(vm[flag].as<std::string>());
+    if (!d) {
+      std::cerr << "plugboard: --" << flag << ": " << d.error().message() << "\n";
+      return std::nullopt;
+    }
+    *target = *d;
+  }
+  return config;
 }
 
-core::Catalog scanPlugins(const std::vector<std::string>& dirs) {
-  auto catalog = core::Catalog::scan(std::vector<std::filesystem::path>(dirs.begin(), dirs.end()));
+core::Catalog scanPlugins(const core::Config& config) {
+  auto catalog = core::Catalog::scan(config.plugin_dirs, config.trust);
   for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
   return catalog;
 }
@@ -139,15 +169,39 @@ std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
   return PreparedWorkflow{std::move(*loaded.workflow), std::move(*inputs)};
 }
 
-bool configureLogging(const std::string& level) {
+namespace {
+
+// %j: the log message as a JSON string, quotes and escapes included.
+class JsonMessage : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const std::string text = nlohmann::json(std::string(msg.payload.data(), msg.payload.size()))
+                                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessage>();
+  }
+};
+
+}  // namespace
+
+bool configureLogging(const std::string& level, const std::string& format) {
   auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") return false;
   static auto logger = [] {
     auto l = spdlog::stderr_color_mt("plugboard");
-    l->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
     spdlog::set_default_logger(l);
     return l;
   }();
+  if (format == "json") {
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<JsonMessage>('j').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%e","level":"%l","message":%j})");
+    logger->set_formatter(std::move(formatter));
+  } else {
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
   logger->set_level(parsed);
   return true;
 }

@@ -14,6 +14,7 @@
 #include <boost/program_options.hpp>
 
 #include "core/catalog.h"
+#include "core/config.h"
 #include "core/dispatcher.h"
 #include "core/workflow.h"
 
@@ -43,12 +44,8 @@ bool parseArgs(const Args& args, const std::string& usage,
                const boost::program_options::positional_options_description& positional,
                boost::program_options::variables_map& vm, int& exit_code);
 
-// Adds --plugins DIR (repeatable) to `options`.
+// Adds --config FILE and --plugins DIR (repeatable) to `options`.
 void addPluginDirsOption(boost::program_options::options_description& options);
-// The plugin directories from --plugins, else from $PLUGBOARD_PLUGINS (colon-separated).
-// Empty, after printing what to do, when neither is given.
-std::vector<std::string> pluginDirs(const boost::program_options::variables_map& vm);
-
 // Adds --param K=V (repeatable) to `options`.
 void addParamOption(boost::program_options::options_description& options);
 // Adds --priority NAME=N (repeatable) to `options`.
@@ -56,9 +53,13 @@ void addPriorityOption(boost::program_options::options_description& options);
 // The --param values; prints the problem and returns nullopt for a malformed one.
 std::optional<std::map<std::string, std::string>> params(
     const boost::program_options::variables_map& vm);
-// The dispatcher options from --priority; nullopt (after printing why) when malformed.
-std::optional<core::DispatcherOptions> dispatcherOptions(
-    const boost::program_options::variables_map& vm);
+
+// The runtime's settings: the --config file if given (else the defaults), with the flags
+// given on top of it: --plugins, --priority, --timeout or --default-timeout,
+// --poll-interval, --log-level. Plugin directories come from --plugins, else the file,
+// else $PLUGBOARD_PLUGINS (colon-separated). Prints what is wrong and returns nullopt
+// on an error, or when there is no plugin directory at all.
+std::optional<core::Config> settings(const boost::program_options::variables_map& vm);
 
 // A workflow ready to run: parsed, inputs resolved, checked against the catalog.
 struct PreparedWorkflow {
@@ -70,13 +71,15 @@ std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
                                                 const core::Catalog& catalog,
                                                 const std::map<std::string, std::string>& params);
 
-// Scans the plugin directories, logging each refused file as a warning.
-core::Catalog scanPlugins(const std::vector<std::string>& dirs);
+// Scans the configured plugin directories with the configured trust rules, logging each
+// refused file as a warning.
+core::Catalog scanPlugins(const core::Config& config);
 
 using core::join;
 
-// Sets up logging to stderr at `level` (trace, debug, info, warn, error, off).
-bool configureLogging(const std::string& level);
+// Sets up logging to stderr at `level` (trace, debug, info, warn, error, off), as text
+// or as JSON lines (`format` "json").
+bool configureLogging(const std::string& level, const std::string& format = "text");
 
 }  // namespace plugboard::cli
 

@@ -62,8 +62,8 @@ int cmdCall(const Args& args) {
   const char* usage =
       "usage: plugboard call NAME[@VERSION] --plugins DIR [--rpc RPC] [--args JSON | --args-file F]";
   if (!parseArgs(args, usage, options, positional, vm, exit_code)) return exit_code;
-  auto dirs = pluginDirs(vm);
-  if (dirs.empty()) return kExitUsage;
+  auto config = settings(vm);
+  if (!config) return kExitUsage;
   auto call_args = readArgs(vm);
   if (!call_args) {
     std::cerr << "plugboard: " << call_args.error().message() << "\n";
@@ -76,7 +76,7 @@ int cmdCall(const Args& args) {
   const std::string key = spec.substr(0, at);
   const std::string version = at == std::string::npos ? "" : spec.substr(at + 1);
 
-  const auto catalog = scanPlugins(dirs);
+  const auto catalog = scanPlugins(*config);
   const core::CatalogEntry* entry = catalog.find(key, version);
   if (entry == nullptr) {
     std::vector<std::string> installed;

@@ -14,25 +14,18 @@ int cmdExec(const Args& args) {
   po::options_description options("exec options");
   addPluginDirsOption(options);
   addPriorityOption(options);
-  options.add_options()("timeout", po::value<std::string>()->default_value("5m"),
-                        "deadline of the call")(
-      "poll-interval", po::value<std::string>()->default_value("1s"),
-      "requeue delay to reply for a Running result that asks for none");
+  options.add_options()("timeout", po::value<std::string>(),
+                        "deadline of the call (default: the config's default_timeout, 5m)")(
+      "poll-interval", po::value<std::string>(),
+      "requeue delay to reply for a Running result that asks for none (default 1s)");
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseArgs(args, "usage: plugboard exec --plugins DIR < ExecuteTemplateArgs.json", options, {},
                  vm, exit_code)) {
     return exit_code;
   }
-  auto timeout = core::parseDuration(vm["timeout"].as<std::string>());
-  auto poll = core::parseDuration(vm["poll-interval"].as<std::string>());
-  if (!timeout || !poll) {
-    std::cerr << "plugboard: " << (!timeout ? timeout.error() : poll.error()).message() << "\n";
-    return kExitUsage;
-  }
-  auto dirs = pluginDirs(vm);
-  auto dispatch_options = dispatcherOptions(vm);
-  if (dirs.empty() || !dispatch_options) return kExitUsage;
+  auto config = settings(vm);
+  if (!config) return kExitUsage;
 
   const std::string body((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
   auto request = core::parseExecuteTemplateArgs(body);
@@ -41,11 +34,11 @@ int cmdExec(const Args& args) {
     std::cerr << "plugboard: bad ExecuteTemplateArgs on stdin: " << request.error().message() << "\n";
     return kExitUsage;
   }
-  const auto catalog = scanPlugins(dirs);
-  core::Dispatcher dispatcher(catalog, *dispatch_options);
-  auto result = core::dispatchWithDeadline(dispatcher, std::move(*request), *timeout);
+  const auto catalog = scanPlugins(*config);
+  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{config->priority});
+  auto result = core::dispatchWithDeadline(dispatcher, std::move(*request), config->default_timeout);
   const auto& outcome = result.dispatch.outcome;
-  std::cout << core::executeTemplateReply(outcome, *poll).dump() << "\n";
+  std::cout << core::executeTemplateReply(outcome, config->poll_interval).dump() << "\n";
   std::cout.flush();
   const bool ok = outcome.phase == core::Phase::kSucceeded || outcome.phase == core::Phase::kRunning;
   const int status = ok ? kExitOk : kExitFailed;

@@ -47,11 +47,9 @@ int cmdPluginsList(const Args& args) {
                  exit_code)) {
     return exit_code;
   }
-  auto dirs = pluginDirs(vm);
-  if (dirs.empty()) return kExitUsage;
-
-  const auto catalog =
-      core::Catalog::scan(std::vector<std::filesystem::path>(dirs.begin(), dirs.end()));
+  auto config = settings(vm);
+  if (!config) return kExitUsage;
+  const auto catalog = core::Catalog::scan(config->plugin_dirs, config->trust);
   if (!vm.count("json")) {
     printTable(catalog);
     return kExitOk;

@@ -70,10 +70,10 @@ int cmdRun(const Args& args) {
       "output,o", po::value<std::string>()->default_value("text"), "text or json")(
       "parallel", po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
       "plugin calls running at once (default: the number of cores)")(
-      "default-timeout", po::value<std::string>()->default_value("5m"),
-      "deadline of a step attempt without its own timeout")(
-      "poll-interval", po::value<std::string>()->default_value("1s"),
-      "delay before calling a Running step again when it asks for none");
+      "default-timeout", po::value<std::string>(),
+      "deadline of a step attempt without its own timeout (default: the config's, 5m)")(
+      "poll-interval", po::value<std::string>(),
+      "delay before calling a Running step again when it asks for none (default 1s)");
   po::positional_options_description positional;
   positional.add("workflow", 1);
   po::variables_map vm;
@@ -87,23 +87,15 @@ int cmdRun(const Args& args) {
     std::cerr << "plugboard: --output must be text or json, got '" << output << "'\n";
     return kExitUsage;
   }
+  auto config = settings(vm);
+  auto given = config ? params(vm) : std::nullopt;
+  if (!config || !given) return kExitUsage;
   core::RunOptions run_options;
   run_options.parallel = std::max(1, vm["parallel"].as<int>());
-  for (const auto& [flag, target] : {std::pair{"default-timeout", &run_options.default_timeout},
-                                     std::pair{"poll-interval", &run_options.poll_interval}}) {
-    auto d = core::parseDuration(vm[flag].as<std::string>());
-    if (!d) {
-      std::cerr << "plugboard: --" << flag << ": " << d.error().message() << "\n";
-      return kExitUsage;
-    }
-    *target = *d;
-  }
-  auto dirs = pluginDirs(vm);
-  auto given = params(vm);
-  auto dispatch_options = dispatcherOptions(vm);
-  if (dirs.empty() || !given || !dispatch_options) return kExitUsage;
+  run_options.default_timeout = config->default_timeout;
+  run_options.poll_interval = config->poll_interval;
 
-  const auto catalog = scanPlugins(dirs);
+  const auto catalog = scanPlugins(*config);
   auto prepared = prepareWorkflow(vm["workflow"].as<std::string>(), catalog, *given);
   if (!prepared) return kExitUsage;
 
@@ -111,7 +103,7 @@ int cmdRun(const Args& args) {
   for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
   const bool json = output == "json";
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
-  core::Dispatcher dispatcher(catalog, *dispatch_options);
+  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{config->priority});
   core::Runner runner(dispatcher, run_options, json ? nullptr : &display);
   handleSignals(runner);
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);

@@ -19,11 +19,11 @@ int cmdValidate(const Args& args) {
                  positional, vm, exit_code)) {
     return exit_code;
   }
-  auto dirs = pluginDirs(vm);
-  auto given = params(vm);
-  if (dirs.empty() || !given) return kExitUsage;
+  auto config = settings(vm);
+  auto given = config ? params(vm) : std::nullopt;
+  if (!config || !given) return kExitUsage;
   const std::string file = vm["workflow"].as<std::string>();
-  auto prepared = prepareWorkflow(file, scanPlugins(dirs), *given);
+  auto prepared = prepareWorkflow(file, scanPlugins(*config), *given);
   if (!prepared) return kExitUsage;
   std::cout << file << ": ok: workflow '" << prepared->workflow.name << "', "
             << prepared->workflow.steps.size() << " steps\n";

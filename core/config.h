@@ -1,0 +1,45 @@
+// core/config.h: the runtime's configuration file (TOML), documented key by key in
+// docs/configuration.md.
+//
+// Every key is optional; an absent key keeps its default. An unknown key or a value of the
+// wrong type is an error that names the key, the file and the line. Command-line flags
+// override what the file says (the CLI applies them on top). Value type.
+#ifndef PLUGBOARD_CORE_CONFIG_H_
+#define PLUGBOARD_CORE_CONFIG_H_
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/duration.h"
+#include "core/expected.h"
+#include "core/trust.h"
+
+namespace plugboard::core {
+
+struct Config {
+  std::vector<std::filesystem::path> plugin_dirs;
+  bool watch = true;
+  std::string listen = "127.0.0.1:7878";
+  std::filesystem::path token_file;  // empty: no authentication
+  int workers = 0;                    // 0: one per core
+  Millis default_timeout{5 * 60 * 1000};
+  Millis poll_interval{1000};
+  Millis grace_period{30 * 1000};
+  std::size_t body_limit = 1 << 20;
+  std::string log_level = "warn";
+  std::string log_format = "text";  // or "json"
+  TrustPolicy trust;
+  std::unordered_map<std::string, int> priority;
+};
+
+// Reads `file`. Relative plugin directories and token files are relative to the file's
+// own directory.
+Expected<Config> loadConfig(const std::filesystem::path& file);
+Expected<Config> parseConfig(std::string_view text, const std::filesystem::path& file);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_CONFIG_H_

@@ -1,0 +1,90 @@
+#include "core/config.h"
+
+#include <gtest/gtest.h>
+
+namespace plugboard::core {
+namespace {
+
+std::string errorOf(const char* text) {
+  auto c = parseConfig(text, "/etc/plugboard/cfg.toml");
+  return c.ok() ? "ok" : c.error().message();
+}
+
+TEST(ConfigTest, DefaultsWhenEmpty) {
+  auto c = parseConfig("", "cfg.toml");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->plugin_dirs.empty());
+  EXPECT_EQ(c->listen, "127.0.0.1:7878");
+  EXPECT_TRUE(c->watch);
+  EXPECT_EQ(c->default_timeout.count(), 300'000);
+  EXPECT_EQ(c->poll_interval.count(), 1000);
+  EXPECT_EQ(c->body_limit, 1u << 20);
+  EXPECT_TRUE(c->trust.strict);
+  EXPECT_EQ(c->log_format, "text");
+}
+
+TEST(ConfigTest, ReadsEveryKey) {
+  auto c = parseConfig(R"(
+plugin_dirs = ["plugins", "/opt/more"]
+watch = false
+listen = "0.0.0.0:9000"
+token_file = "/var/run/argo/token"
+workers = 4
+default_timeout = "90s"
+poll_interval = "250ms"
+grace_period = 10
+body_limit = 65536
+[log]
+level = "debug"
+format = "json"
+[trust]
+strict = false
+owners = ["nobody"]
+[trust.pins]
+"Hello@1.2.0" = "ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789"
+[priority]
+legacy-executor-plugin = -5
+)", "/etc/plugboard/cfg.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->plugin_dirs, (std::vector<std::filesystem::path>{"/etc/plugboard/plugins", "/opt/more"}));
+  EXPECT_FALSE(c->watch);
+  EXPECT_EQ(c->listen, "0.0.0.0:9000");
+  EXPECT_EQ(c->token_file, "/var/run/argo/token");
+  EXPECT_EQ(c->workers, 4);
+  EXPECT_EQ(c->default_timeout.count(), 90'000);
+  EXPECT_EQ(c->poll_interval.count(), 250);
+  EXPECT_EQ(c->grace_period.count(), 10'000);
+  EXPECT_EQ(c->body_limit, 65536u);
+  EXPECT_EQ(c->log_level, "debug");
+  EXPECT_EQ(c->log_format, "json");
+  EXPECT_FALSE(c->trust.strict);
+  EXPECT_EQ(c->trust.extra_owners, std::vector<uid_t>{65534});
+  EXPECT_EQ(c->trust.pins.at("hello@1.2.0"),
+            "abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789");
+  EXPECT_EQ(c->priority.at("legacy-executor-plugin"), -5);
+}
+
+TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
+  EXPECT_EQ(errorOf("workers = 2\nlissten = \"x\"\n"),
+            "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
+            "watch, listen, token_file, workers, default_timeout, poll_interval, grace_period, "
+            "body_limit, log, trust, priority)");
+  EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),
+            "/etc/plugboard/cfg.toml:2:11: 'workers' must be an integer from 0 to 1024");
+  EXPECT_EQ(errorOf("watch = 1"), "/etc/plugboard/cfg.toml:1:9: 'watch' must be true or false");
+  EXPECT_EQ(errorOf("[log]\ncolour = \"red\""),
+            "/etc/plugboard/cfg.toml:2:1: 'log.colour' is not a configuration key (expected level, format)");
+  EXPECT_EQ(errorOf("[log]\nlevel = \"loud\""),
+            "/etc/plugboard/cfg.toml:2:9: 'log.level' must be trace, debug, info, warn, error or off");
+  EXPECT_EQ(errorOf("default_timeout = \"soon\""),
+            "/etc/plugboard/cfg.toml:1:19: 'default_timeout' invalid duration 'soon': use a number "
+            "with ms, s, m or h, e.g. 500ms, 30s, 1m30s");
+  EXPECT_EQ(errorOf("[trust.pins]\nhello = \"123\""),
+            "/etc/plugboard/cfg.toml:2:9: 'trust.pins.hello' must be a SHA-256 digest: 64 hex digits");
+  EXPECT_EQ(errorOf("[trust]\nowners = [\"no-such-user-here\"]"),
+            "/etc/plugboard/cfg.toml:2:11: 'trust.owners' names no user on this machine: 'no-such-user-here'");
+  EXPECT_NE(errorOf("plugin_dirs = [").find("/etc/plugboard/cfg.toml:1:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace plugboard::core
