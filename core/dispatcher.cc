@@ -9,6 +9,7 @@ namespace plugboard::core {
 struct Dispatcher::Slot {
   std::once_flag loaded;
   std::unique_ptr<PluginInstance> instance;
+  std::chrono::system_clock::time_point loaded_at{};
   std::string load_error;
   std::mutex serial;  // held around calls when the plugin is serial
 };
@@ -119,20 +120,35 @@ bool Dispatcher::isLoaded(const CatalogEntry& entry) const {
   return slot.instance != nullptr;
 }
 
+Dispatcher::PluginState Dispatcher::state(const CatalogEntry& entry) const {
+  std::lock_guard lock(mu_);
+  const Slot& slot = *slots_[&entry - catalog_.entries().data()];
+  return {slot.instance != nullptr, slot.loaded_at, slot.load_error};
+}
+
 Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
   Slot* slot = slots_[&entry - catalog_.entries().data()].get();
   std::call_once(slot->loaded, [&] {
+    std::string error;
+    std::unique_ptr<PluginInstance> loaded;
     auto library = PluginLibrary::load(entry);
     if (!library) {
-      slot->load_error = library.error().message();
+      error = library.error().message();
     } else if (auto instance = (*library)->createInstance(); !instance) {
-      slot->load_error = instance.error().message();
+      error = instance.error().message();
     } else {
-      std::lock_guard lock(mu_);
-      slot->instance = std::move(*instance);
-      spdlog::info("loaded plugin {} from {}", entry.label, entry.file.string());
+      loaded = std::move(*instance);
     }
-    if (!slot->load_error.empty()) spdlog::error("{}", slot->load_error);
+    std::lock_guard lock(mu_);
+    if (loaded) {
+      slot->instance = std::move(loaded);
+      slot->loaded_at = std::chrono::system_clock::now();
+      spdlog::info("loaded plugin {} from {}", entry.label, entry.file.string());
+    } else {
+      slot->load_error = error;
+      ++load_failures_;
+      spdlog::error("{}", error);
+    }
   });
   return *slot;
 }

@@ -18,6 +18,8 @@
 #ifndef PLUGBOARD_CORE_DISPATCHER_H_
 #define PLUGBOARD_CORE_DISPATCHER_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -89,6 +91,15 @@ class Dispatcher {
   // Whether `entry` has been loaded by this dispatcher.
   bool isLoaded(const CatalogEntry& entry) const;
 
+  struct PluginState {
+    bool loaded = false;
+    std::chrono::system_clock::time_point loaded_at{};
+    std::string load_error;  // set when loading failed
+  };
+  PluginState state(const CatalogEntry& entry) const;
+  // Plugins that failed to load so far.
+  int loadFailures() const { return load_failures_.load(); }
+
   const Catalog& catalog() const { return catalog_; }
 
  private:
@@ -101,6 +112,7 @@ class Dispatcher {
   DispatcherOptions options_;
   mutable std::mutex mu_;  // guards poll_cache_ and each Slot's instance pointer
   std::vector<std::unique_ptr<Slot>> slots_;  // one per catalog entry, same index
+  std::atomic<int> load_failures_{0};
   mutable std::unordered_map<std::string, std::vector<const CatalogEntry*>> poll_cache_;
 };
 

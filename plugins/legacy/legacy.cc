@@ -7,6 +7,9 @@ namespace {
 
 class Legacy : public plugboard::Plugin {
  public:
+  // Old Argo plugins are asked about every template; this one checks its args.
+  bool acceptsPolledCalls() const override { return true; }
+
   plugboard::Result execute(const plugboard::Request& request) override {
     const auto& args = request.args();
     if (!args.is_object() || !args.contains("legacy")) return plugboard::Result::NotHandled();

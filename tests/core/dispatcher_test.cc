@@ -102,11 +102,13 @@ TEST_F(DispatcherTest, UnknownNamePollsProvidersAndLegacyPluginsInNameOrder) {
   install(fixture("scripted"));
   install(plugin("fail"));
   Dispatcher d(catalog());
-  // fail is polled first (by name) and answers Failed: it handled it.
+  // In name order: fail declines (SDK plugins decline polled calls unless they opt in),
+  // the legacy plugin declines (no marker in the args), scripted handles it.
   auto r = dispatch(d, "someone-else");
   EXPECT_EQ(r.route, Route::kPolled);
-  EXPECT_EQ(r.outcome.phase, Phase::kFailed);
-  EXPECT_EQ(r.tried, std::vector<std::string>{"fail@1.0.0"});
+  EXPECT_EQ(r.outcome.phase, Phase::kSucceeded);
+  EXPECT_EQ(r.tried, (std::vector<std::string>{"fail@1.0.0", "legacy-executor-plugin@0.9.0",
+                                                "scripted@1.0.0"}));
   EXPECT_EQ(d.pollOrder("template.execute").size(), 3u);
   EXPECT_EQ(d.pollOrder("template.execute")[2]->manifest.name, "scripted");
 }

@@ -32,6 +32,7 @@ int cmdCall(const Args& args);
 int cmdRun(const Args& args);
 int cmdExec(const Args& args);
 int cmdValidate(const Args& args);
+int cmdServe(const Args& args);
 
 // Options every command accepts: --help, --log-level.
 boost::program_options::options_description commonOptions();

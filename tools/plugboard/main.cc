@@ -14,6 +14,7 @@ Commands:
   run WORKFLOW   run a workflow file (TOML) on the installed plugins
   validate WF    check a workflow file without loading any plugin
   exec           answer one Argo ExecuteTemplateArgs (stdin) with an ExecuteTemplateReply
+  serve          serve Argo's executor-plugin HTTP protocol and the runtime's API
   call NAME      call one plugin directly with JSON args
 
 Run 'plugboard <command> --help' for a command's options.)";
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   if (command == "run") return cmdRun(args);
   if (command == "validate") return cmdValidate(args);
   if (command == "exec") return cmdExec(args);
+  if (command == "serve") return cmdServe(args);
   std::cerr << "plugboard: unknown command '" << command << "'\n" << kUsage << "\n";
   return kExitUsage;
 }

@@ -88,7 +88,9 @@ struct Glue {
     try {
       CancelFlag flag;
       Registration registration(instance, call_id, &flag);
-      return instance->plugin.execute(Request(Json::parse(request, request + len), &flag));
+      Request req(Json::parse(request, request + len), &flag);
+      if (req.polled() && !instance->plugin.acceptsPolledCalls()) return Result::NotHandled();
+      return instance->plugin.execute(req);
     } catch (const std::exception& e) {
       return Result::Error("plugin '" + instance->name + "' threw: " + e.what());
     } catch (...) {

@@ -1,0 +1,407 @@
+#include "core/http_server.h"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <list>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp misses it under C++20
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <openssl/crypto.h>
+#include <spdlog/spdlog.h>
+
+#include "core/argo.h"
+#include "core/timed_dispatch.h"
+
+namespace plugboard::core {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using Request = http::request<http::string_body>;
+using Response = http::response<http::string_body>;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::array<double, 11> kBuckets = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05,
+                                             0.1,    0.5,    1,     5,     30};
+
+struct PluginStats {
+  std::atomic<std::uint64_t> calls{0}, errors{0};
+  std::array<std::atomic<std::uint64_t>, kBuckets.size()> buckets{};
+  std::atomic<std::uint64_t> micros{0};
+};
+
+Response json(http::status status, const Json& body, unsigned version) {
+  Response res{status, version};
+  res.set(http::field::content_type, "application/json");
+  res.body() = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return res;
+}
+
+Response text(http::status status, std::string body, unsigned version,
+              const char* type = "text/plain; charset=utf-8") {
+  Response res{status, version};
+  res.set(http::field::content_type, type);
+  res.body() = std::move(body);
+  return res;
+}
+
+std::string isoTime(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
+  return buf;
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(Dispatcher& d, ServerOptions o) : dispatcher(d), options(std::move(o)) {}
+
+  Dispatcher& dispatcher;
+  ServerOptions options;
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::thread accept_thread;
+  std::atomic<bool> draining{false};
+
+  std::mutex mu;  // guards everything below
+  std::condition_variable cv;
+  int calls_in_flight = 0;
+  struct Connection {
+    tcp::socket socket;
+    std::thread thread;
+    bool done = false;
+  };
+  std::list<Connection> connections;
+  std::map<std::string, std::unique_ptr<PluginStats>> stats;
+  std::map<int, std::uint64_t> responses;  // by status code
+
+  PluginStats& statsFor(const std::string& plugin) {
+    std::lock_guard lock(mu);
+    auto& s = stats[plugin];
+    if (!s) s = std::make_unique<PluginStats>();
+    return *s;
+  }
+
+  void record(const Dispatch& d, double seconds) {
+    if (d.plugin.empty()) return;
+    PluginStats& s = statsFor(d.plugin);
+    ++s.calls;
+    if (d.outcome.phase == Phase::kError) ++s.errors;
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      if (seconds <= kBuckets[i]) ++s.buckets[i];
+    }
+    s.micros += static_cast<std::uint64_t>(seconds * 1e6);
+  }
+
+  // Runs one dispatch with the configured deadline, counted as in flight.
+  Dispatch call(DispatchRequest request) {
+    {
+      std::lock_guard lock(mu);
+      ++calls_in_flight;
+    }
+    const auto start = Clock::now();
+    TimedDispatch t = dispatchWithDeadline(dispatcher, std::move(request), options.default_timeout);
+    record(t.dispatch, std::chrono::duration<double>(Clock::now() - start).count());
+    if (t.abandoned) spdlog::error("a call to {} ignored its cancellation and was abandoned", t.dispatch.plugin);
+    {
+      std::lock_guard lock(mu);
+      --calls_in_flight;
+    }
+    cv.notify_all();
+    return std::move(t.dispatch);
+  }
+
+  bool authorized(const Request& req) const {
+    if (options.token.empty()) return true;
+    const std::string expected = "Bearer " + options.token;
+    auto it = req.find(http::field::authorization);
+    if (it == req.end()) return false;
+    const auto given = it->value();
+    return given.size() == expected.size() &&
+           CRYPTO_memcmp(given.data(), expected.data(), expected.size()) == 0;
+  }
+
+  Response handle(const Request& req) {
+    const unsigned v = req.version();
+    std::string target(req.target());
+    target = target.substr(0, target.find('?'));
+    if (draining) return json(http::status::service_unavailable, {{"error", "the server is shutting down"}}, v);
+    if (target == "/healthz") return text(http::status::ok, "ok\n", v);
+    if (target == "/readyz") return text(http::status::ok, "ready\n", v);
+    if (target == "/metrics") return text(http::status::ok, metrics(), v, "text/plain; version=0.0.4");
+    if (target.rfind("/api/v1/", 0) != 0) return json(http::status::not_found, {{"error", "no such path: " + target}}, v);
+    if (!authorized(req)) {
+      return json(http::status::forbidden, {{"error", "missing or wrong bearer token in the Authorization header"}}, v);
+    }
+    const std::string method = target.substr(8);
+    if (method == "template.execute") {
+      if (req.method() != http::verb::post) return json(http::status::method_not_allowed, {{"error", "use POST"}}, v);
+      return execute(req);
+    }
+    if (method == "plugins") {
+      if (req.method() != http::verb::get) return json(http::status::method_not_allowed, {{"error", "use GET"}}, v);
+      return json(http::status::ok, pluginList(), v);
+    }
+    if (method.rfind("plugins/", 0) == 0) {
+      if (req.method() != http::verb::post) return json(http::status::method_not_allowed, {{"error", "use POST"}}, v);
+      return direct(req, method.substr(8));
+    }
+    return json(http::status::not_found, {{"error", "no method '" + method + "'"}}, v);
+  }
+
+  Response execute(const Request& req) {
+    auto request = parseExecuteTemplateArgs(req.body());
+    if (!request) return json(http::status::bad_request, {{"error", request.error().message()}}, req.version());
+    Dispatch d = call(std::move(*request));
+    // A template no hosted plugin handles answers {}, so that Argo polls its other sidecars.
+    if (!d.handled) return json(http::status::ok, Json::object(), req.version());
+    return json(http::status::ok, executeTemplateReply(d.outcome, options.poll_interval), req.version());
+  }
+
+  Response direct(const Request& req, const std::string& rest) {
+    const auto slash = rest.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 == rest.size()) {
+      return json(http::status::not_found, {{"error", "use /api/v1/plugins/<name>/<rpc>"}}, req.version());
+    }
+    DispatchRequest request;
+    request.key = rest.substr(0, slash);
+    request.rpc = rest.substr(slash + 1);
+    if (dispatcher.resolve(request.key) == nullptr) {
+      return json(http::status::not_found, {{"error", "no plugin '" + request.key + "'"}}, req.version());
+    }
+    request.args = req.body().empty() ? Json::object() : Json::parse(req.body(), nullptr, false);
+    if (request.args.is_discarded()) {
+      return json(http::status::bad_request, {{"error", "the body is not valid JSON"}}, req.version());
+    }
+    Dispatch d = call(std::move(request));
+    Json out = d.outcome.toJson();
+    out["plugin"] = d.plugin;
+    return json(http::status::ok, out, req.version());
+  }
+
+  Json pluginList() {
+    Json list = Json::array();
+    for (const auto& e : dispatcher.catalog().entries()) {
+      const auto state = dispatcher.state(e);
+      PluginStats& s = statsFor(e.label);
+      Json item = {{"name", e.manifest.name},
+                   {"version", e.manifest.version.text()},
+                   {"provides", e.manifest.provides},
+                   {"file", e.file.string()},
+                   {"state", state.loaded ? "loaded" : state.load_error.empty() ? "available" : "error"},
+                   {"calls", s.calls.load()},
+                   {"errors", s.errors.load()},
+                   {"draining_versions", Json::array()}};
+      item["loaded_at"] = state.loaded ? Json(isoTime(state.loaded_at)) : Json(nullptr);
+      if (!state.load_error.empty()) item["error"] = state.load_error;
+      list.push_back(std::move(item));
+    }
+    for (const auto& p : dispatcher.catalog().problems()) {
+      list.push_back({{"file", p.file.string()}, {"state", "error"}, {"error", p.message}});
+    }
+    return {{"plugins", std::move(list)}};
+  }
+
+  std::string metrics() {
+    std::ostringstream out;
+    std::lock_guard lock(mu);
+    out << "# HELP plugboard_calls_total Plugin calls.\n# TYPE plugboard_calls_total counter\n";
+    for (const auto& [p, s] : stats) out << "plugboard_calls_total{plugin=\"" << p << "\"} " << s->calls << "\n";
+    out << "# HELP plugboard_call_errors_total Plugin calls that ended in Error.\n"
+           "# TYPE plugboard_call_errors_total counter\n";
+    for (const auto& [p, s] : stats) out << "plugboard_call_errors_total{plugin=\"" << p << "\"} " << s->errors << "\n";
+    out << "# HELP plugboard_call_duration_seconds Plugin call latency.\n"
+           "# TYPE plugboard_call_duration_seconds histogram\n";
+    for (const auto& [p, s] : stats) {
+      for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+        out << "plugboard_call_duration_seconds_bucket{plugin=\"" << p << "\",le=\"" << kBuckets[i]
+            << "\"} " << s->buckets[i] << "\n";
+      }
+      out << "plugboard_call_duration_seconds_bucket{plugin=\"" << p << "\",le=\"+Inf\"} " << s->calls << "\n"
+          << "plugboard_call_duration_seconds_sum{plugin=\"" << p << "\"} " << s->micros / 1e6 << "\n"
+          << "plugboard_call_duration_seconds_count{plugin=\"" << p << "\"} " << s->calls << "\n";
+    }
+    out << "# HELP plugboard_reloads_total Plugin files loaded again after a change.\n"
+           "# TYPE plugboard_reloads_total counter\nplugboard_reloads_total 0\n"
+        << "# HELP plugboard_load_failures_total Plugin files that could not be loaded.\n"
+           "# TYPE plugboard_load_failures_total counter\nplugboard_load_failures_total "
+        << dispatcher.loadFailures() + static_cast<int>(dispatcher.catalog().problems().size()) << "\n"
+        << "# HELP plugboard_http_responses_total HTTP responses by status code.\n"
+           "# TYPE plugboard_http_responses_total counter\n";
+    for (const auto& [code, n] : responses) out << "plugboard_http_responses_total{code=\"" << code << "\"} " << n << "\n";
+    return out.str();
+  }
+
+  void send(tcp::socket& socket, Response res, bool keep_alive) {
+    res.set(http::field::server, "plugboard");
+    res.keep_alive(keep_alive);
+    res.prepare_payload();
+    {
+      std::lock_guard lock(mu);
+      ++responses[static_cast<int>(res.result_int())];
+    }
+    beast::error_code ec;
+    http::write(socket, res, ec);
+  }
+
+  void session(Connection& conn) {
+    tcp::socket& socket = conn.socket;
+    timeval tv{};
+    tv.tv_sec = options.idle_timeout.count() / 1000;
+    tv.tv_usec = (options.idle_timeout.count() % 1000) * 1000;
+    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    socket.set_option(tcp::no_delay(true));
+    beast::flat_buffer buffer;
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(options.body_limit);
+      parser.header_limit(16 * 1024);
+      beast::error_code ec;
+      http::read(socket, buffer, parser, ec);
+      if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+          ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor) {
+        break;
+      }
+      if (ec == http::error::body_limit) {
+        send(socket, json(http::status::payload_too_large,
+                          {{"error", "the body is larger than " + std::to_string(options.body_limit) + " bytes"}}, 11),
+             false);
+        break;
+      }
+      if (ec == http::error::header_limit) {
+        send(socket, json(http::status::request_header_fields_too_large, {{"error", "the headers are too large"}}, 11), false);
+        break;
+      }
+      if (ec == asio::error::would_block || ec == asio::error::try_again || ec == asio::error::timed_out) {
+        spdlog::debug("closing a connection idle for {}", formatElapsed(options.idle_timeout));
+        break;
+      }
+      if (ec) {
+        if (!draining) {
+          send(socket, json(http::status::bad_request, {{"error", "malformed HTTP request: " + ec.message()}}, 11), false);
+        }
+        break;
+      }
+      Request req = parser.release();
+      const bool keep_alive = req.keep_alive() && !draining;
+      Response res = handle(req);
+      send(socket, std::move(res), keep_alive && !draining);
+      if (!keep_alive || draining) break;
+    }
+    beast::error_code ignored;
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+    std::lock_guard lock(mu);
+    conn.done = true;
+  }
+
+  void acceptLoop() {
+    for (;;) {
+      tcp::socket socket(io);
+      beast::error_code ec;
+      acceptor.accept(socket, ec);
+      if (ec) {
+        if (draining || !acceptor.is_open()) return;
+        spdlog::warn("accept failed: {}", ec.message());
+        continue;
+      }
+      std::lock_guard lock(mu);
+      // Reap finished connections.
+      for (auto it = connections.begin(); it != connections.end();) {
+        if (it->done) {
+          it->thread.join();
+          it = connections.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      auto& conn = connections.emplace_back(Connection{std::move(socket), {}, false});
+      conn.thread = std::thread([this, &conn] { session(conn); });
+    }
+  }
+};
+
+HttpServer::HttpServer(Dispatcher& dispatcher, ServerOptions options)
+    : impl_(std::make_unique<Impl>(dispatcher, std::move(options))) {}
+
+HttpServer::~HttpServer() {
+  if (impl_->accept_thread.joinable()) shutdown();
+}
+
+Expected<std::string> HttpServer::start() {
+  const std::string& listen = impl_->options.listen;
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return Error("listen address '" + listen + "' is not host:port");
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(listen.substr(0, colon), ec);
+  if (ec) return Error("listen address '" + listen + "': " + ec.message());
+  unsigned long port = 0;
+  try {
+    port = std::stoul(listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = 65536;
+  }
+  if (port > 65535) return Error("listen address '" + listen + "': bad port");
+  auto& acceptor = impl_->acceptor;
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Error("cannot listen on " + listen + ": " + ec.message());
+  const auto bound = acceptor.local_endpoint();
+  impl_->accept_thread = std::thread([this] { impl_->acceptLoop(); });
+  return bound.address().to_string() + ":" + std::to_string(bound.port());
+}
+
+int HttpServer::shutdown() {
+  Impl& s = *impl_;
+  s.draining = true;
+  beast::error_code ec;
+  // Closing the acceptor from another thread does not wake a blocking accept(); shutting
+  // the listening socket down does.
+  ::shutdown(s.acceptor.native_handle(), SHUT_RDWR);
+  if (s.accept_thread.joinable()) s.accept_thread.join();
+  s.acceptor.close(ec);
+  int still_running;
+  {
+    std::unique_lock lock(s.mu);
+    s.cv.wait_for(lock, s.options.grace_period, [&] { return s.calls_in_flight == 0; });
+    still_running = s.calls_in_flight;
+    // Wake every connection blocked in a read; those in a call finish it first.
+    for (auto& c : s.connections) ::shutdown(c.socket.native_handle(), SHUT_RD);
+  }
+  for (auto& c : s.connections) {
+    if (c.thread.joinable()) c.thread.join();
+  }
+  s.connections.clear();
+  return still_running;
+}
+
+Expected<std::string> readTokenFile(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return Error(file.string() + ": cannot read the token file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string token = buf.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) return Error(file.string() + ": the token file is empty");
+  return token;
+}
+
+}  // namespace plugboard::core

@@ -1,0 +1,65 @@
+// core/http_server.h: `plugboard serve`, Argo's executor-plugin HTTP protocol and the
+// runtime's own endpoints, on Boost.Beast.
+//
+//   POST /api/v1/template.execute   ExecuteTemplateArgs -> ExecuteTemplateReply; `{}` when
+//                                   no hosted plugin handles the template
+//   POST /api/v1/<other>            404 (Argo then stops calling that method)
+//   GET  /api/v1/plugins            the catalog with per-plugin state and counters
+//   POST /api/v1/plugins/<name>/<rpc>  a direct call; the body is the args
+//   GET  /healthz, /readyz, /metrics   liveness, readiness, Prometheus text
+//
+// HTTP/1.1 with keep-alive, one thread per connection; plugin calls run with deadlines.
+// With a token, /api/v1/* needs "Authorization: Bearer <token>" (403 otherwise). Bad
+// JSON or shape: 400 with {"error": ...}; a body over the limit: 413; during shutdown:
+// 503. Idle connections are closed after `idle_timeout`.
+//
+// Thread-safety: start() and shutdown() from one thread; everything else is internal.
+#ifndef PLUGBOARD_CORE_HTTP_SERVER_H_
+#define PLUGBOARD_CORE_HTTP_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "core/config.h"
+#include "core/dispatcher.h"
+#include "core/expected.h"
+
+namespace plugboard::core {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:7878";  // host:port; port 0 picks a free one
+  std::string token;                      // empty: no authentication
+  std::size_t body_limit = 1 << 20;
+  Millis default_timeout{5 * 60 * 1000};
+  Millis poll_interval{1000};
+  Millis grace_period{30 * 1000};
+  Millis idle_timeout{60 * 1000};
+};
+
+class HttpServer {
+ public:
+  // REQUIRES: `dispatcher` outlives the server.
+  HttpServer(Dispatcher& dispatcher, ServerOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts accepting. Returns the bound "host:port".
+  Expected<std::string> start();
+  // Stops accepting, answers 503 to new requests, lets calls in flight finish within the
+  // grace period, closes every connection. Returns the number of calls still running
+  // when the grace period ended.
+  int shutdown();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads a bearer token file (Argo mounts one at /var/run/argo/token); trailing
+// whitespace is dropped.
+Expected<std::string> readTokenFile(const std::filesystem::path& file);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_HTTP_SERVER_H_

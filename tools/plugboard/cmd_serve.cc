@@ -1,0 +1,95 @@
+// plugboard serve: Argo's executor-plugin HTTP protocol and the runtime's own endpoints.
+#include <signal.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "core/http_server.h"
+#include "tools/plugboard/cli.h"
+
+namespace plugboard::cli {
+namespace po = boost::program_options;
+
+int cmdServe(const Args& args) {
+  po::options_description options("serve options");
+  addPluginDirsOption(options);
+  addPriorityOption(options);
+  options.add_options()("listen", po::value<std::string>(),
+                        "host:port to listen on (default: the config's listen, 127.0.0.1:7878; "
+                        "port 0 picks a free one)")(
+      "token-file", po::value<std::string>(),
+      "file holding the bearer token clients must send (Argo: /var/run/argo/token)")(
+      "timeout", po::value<std::string>(), "deadline of a call (default: the config's, 5m)")(
+      "poll-interval", po::value<std::string>(), "requeue delay for Running without one (default 1s)")(
+      "grace-period", po::value<std::string>(), "at SIGTERM, how long calls may finish (default 30s)")(
+      "body-limit", po::value<std::size_t>(), "largest request body in bytes (default 1048576)");
+  po::variables_map vm;
+  int exit_code = kExitOk;
+  if (!parseArgs(args, "usage: plugboard serve --plugins DIR [--listen HOST:PORT] [--token-file F]",
+                 options, {}, vm, exit_code)) {
+    return exit_code;
+  }
+  auto config = settings(vm);
+  if (!config) return kExitUsage;
+  core::ServerOptions server_options;
+  server_options.listen = vm.count("listen") ? vm["listen"].as<std::string>() : config->listen;
+  server_options.body_limit = vm.count("body-limit") ? vm["body-limit"].as<std::size_t>() : config->body_limit;
+  server_options.default_timeout = config->default_timeout;
+  server_options.poll_interval = config->poll_interval;
+  server_options.grace_period = config->grace_period;
+  if (vm.count("grace-period")) {
+    auto d = core::parseDuration(vm["grace-period"].as<std::string>());
+    if (!d) {
+      std::cerr << "plugboard: --grace-period: " << d.error().message() << "\n";
+      return kExitUsage;
+    }
+    server_options.grace_period = *d;
+  }
+  const std::filesystem::path token_file =
+      vm.count("token-file") ? std::filesystem::path(vm["token-file"].as<std::string>()) : config->token_file;
+  if (!token_file.empty()) {
+    auto token = core::readTokenFile(token_file);
+    if (!token) {
+      std::cerr << "plugboard: " << token.error().message() << "\n";
+      return kExitUsage;
+    }
+    server_options.token = *token;
+  }
+
+  // Block the signals before any thread starts, so that only sigwait() sees them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  const auto catalog = scanPlugins(*config);
+  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{config->priority});
+  core::HttpServer server(dispatcher, server_options);
+  auto bound = server.start();
+  if (!bound) {
+    std::cerr << "plugboard: " << bound.error().message() << "\n";
+    return kExitFailed;
+  }
+  std::printf("plugboard: serving %zu plugins on http://%s\n", catalog.entries().size(), bound->c_str());
+  std::fflush(stdout);
+  spdlog::info("listening on {} with {} plugins{}", *bound, catalog.entries().size(),
+               server_options.token.empty() ? "" : ", bearer token required");
+
+  int signal = 0;
+  sigwait(&set, &signal);
+  spdlog::warn("{}: shutting down; calls in flight have {} to finish",
+               signal == SIGTERM ? "SIGTERM" : "SIGINT", core::formatElapsed(server_options.grace_period));
+  const int unfinished = server.shutdown();
+  std::printf("plugboard: stopped\n");
+  std::fflush(stdout);
+  if (unfinished > 0) {
+    spdlog::error("{} call(s) did not finish within the grace period", unfinished);
+    std::_Exit(kExitOk);  // they still run plugin code: end without unloading under them
+  }
+  return kExitOk;
+}
+
+}  // namespace plugboard::cli
