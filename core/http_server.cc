@@ -82,10 +82,15 @@ struct HttpServer::Impl {
   std::condition_variable cv;
   int calls_in_flight = 0;
   struct Connection {
+    explicit Connection(tcp::socket s) : socket(std::move(s)) {}
     tcp::socket socket;
     std::thread thread;
     bool done = false;
+    // When the current read began (steady clock, ms), or -1 while not reading.
+    std::atomic<std::int64_t> reading_since{-1};
   };
+  std::thread reaper;
+  bool stopping = false;  // guarded by mu; ends the reaper
   std::list<Connection> connections;
   std::map<std::string, std::unique_ptr<PluginStats>> stats;
   std::map<int, std::uint64_t> responses;  // by status code
@@ -261,10 +266,6 @@ struct HttpServer::Impl {
 
   void session(Connection& conn) {
     tcp::socket& socket = conn.socket;
-    timeval tv{};
-    tv.tv_sec = options.idle_timeout.count() / 1000;
-    tv.tv_usec = (options.idle_timeout.count() % 1000) * 1000;
-    ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     socket.set_option(tcp::no_delay(true));
     beast::flat_buffer buffer;
     for (;;) {
@@ -272,7 +273,9 @@ struct HttpServer::Impl {
       parser.body_limit(options.body_limit);
       parser.header_limit(16 * 1024);
       beast::error_code ec;
+      conn.reading_since = nowMs();
       http::read(socket, buffer, parser, ec);
+      const bool timed_out = conn.reading_since.exchange(-1) == -2;
       if (ec == http::error::end_of_stream || ec == asio::error::eof ||
           ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor) {
         break;
@@ -287,8 +290,8 @@ struct HttpServer::Impl {
         send(socket, json(http::status::request_header_fields_too_large, {{"error", "the headers are too large"}}, 11), false);
         break;
       }
-      if (ec == asio::error::would_block || ec == asio::error::try_again || ec == asio::error::timed_out) {
-        spdlog::debug("closing a connection idle for {}", formatElapsed(options.idle_timeout));
+      if (timed_out) {
+        spdlog::debug("closed a connection idle for {}", formatElapsed(options.idle_timeout));
         break;
       }
       if (ec) {
@@ -308,6 +311,27 @@ struct HttpServer::Impl {
     socket.close(ignored);
     std::lock_guard lock(mu);
     conn.done = true;
+  }
+
+  static std::int64_t nowMs() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  }
+
+  // Closes connections that have waited for a request longer than the idle timeout.
+  void reapIdle() {
+    const auto period = std::min<Millis>(Millis(250), options.idle_timeout / 4 + Millis(1));
+    std::unique_lock lock(mu);
+    while (!stopping) {
+      cv.wait_for(lock, period, [&] { return stopping; });
+      const std::int64_t now = nowMs();
+      for (auto& c : connections) {
+        std::int64_t since = c.reading_since.load();
+        if (since >= 0 && now - since > options.idle_timeout.count() &&
+            c.reading_since.compare_exchange_strong(since, -2)) {
+          ::shutdown(c.socket.native_handle(), SHUT_RDWR);
+        }
+      }
+    }
   }
 
   void acceptLoop() {
@@ -330,7 +354,7 @@ struct HttpServer::Impl {
           ++it;
         }
       }
-      auto& conn = connections.emplace_back(Connection{std::move(socket), {}, false});
+      auto& conn = connections.emplace_back(std::move(socket));
       conn.thread = std::thread([this, &conn] { session(conn); });
     }
   }
@@ -366,6 +390,7 @@ Expected<std::string> HttpServer::start() {
   if (ec) return Error("cannot listen on " + listen + ": " + ec.message());
   const auto bound = acceptor.local_endpoint();
   impl_->accept_thread = std::thread([this] { impl_->acceptLoop(); });
+  impl_->reaper = std::thread([this] { impl_->reapIdle(); });
   return bound.address().to_string() + ":" + std::to_string(bound.port());
 }
 
@@ -386,6 +411,12 @@ int HttpServer::shutdown() {
     // Wake every connection blocked in a read; those in a call finish it first.
     for (auto& c : s.connections) ::shutdown(c.socket.native_handle(), SHUT_RD);
   }
+  {
+    std::lock_guard lock(s.mu);
+    s.stopping = true;
+  }
+  s.cv.notify_all();
+  if (s.reaper.joinable()) s.reaper.join();
   for (auto& c : s.connections) {
     if (c.thread.joinable()) c.thread.join();
   }

@@ -24,6 +24,7 @@ int cmdServe(const Args& args) {
       "timeout", po::value<std::string>(), "deadline of a call (default: the config's, 5m)")(
       "poll-interval", po::value<std::string>(), "requeue delay for Running without one (default 1s)")(
       "grace-period", po::value<std::string>(), "at SIGTERM, how long calls may finish (default 30s)")(
+      "idle-timeout", po::value<std::string>(), "close a connection idle this long (default 60s)")(
       "body-limit", po::value<std::size_t>(), "largest request body in bytes (default 1048576)");
   po::variables_map vm;
   int exit_code = kExitOk;
@@ -39,13 +40,15 @@ int cmdServe(const Args& args) {
   server_options.default_timeout = config->default_timeout;
   server_options.poll_interval = config->poll_interval;
   server_options.grace_period = config->grace_period;
-  if (vm.count("grace-period")) {
-    auto d = core::parseDuration(vm["grace-period"].as<std::string>());
+  for (const auto& [flag, target] : {std::pair{"grace-period", &server_options.grace_period},
+                                     std::pair{"idle-timeout", &server_options.idle_timeout}}) {
+    if (!vm.count(flag)) continue;
+    auto d = core::parseDuration(vm[flag].as<std::string>());
     if (!d) {
-      std::cerr << "plugboard: --grace-period: " << d.error().message() << "\n";
+      std::cerr << "plugboard: --" << flag << ": " << d.error().message() << "\n";
       return kExitUsage;
     }
-    server_options.grace_period = *d;
+    *target = *d;
   }
   const std::filesystem::path token_file =
       vm.count("token-file") ? std::filesystem::path(vm["token-file"].as<std::string>()) : config->token_file;

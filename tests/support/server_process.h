@@ -1,0 +1,58 @@
+// tests/support/server_process.h: `plugboard serve` in the background for tests, and a
+// small HTTP/1.1 client to talk to it.
+#ifndef PLUGBOARD_TESTS_SUPPORT_SERVER_PROCESS_H_
+#define PLUGBOARD_TESTS_SUPPORT_SERVER_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace plugboard::testing {
+
+// Starts `plugboard serve ARGS --listen 127.0.0.1:0` and waits for the line that says
+// where it listens. stop() (or the destructor) sends `signal` and waits for the exit.
+class ServeProcess {
+ public:
+  explicit ServeProcess(std::vector<std::string> args);
+  ~ServeProcess();
+  unsigned short port() const { return port_; }
+  // Sends `signal`, waits for the exit, returns the exit code; output() is then complete.
+  int stop(int signal = 15);
+  const std::string& output() const { return output_; }
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  unsigned short port_ = 0;
+  std::string output_;
+};
+
+struct HttpReply {
+  int status = 0;  // 0: no reply (connection closed)
+  std::string body;
+  std::map<std::string, std::string> headers;
+};
+
+// One keep-alive connection to 127.0.0.1:port.
+class HttpClient {
+ public:
+  explicit HttpClient(unsigned short port);
+  ~HttpClient();
+  HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
+                    const std::map<std::string, std::string>& headers = {});
+  // Sends raw bytes and reads one reply (or none, if the server closes).
+  HttpReply raw(const std::string& bytes);
+  // True when the server has closed this connection (a read sees end of stream).
+  bool closedByServer();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace plugboard::testing
+
+#endif  // PLUGBOARD_TESTS_SUPPORT_SERVER_PROCESS_H_

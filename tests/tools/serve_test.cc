@@ -1,0 +1,169 @@
+// plugboard serve over real HTTP, on real plugin files.
+#include <csignal>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+#include "tests/support/plugin_dir.h"
+#include "tests/support/server_process.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string argoBody(const std::string& key, const Json& args) {
+  return Json{{"workflow", {{"metadata", {{"name", "wf"}, {"namespace", "argo"}, {"uid", "1"}}}}},
+              {"template", {{"name", "t"}, {"plugin", {{key, args}}}}}}
+      .dump();
+}
+
+class ServeTest : public ::testing::Test {
+ protected:
+  PluginDir dir_;
+};
+
+TEST_F(ServeTest, ExecutesTemplatesTheArgoWay) {
+  ServeProcess serve({"--plugins", dir_.plugins()});
+  HttpClient client(serve.port());
+  auto named = client.request("POST", "/api/v1/template.execute", argoBody("hello", {{"name", "Argo"}}));
+  ASSERT_EQ(named.status, 200);
+  EXPECT_EQ(named.headers["Content-Type"], "application/json");
+  EXPECT_EQ(Json::parse(named.body), Json::parse(R"({"node":{"phase":"Succeeded","message":"Hello, Argo!",
+      "outputs":{"parameters":[{"name":"greeting","value":"Hello, Argo!"}]}}})"));
+  // Not hosted here: {} so that Argo's agent asks its other sidecars. (Every plugin here is
+  // polled and declines, scripted because the key is not the one it is told to expect.)
+  auto elsewhere = client.request("POST", "/api/v1/template.execute",
+                                  argoBody("slack", {{"only_key", "scripted"}}));
+  EXPECT_EQ(elsewhere.status, 200);
+  EXPECT_EQ(elsewhere.body, "{}");
+  // A named plugin that declines: a Failed node.
+  auto declined = client.request("POST", "/api/v1/template.execute", argoBody("legacy", {{"x", 1}}));
+  EXPECT_EQ(Json::parse(declined.body)["node"]["phase"], "Failed");
+  EXPECT_EQ(Json::parse(declined.body)["node"]["message"], "plugin 'legacy' could not execute the template");
+  // Running is requeued.
+  auto running = client.request("POST", "/api/v1/template.execute", argoBody("scripted", {{"phase", "Running"}}));
+  EXPECT_EQ(Json::parse(running.body)["requeue"], "1s");
+}
+
+TEST_F(ServeTest, AnswersEachKindOfBadRequestAndKeepsServing) {
+  ServeProcess serve({"--plugins", dir_.plugins(), "--body-limit", "2000"});
+  HttpClient client(serve.port());
+  auto other = client.request("POST", "/api/v1/template.archive", "{}");
+  EXPECT_EQ(other.status, 404);
+  EXPECT_EQ(Json::parse(other.body)["error"], "no method 'template.archive'");
+  EXPECT_EQ(client.request("GET", "/api/v1/template.execute").status, 405);
+  auto bad_json = client.request("POST", "/api/v1/template.execute", "{nope");
+  EXPECT_EQ(bad_json.status, 400);
+  EXPECT_EQ(Json::parse(bad_json.body)["error"], "the body is not valid JSON");
+  auto two_keys = client.request("POST", "/api/v1/template.execute",
+                                 R"({"template":{"plugin":{"a":{},"b":{}}}})");
+  EXPECT_EQ(two_keys.status, 400);
+  EXPECT_EQ(Json::parse(two_keys.body)["error"], "template.plugin: expected exactly one key, got 2");
+  EXPECT_EQ(client.request("POST", "/api/v1/template.execute", std::string(5000, ' ')).status, 413);
+
+  HttpClient headers(serve.port());
+  EXPECT_EQ(headers.request("GET", "/healthz", "", {{"X-Big", std::string(20000, 'x')}}).status, 431);
+  HttpClient garbage(serve.port());
+  EXPECT_EQ(garbage.raw("THIS IS NOT HTTP\r\n\r\n").status, 400);
+
+  HttpClient after(serve.port());
+  EXPECT_EQ(after.request("POST", "/api/v1/template.execute", argoBody("echo", {{"a", "b"}})).status, 200);
+}
+
+TEST_F(ServeTest, RequiresTheBearerTokenWhenOneIsConfigured) {
+  TempDir tmp;
+  writeFile(tmp / "token", "s3cret\n");
+  ServeProcess serve({"--plugins", dir_.plugins(), "--token-file", (tmp / "token").string()});
+  HttpClient client(serve.port());
+  const std::string body = argoBody("hello", Json::object());
+  EXPECT_EQ(client.request("POST", "/api/v1/template.execute", body).status, 403);
+  EXPECT_EQ(client.request("POST", "/api/v1/template.execute", body, {{"Authorization", "Bearer wrong"}}).status, 403);
+  EXPECT_EQ(client.request("POST", "/api/v1/template.execute", body, {{"Authorization", "Bearer s3cret"}}).status, 200);
+  EXPECT_EQ(client.request("GET", "/healthz").status, 200);  // probes need no token
+}
+
+TEST_F(ServeTest, ListsPluginsCallsThemDirectlyAndCountsInMetrics) {
+  ServeProcess serve({"--plugins", dir_.plugins()});
+  HttpClient client(serve.port());
+  auto direct = client.request("POST", "/api/v1/plugins/multi/text.count", R"({"text":"a b c"})");
+  ASSERT_EQ(direct.status, 200);
+  EXPECT_EQ(Json::parse(direct.body)["outputs"]["parameters"]["words"], "3");
+  EXPECT_EQ(client.request("POST", "/api/v1/plugins/nobody/x", "{}").status, 404);
+  EXPECT_EQ(client.request("POST", "/api/v1/plugins/multi/text.count", "{nope").status, 400);
+
+  auto list = Json::parse(client.request("GET", "/api/v1/plugins").body);
+  bool found = false;
+  for (const auto& p : list["plugins"]) {
+    if (p.value("name", "") == "multi") {
+      found = true;
+      EXPECT_EQ(p["state"], "loaded");
+      EXPECT_EQ(p["calls"], 1);
+      EXPECT_TRUE(p["loaded_at"].is_string());
+      EXPECT_EQ(p["provides"], Json({"text.upper", "text.count"}));
+    }
+    if (p.value("name", "") == "hello") EXPECT_EQ(p["state"], "available");
+  }
+  EXPECT_TRUE(found);
+  auto metrics = client.request("GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("plugboard_calls_total{plugin=\"multi@1.0.0\"} 1"), std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("plugboard_call_duration_seconds_count{plugin=\"multi@1.0.0\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.body.find("# TYPE plugboard_call_duration_seconds histogram"), std::string::npos);
+  EXPECT_EQ(client.request("GET", "/readyz").status, 200);
+}
+
+TEST_F(ServeTest, KeepAliveAndConcurrentClients) {
+  ServeProcess serve({"--plugins", dir_.plugins()});
+  std::vector<std::thread> clients;
+  std::atomic<int> ok{0};
+  for (int c = 0; c < 8; ++c) {
+    clients.emplace_back([&, c] {
+      HttpClient client(serve.port());  // one connection, many requests
+      for (int i = 0; i < 25; ++i) {
+        auto r = client.request("POST", "/api/v1/template.execute",
+                                argoBody("echo", {{"n", std::to_string(c * 100 + i)}}));
+        if (r.status == 200 && Json::parse(r.body)["node"]["outputs"]["parameters"][0]["value"] ==
+                                   std::to_string(c * 100 + i)) {
+          ++ok;
+        }
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(ok, 200);
+}
+
+TEST_F(ServeTest, ClosesIdleConnections) {
+  ServeProcess serve({"--plugins", dir_.plugins(), "--idle-timeout", "200ms"});
+  HttpClient idle(serve.port());
+  EXPECT_TRUE(idle.closedByServer());
+  HttpClient fresh(serve.port());
+  EXPECT_EQ(fresh.request("GET", "/healthz").status, 200);
+}
+
+TEST_F(ServeTest, ShutdownLetsACallInFlightFinishAndRefusesNewWork) {
+  ServeProcess serve({"--plugins", dir_.plugins(), "--grace-period", "10s"});
+  HttpClient slow(serve.port());
+  HttpClient other(serve.port());
+  EXPECT_EQ(other.request("GET", "/healthz").status, 200);  // connected, kept alive
+  HttpReply slow_reply;
+  std::thread t([&] {
+    slow_reply = slow.request("POST", "/api/v1/template.execute", argoBody("sleep", {{"seconds", 1}}));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::thread stopper([&] { EXPECT_EQ(serve.stop(SIGTERM), 0); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(other.request("POST", "/api/v1/template.execute", argoBody("echo", Json::object())).status, 503);
+  t.join();
+  stopper.join();
+  EXPECT_EQ(slow_reply.status, 200);
+  EXPECT_EQ(Json::parse(slow_reply.body)["node"]["phase"], "Succeeded");
+  EXPECT_NE(serve.output().find("plugboard: stopped"), std::string::npos) << serve.output();
+}
+
+}  // namespace
+}  // namespace plugboard::testing
