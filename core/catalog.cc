@@ -83,6 +83,14 @@ Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& poli
   return catalog;
 }
 
+Catalog Catalog::fromEntries(std::vector<CatalogEntry> entries, std::vector<CatalogProblem> problems) {
+  Catalog catalog;
+  catalog.entries_ = std::move(entries);
+  catalog.problems_ = std::move(problems);
+  catalog.buildIndex();
+  return catalog;
+}
+
 void Catalog::add(CatalogEntry entry) { entries_.push_back(std::move(entry)); }
 
 void Catalog::buildIndex() {

@@ -11,6 +11,7 @@
 #define PLUGBOARD_CORE_CATALOG_H_
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -25,8 +26,14 @@ namespace plugboard::core {
 
 struct CatalogEntry {
   Manifest manifest;
-  std::filesystem::path file;
-  std::string label;  // "name@version", for messages
+  std::filesystem::path file;  // the plugin file as installed
+  std::string label;           // "name@version", for messages
+  // What to load when it is not `file` itself: a private copy (see PluginMirror), kept
+  // alive by `keep` while any catalog holds this entry.
+  std::filesystem::path load_path;
+  std::shared_ptr<const void> keep;
+
+  const std::filesystem::path& loadPath() const { return load_path.empty() ? file : load_path; }
 };
 
 struct CatalogProblem {
@@ -46,6 +53,8 @@ class Catalog {
   // refuses, is a problem too, and none of its files is used.
   static Catalog scan(const std::vector<std::filesystem::path>& dirs,
                       const TrustPolicy& policy = {});
+  // A catalog of entries already read (by PluginMirror), indexed the same way.
+  static Catalog fromEntries(std::vector<CatalogEntry> entries, std::vector<CatalogProblem> problems);
 
   // Every usable plugin, sorted by name, then by version from highest to lowest.
   const std::vector<CatalogEntry>& entries() const { return entries_; }

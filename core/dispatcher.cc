@@ -85,10 +85,25 @@ std::string requestText(const DispatchRequest& request, Route route) {
 Dispatcher::Dispatcher(const Catalog& catalog, DispatcherOptions options)
     : catalog_(catalog), options_(std::move(options)) {
   slots_.reserve(catalog_.entries().size());
-  for (std::size_t i = 0; i < catalog_.entries().size(); ++i) slots_.push_back(std::make_unique<Slot>());
+  for (std::size_t i = 0; i < catalog_.entries().size(); ++i) slots_.push_back(std::make_shared<Slot>());
   std::unordered_map<std::string, int> lowered;
   for (const auto& [name, priority] : options_.priority) lowered[toLower(name)] = priority;
   options_.priority = std::move(lowered);
+}
+
+Dispatcher::Dispatcher(std::shared_ptr<const Catalog> catalog, DispatcherOptions options,
+                       const Dispatcher* previous)
+    : Dispatcher(*catalog, std::move(options)) {
+  owned_catalog_ = std::move(catalog);
+  if (previous == nullptr) return;
+  std::unordered_map<std::string, std::size_t> before;
+  const auto& old_entries = previous->catalog_.entries();
+  for (std::size_t i = 0; i < old_entries.size(); ++i) before[old_entries[i].loadPath().string()] = i;
+  const auto& entries = catalog_.entries();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    auto it = before.find(entries[i].loadPath().string());
+    if (it != before.end()) slots_[i] = previous->slots_[it->second];
+  }
 }
 
 Dispatcher::~Dispatcher() = default;

@@ -78,6 +78,10 @@ struct DispatcherOptions {
 class Dispatcher {
  public:
   explicit Dispatcher(const Catalog& catalog, DispatcherOptions options = {});
+  // A dispatcher that owns its catalog and takes over, from `previous`, the loaded plugins
+  // whose entries load the same file: a reload keeps what did not change.
+  Dispatcher(std::shared_ptr<const Catalog> catalog, DispatcherOptions options,
+             const Dispatcher* previous);
   ~Dispatcher();
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -108,10 +112,12 @@ class Dispatcher {
   Outcome call(const CatalogEntry& entry, const DispatchRequest& request, Route route,
                CallControl& control);
 
+  std::shared_ptr<const Catalog> owned_catalog_;  // set when the dispatcher owns it
   const Catalog& catalog_;
   DispatcherOptions options_;
   mutable std::mutex mu_;  // guards poll_cache_ and each Slot's instance pointer
-  std::vector<std::unique_ptr<Slot>> slots_;  // one per catalog entry, same index
+  std::vector<std::shared_ptr<Slot>> slots_;  // one per catalog entry, same index; shared
+                                              // with the dispatchers of later reloads
   std::atomic<int> load_failures_{0};
   mutable std::unordered_map<std::string, std::vector<const CatalogEntry*>> poll_cache_;
 };

@@ -69,9 +69,9 @@ std::string isoTime(std::chrono::system_clock::time_point t) {
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(Dispatcher& d, ServerOptions o) : dispatcher(d), options(std::move(o)) {}
+  Impl(LiveRuntime& r, ServerOptions o) : runtime(r), options(std::move(o)) {}
 
-  Dispatcher& dispatcher;
+  LiveRuntime& runtime;
   ServerOptions options;
   asio::io_context io;
   tcp::acceptor acceptor{io};
@@ -120,7 +120,9 @@ struct HttpServer::Impl {
       ++calls_in_flight;
     }
     const auto start = Clock::now();
-    TimedDispatch t = dispatchWithDeadline(dispatcher, std::move(request), options.default_timeout);
+    // The call holds its generation of plugins until it returns: a reload meanwhile
+    // sends new calls to the new version while this one finishes on the old.
+    TimedDispatch t = dispatchWithDeadline(runtime.current(), std::move(request), options.default_timeout);
     record(t.dispatch, std::chrono::duration<double>(Clock::now() - start).count());
     if (t.abandoned) spdlog::error("a call to {} ignored its cancellation and was abandoned", t.dispatch.plugin);
     {
@@ -186,7 +188,7 @@ struct HttpServer::Impl {
     DispatchRequest request;
     request.key = rest.substr(0, slash);
     request.rpc = rest.substr(slash + 1);
-    if (dispatcher.resolve(request.key) == nullptr) {
+    if (runtime.current()->resolve(request.key) == nullptr) {
       return json(http::status::not_found, {{"error", "no plugin '" + request.key + "'"}}, req.version());
     }
     request.args = req.body().empty() ? Json::object() : Json::parse(req.body(), nullptr, false);
@@ -201,8 +203,14 @@ struct HttpServer::Impl {
 
   Json pluginList() {
     Json list = Json::array();
-    for (const auto& e : dispatcher.catalog().entries()) {
-      const auto state = dispatcher.state(e);
+    const auto dispatcher = runtime.current();
+    const auto draining = runtime.draining();
+    for (const auto& e : dispatcher->catalog().entries()) {
+      const auto state = dispatcher->state(e);
+      Json old = Json::array();
+      for (const auto& label : draining) {
+        if (label.rfind(e.manifest.name + "@", 0) == 0) old.push_back(label);
+      }
       PluginStats& s = statsFor(e.label);
       Json item = {{"name", e.manifest.name},
                    {"version", e.manifest.version.text()},
@@ -211,12 +219,12 @@ struct HttpServer::Impl {
                    {"state", state.loaded ? "loaded" : state.load_error.empty() ? "available" : "error"},
                    {"calls", s.calls.load()},
                    {"errors", s.errors.load()},
-                   {"draining_versions", Json::array()}};
+                   {"draining_versions", std::move(old)}};
       item["loaded_at"] = state.loaded ? Json(isoTime(state.loaded_at)) : Json(nullptr);
       if (!state.load_error.empty()) item["error"] = state.load_error;
       list.push_back(std::move(item));
     }
-    for (const auto& p : dispatcher.catalog().problems()) {
+    for (const auto& p : dispatcher->catalog().problems()) {
       list.push_back({{"file", p.file.string()}, {"state", "error"}, {"error", p.message}});
     }
     return {{"plugins", std::move(list)}};
@@ -242,10 +250,11 @@ struct HttpServer::Impl {
           << "plugboard_call_duration_seconds_count{plugin=\"" << p << "\"} " << s->calls << "\n";
     }
     out << "# HELP plugboard_reloads_total Plugin files loaded again after a change.\n"
-           "# TYPE plugboard_reloads_total counter\nplugboard_reloads_total 0\n"
+           "# TYPE plugboard_reloads_total counter\nplugboard_reloads_total " << runtime.reloads() << "\n"
         << "# HELP plugboard_load_failures_total Plugin files that could not be loaded.\n"
            "# TYPE plugboard_load_failures_total counter\nplugboard_load_failures_total "
-        << dispatcher.loadFailures() + static_cast<int>(dispatcher.catalog().problems().size()) << "\n"
+        << runtime.current()->loadFailures() + static_cast<int>(runtime.current()->catalog().problems().size())
+        << "\n"
         << "# HELP plugboard_http_responses_total HTTP responses by status code.\n"
            "# TYPE plugboard_http_responses_total counter\n";
     for (const auto& [code, n] : responses) out << "plugboard_http_responses_total{code=\"" << code << "\"} " << n << "\n";
@@ -360,8 +369,8 @@ struct HttpServer::Impl {
   }
 };
 
-HttpServer::HttpServer(Dispatcher& dispatcher, ServerOptions options)
-    : impl_(std::make_unique<Impl>(dispatcher, std::move(options))) {}
+HttpServer::HttpServer(LiveRuntime& runtime, ServerOptions options)
+    : impl_(std::make_unique<Impl>(runtime, std::move(options))) {}
 
 HttpServer::~HttpServer() {
   if (impl_->accept_thread.joinable()) shutdown();

@@ -22,6 +22,7 @@
 
 #include "core/config.h"
 #include "core/dispatcher.h"
+#include "core/live_runtime.h"
 #include "core/expected.h"
 
 namespace plugboard::core {
@@ -38,8 +39,8 @@ struct ServerOptions {
 
 class HttpServer {
  public:
-  // REQUIRES: `dispatcher` outlives the server.
-  HttpServer(Dispatcher& dispatcher, ServerOptions options);
+  // REQUIRES: `runtime` outlives the server.
+  HttpServer(LiveRuntime& runtime, ServerOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -37,7 +37,7 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
   static Expected<std::shared_ptr<PluginLibrary>> load(const std::filesystem::path& file,
                                                        const Manifest* expected = nullptr);
   static Expected<std::shared_ptr<PluginLibrary>> load(const CatalogEntry& entry) {
-    return load(entry.file, &entry.manifest);
+    return load(entry.loadPath(), &entry.manifest);
   }
 
   const Manifest& manifest() const { return manifest_; }

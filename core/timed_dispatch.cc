@@ -8,8 +8,14 @@
 
 namespace plugboard::core {
 
-TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request,
-                                   Millis timeout, Millis grace) {
+namespace {
+
+Dispatcher& deref(Dispatcher* d) { return *d; }
+Dispatcher& deref(const std::shared_ptr<Dispatcher>& d) { return *d; }
+
+// `dispatcher` is a raw reference or a shared_ptr; the thread keeps a copy of it.
+template <class D>
+TimedDispatch timed(D dispatcher, DispatchRequest request, Millis timeout, Millis grace) {
   struct State {
     std::mutex mu;
     std::condition_variable cv;
@@ -17,8 +23,8 @@ TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest reque
     CallControl control;
   };
   auto state = std::make_shared<State>();
-  std::thread([state, &dispatcher, request = std::move(request)] {
-    Dispatch d = dispatcher.dispatch(request, state->control);
+  std::thread([state, dispatcher, request = std::move(request)]() mutable {
+    Dispatch d = deref(dispatcher).dispatch(request, state->control);
     std::lock_guard lock(state->mu);
     state->result = std::move(d);
     state->cv.notify_all();
@@ -42,6 +48,18 @@ TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest reque
                           Json::object(),
                           {}};
   return out;
+}
+
+}  // namespace
+
+TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request, Millis timeout,
+                                   Millis grace) {
+  return timed(&dispatcher, std::move(request), timeout, grace);
+}
+
+TimedDispatch dispatchWithDeadline(std::shared_ptr<Dispatcher> dispatcher, DispatchRequest request,
+                                   Millis timeout, Millis grace) {
+  return timed(std::move(dispatcher), std::move(request), timeout, grace);
 }
 
 }  // namespace plugboard::core

@@ -8,6 +8,8 @@
 #ifndef PLUGBOARD_CORE_TIMED_DISPATCH_H_
 #define PLUGBOARD_CORE_TIMED_DISPATCH_H_
 
+#include <memory>
+
 #include "core/dispatcher.h"
 #include "core/duration.h"
 
@@ -20,6 +22,9 @@ struct TimedDispatch {
 };
 
 TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request,
+                                   Millis timeout, Millis grace = Millis(2000));
+// The same, keeping `dispatcher` alive until the call returns, even if it is abandoned.
+TimedDispatch dispatchWithDeadline(std::shared_ptr<Dispatcher> dispatcher, DispatchRequest request,
                                    Millis timeout, Millis grace = Millis(2000));
 
 }  // namespace plugboard::core

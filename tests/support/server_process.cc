@@ -79,7 +79,7 @@ int ServeProcess::stop(int signal) {
 }
 
 ServeProcess::~ServeProcess() {
-  if (pid_ >= 0) stop(SIGKILL);
+  if (pid_ >= 0) stop(SIGTERM);  // let it remove its runtime directory
 }
 
 struct HttpClient::Impl {

@@ -19,6 +19,7 @@ class ServeProcess {
   explicit ServeProcess(std::vector<std::string> args);
   ~ServeProcess();
   unsigned short port() const { return port_; }
+  pid_t pid() const { return pid_; }
   // Sends `signal`, waits for the exit, returns the exit code; output() is then complete.
   int stop(int signal = 15);
   const std::string& output() const { return output_; }

@@ -25,6 +25,7 @@ int cmdServe(const Args& args) {
       "poll-interval", po::value<std::string>(), "requeue delay for Running without one (default 1s)")(
       "grace-period", po::value<std::string>(), "at SIGTERM, how long calls may finish (default 30s)")(
       "idle-timeout", po::value<std::string>(), "close a connection idle this long (default 60s)")(
+      "no-watch", "do not watch the plugin directories (default: the config's watch, true)")(
       "body-limit", po::value<std::size_t>(), "largest request body in bytes (default 1048576)");
   po::variables_map vm;
   int exit_code = kExitOk;
@@ -68,17 +69,23 @@ int cmdServe(const Args& args) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
-  const auto catalog = scanPlugins(*config);
-  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{config->priority});
-  core::HttpServer server(dispatcher, server_options);
+  const bool watch = vm.count("no-watch") ? false : config->watch;
+  core::LiveRuntime runtime(config->plugin_dirs, config->trust, core::DispatcherOptions{config->priority});
+  if (core::Status st = runtime.start(watch); !st) {
+    std::cerr << "plugboard: " << st.error().message() << "\n";
+    return kExitFailed;
+  }
+  core::HttpServer server(runtime, server_options);
   auto bound = server.start();
   if (!bound) {
     std::cerr << "plugboard: " << bound.error().message() << "\n";
     return kExitFailed;
   }
-  std::printf("plugboard: serving %zu plugins on http://%s\n", catalog.entries().size(), bound->c_str());
+  const std::size_t count = runtime.current()->catalog().entries().size();
+  std::printf("plugboard: serving %zu plugins on http://%s%s\n", count, bound->c_str(),
+              watch ? ", watching the plugin directories" : "");
   std::fflush(stdout);
-  spdlog::info("listening on {} with {} plugins{}", *bound, catalog.entries().size(),
+  spdlog::info("listening on {} with {} plugins{}", *bound, count,
                server_options.token.empty() ? "" : ", bearer token required");
 
   int signal = 0;

@@ -1,0 +1,68 @@
+// core/live_runtime.h: the plugins `serve` hosts, kept up to date while it runs.
+//
+// Without watching, the plugin directories are scanned once. With watching, the plugins
+// are loaded from private copies (PluginMirror) and the directories are watched with
+// inotify (IN_CLOSE_WRITE, IN_MOVED_TO, IN_DELETE, IN_MOVED_FROM; a directory created
+// after the start is picked up too); changes are debounced and applied as a new
+// generation: a new catalog and a dispatcher that keeps the plugins that did not change.
+// New calls go to the newest generation; a call in flight holds its generation, so an old
+// version finishes its calls and is unloaded when its last caller is done.
+//
+// Thread-safety: current(), draining() and reloads() from any thread.
+#ifndef PLUGBOARD_CORE_LIVE_RUNTIME_H_
+#define PLUGBOARD_CORE_LIVE_RUNTIME_H_
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/config.h"
+#include "core/dispatcher.h"
+#include "core/plugin_mirror.h"
+
+namespace plugboard::core {
+
+class LiveRuntime {
+ public:
+  LiveRuntime(std::vector<std::filesystem::path> dirs, TrustPolicy trust, DispatcherOptions options);
+  ~LiveRuntime();
+  LiveRuntime(const LiveRuntime&) = delete;
+  LiveRuntime& operator=(const LiveRuntime&) = delete;
+
+  // Loads the first generation; with `watch`, starts watching. Errors: the runtime
+  // directory or inotify could not be set up.
+  Status start(bool watch, Millis debounce = Millis(50));
+  void stop();
+
+  std::shared_ptr<Dispatcher> current() const;
+  // Labels (name@version) of plugins of older generations that still run calls.
+  std::vector<std::string> draining() const;
+  int reloads() const { return reloads_.load(); }
+  // Applies the plugin directories' current state now (what the watcher does).
+  void reload();
+
+ private:
+  void watchLoop(Millis debounce);
+  void addWatches();
+
+  std::vector<std::filesystem::path> dirs_;
+  TrustPolicy trust_;
+  DispatcherOptions options_;
+  std::unique_ptr<PluginMirror> mirror_;
+  mutable std::mutex mu_;  // guards current_, old_
+  std::shared_ptr<Dispatcher> current_;
+  std::vector<std::weak_ptr<Dispatcher>> old_;
+  std::atomic<int> reloads_{0};
+  int inotify_ = -1;
+  int wake_[2] = {-1, -1};
+  std::vector<int> watches_;
+  std::thread watcher_;
+  std::mutex reload_mu_;  // one reload at a time
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_LIVE_RUNTIME_H_

@@ -1,0 +1,172 @@
+// plugboard serve picking up plugin files while it runs.
+#include <unistd.h>
+
+#include <atomic>
+#include <set>
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+#include "tests/support/server_process.h"
+
+namespace plugboard::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using namespace std::chrono_literals;
+
+class HotLoadTest : public ::testing::Test {
+ protected:
+  HotLoadTest() {
+    fs::permissions(tmp_.path(), fs::perms(0755));
+    fs::create_directory(dir());
+    fs::permissions(dir(), fs::perms(0755));
+    writeFile(tmp_ / "hello-1.3.0.so",
+              withEdit(readFile(plugin("hello")), R"("version":"1.2.0")", R"("version":"1.3.0")"));
+  }
+  fs::path dir() const { return tmp_ / "plugins"; }
+  // Installs `from` as dir()/name the way `mv` does: written beside, renamed in.
+  void installByMove(const fs::path& from, const std::string& name) {
+    fs::copy_file(from, tmp_ / ".staging", fs::copy_options::overwrite_existing);
+    fs::rename(tmp_ / ".staging", dir() / name);
+  }
+  // The version of `plugin` that answers a direct call, or "" when none does.
+  static std::string answering(HttpClient& client, const std::string& plugin) {
+    auto r = client.request("POST", "/api/v1/plugins/" + plugin + "/template.execute", R"({"name":"x"})");
+    if (r.status != 200) return "";
+    return Json::parse(r.body).value("plugin", "");
+  }
+  // Waits up to 5 s for `plugin` to be answered by `label` ("" for none).
+  static bool waitFor(HttpClient& client, const std::string& plugin, const std::string& label) {
+    for (auto until = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < until;) {
+      if (answering(client, plugin) == label) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+  static Json listed(HttpClient& client) {
+    return Json::parse(client.request("GET", "/api/v1/plugins").body)["plugins"];
+  }
+
+  TempDir tmp_;
+};
+
+TEST_F(HotLoadTest, InstallsUpgradesDowngradesAndRemoves) {
+  ServeProcess serve({"--plugins", dir().string(), "--log-level", "info"});
+  HttpClient client(serve.port());
+  EXPECT_EQ(answering(client, "hello"), "");
+  installByMove(plugin("hello"), "hello.so");                       // install by mv
+  ASSERT_TRUE(waitFor(client, "hello", "hello@1.2.0"));
+  fs::copy_file(plugin("echo"), dir() / "echo.so");                  // install by cp
+  ASSERT_TRUE(waitFor(client, "echo", "echo@1.0.0"));
+  installByMove(tmp_ / "hello-1.3.0.so", "hello.so");                // upgrade
+  ASSERT_TRUE(waitFor(client, "hello", "hello@1.3.0"));
+  installByMove(plugin("hello"), "hello.so");                        // downgrade by replacing
+  ASSERT_TRUE(waitFor(client, "hello", "hello@1.2.0"));
+  fs::remove(dir() / "hello.so");                                    // delete
+  ASSERT_TRUE(waitFor(client, "hello", ""));
+  EXPECT_EQ(answering(client, "echo"), "echo@1.0.0");
+  serve.stop();
+  EXPECT_NE(serve.output().find("plugin 'hello' 1.2.0 -> 1.3.0"), std::string::npos) << serve.output();
+  EXPECT_NE(serve.output().find("plugin 'hello' 1.2.0 -> (removed)"), std::string::npos);
+}
+
+TEST_F(HotLoadTest, ABrokenReplacementLeavesTheOldVersionServing) {
+  installByMove(plugin("hello"), "hello.so");
+  ServeProcess serve({"--plugins", dir().string()});
+  HttpClient client(serve.port());
+  ASSERT_EQ(answering(client, "hello"), "hello@1.2.0");
+  writeFile(tmp_ / "broken", readFile(plugin("hello")).substr(0, 5000));  // truncated
+  fs::rename(tmp_ / "broken", dir() / "hello.so");
+  bool reported = false;
+  for (auto until = std::chrono::steady_clock::now() + 5s; !reported && std::chrono::steady_clock::now() < until;) {
+    for (const auto& p : listed(client)) {
+      reported = reported || (p.value("state", "") == "error" && p.value("error", "").find("truncated") != std::string::npos);
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(reported);
+  EXPECT_EQ(answering(client, "hello"), "hello@1.2.0");
+  serve.stop();
+  EXPECT_NE(serve.output().find("refused: truncated ELF file"), std::string::npos) << serve.output();
+  EXPECT_NE(serve.output().find("the previous version keeps serving"), std::string::npos);
+}
+
+TEST_F(HotLoadTest, RefusesAWorldWritableFile) {
+  ServeProcess serve({"--plugins", dir().string()});
+  HttpClient client(serve.port());
+  fs::copy_file(plugin("echo"), tmp_ / "open.so");
+  fs::permissions(tmp_ / "open.so", fs::perms(0666));
+  fs::rename(tmp_ / "open.so", dir() / "echo.so");
+  bool refused = false;
+  for (auto until = std::chrono::steady_clock::now() + 5s; !refused && std::chrono::steady_clock::now() < until;) {
+    for (const auto& p : listed(client)) {
+      refused = refused || p.value("error", "").find("file is writable by others (mode 0666)") != std::string::npos;
+    }
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(answering(client, "echo"), "");
+}
+
+TEST_F(HotLoadTest, ADirectoryCreatedLaterIsWatched) {
+  const fs::path later = tmp_ / "later";
+  ServeProcess serve({"--plugins", later.string()});
+  HttpClient client(serve.port());
+  fs::create_directory(later);
+  fs::permissions(later, fs::perms(0755));
+  std::this_thread::sleep_for(200ms);
+  fs::copy_file(plugin("echo"), later / "echo.so");
+  EXPECT_TRUE(waitFor(client, "echo", "echo@1.0.0"));
+}
+
+TEST_F(HotLoadTest, ReloadUnderLoadLosesNoRequestAndUnmapsOldVersions) {
+  installByMove(plugin("hello"), "hello.so");
+  ServeProcess serve({"--plugins", dir().string()});
+  std::atomic<bool> done{false};
+  std::atomic<int> ok{0}, failed{0}, strange{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&] {
+      HttpClient client(serve.port());
+      while (!done) {
+        const std::string who = answering(client, "hello");
+        if (who == "hello@1.2.0" || who == "hello@1.3.0") {
+          ++ok;
+        } else if (who.empty()) {
+          ++failed;
+        } else {
+          ++strange;
+        }
+      }
+    });
+  }
+  HttpClient watcher(serve.port());
+  for (int swap = 0; swap < 100; ++swap) {
+    const bool up = swap % 2 == 0;
+    installByMove(up ? tmp_ / "hello-1.3.0.so" : plugin("hello"), "hello.so");
+    ASSERT_TRUE(waitFor(watcher, "hello", up ? "hello@1.3.0" : "hello@1.2.0")) << "swap " << swap;
+  }
+  done = true;
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(strange, 0);
+  EXPECT_GT(ok, 100);
+  // Only the current copy of hello may still be mapped in the server.
+  std::this_thread::sleep_for(100ms);
+  const std::string maps = readFile("/proc/" + std::to_string(serve.pid()) + "/maps");
+  std::set<std::string> mapped;
+  for (std::size_t pos = 0; (pos = maps.find("plugboard-runtime-", pos)) != std::string::npos; ++pos) {
+    const auto end = maps.find('\n', pos);
+    mapped.insert(maps.substr(pos, end - pos));
+  }
+  EXPECT_EQ(mapped.size(), 1u) << maps;
+}
+
+}  // namespace
+}  // namespace plugboard::testing
