@@ -2,7 +2,7 @@
 
 Answers POST /api/v1/template.execute the way Argo's executor-plugin documentation shows a
 Python plugin doing it (http.server, JSON in and out), doing the same work as the echo
-plugin: its args back as output parameters. HTTP/1.1 keep-alive with Nagle's algorithm off: its best case.
+plugin (its args back as output parameters) or the hello plugin (a greeting). HTTP/1.1 keep-alive with Nagle's algorithm off: its best case.
 
     /usr/bin/python3 bench/sidecar.py [PORT]     (prints "ready PORT"; 0 or none: any free port)
 """
@@ -27,13 +27,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             return
         plugin = body.get("template", {}).get("plugin", {})
-        args = plugin.get("echo")
-        if args is None:
-            reply = {}
-        else:
+        if "echo" in plugin:
             params = [{"name": k, "value": v if isinstance(v, str) else json.dumps(v)}
-                      for k, v in sorted(args.items())]
+                      for k, v in sorted(plugin["echo"].items())]
             reply = {"node": {"phase": "Succeeded", "outputs": {"parameters": params}}}
+        elif "hello" in plugin:
+            greeting = "Hello, %s!" % plugin["hello"].get("name", "world")
+            reply = {"node": {"phase": "Succeeded", "message": greeting,
+                              "outputs": {"parameters": [{"name": "greeting", "value": greeting}]}}}
+        else:
+            reply = {}
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")

@@ -73,6 +73,7 @@ struct HttpServer::Impl {
 
   LiveRuntime& runtime;
   ServerOptions options;
+  DeadlineWatch deadlines;
   asio::io_context io;
   tcp::acceptor acceptor{io};
   std::thread accept_thread;
@@ -121,16 +122,17 @@ struct HttpServer::Impl {
     }
     const auto start = Clock::now();
     // The call holds its generation of plugins until it returns: a reload meanwhile
-    // sends new calls to the new version while this one finishes on the old.
-    TimedDispatch t = dispatchWithDeadline(runtime.current(), std::move(request), options.default_timeout);
-    record(t.dispatch, std::chrono::duration<double>(Clock::now() - start).count());
-    if (t.abandoned) spdlog::error("a call to {} ignored its cancellation and was abandoned", t.dispatch.plugin);
+    // sends new calls to the new version while this one finishes on the old. It runs on
+    // this connection's thread; the deadline watch cancels it when its time is up.
+    const std::shared_ptr<Dispatcher> generation = runtime.current();
+    Dispatch d = deadlines.dispatch(*generation, request, options.default_timeout);
+    record(d, std::chrono::duration<double>(Clock::now() - start).count());
     {
       std::lock_guard lock(mu);
       --calls_in_flight;
     }
     cv.notify_all();
-    return std::move(t.dispatch);
+    return d;
   }
 
   bool authorized(const Request& req) const {

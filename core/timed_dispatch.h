@@ -27,6 +27,27 @@ TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest reque
 TimedDispatch dispatchWithDeadline(std::shared_ptr<Dispatcher> dispatcher, DispatchRequest request,
                                    Millis timeout, Millis grace = Millis(2000));
 
+// Deadlines for calls that run on the caller's own thread, kept by one watcher thread:
+// cheaper per call than a thread each, for servers. When a call's deadline passes its
+// CallControl is cancelled; a cooperative plugin then returns at once. A plugin that
+// ignores the cancellation keeps its caller's thread until it returns.
+// Thread-safety: all members may be called from any thread.
+class DeadlineWatch {
+ public:
+  DeadlineWatch();
+  ~DeadlineWatch();
+  DeadlineWatch(const DeadlineWatch&) = delete;
+  DeadlineWatch& operator=(const DeadlineWatch&) = delete;
+
+  // Runs `request` on this thread with a deadline `timeout` from now. When the deadline
+  // passed, the result is Failed and says so, whatever the plugin answered.
+  Dispatch dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 }  // namespace plugboard::core
 
 #endif  // PLUGBOARD_CORE_TIMED_DISPATCH_H_

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# HTTP throughput and latency of POST /api/v1/template.execute on the hello plugin, with
+# wrk at 1, 16 and 64 connections, side by side in one run:
+#   plugboard serve, the Argo-style Python http.server sidecar (bench/sidecar.py) doing the
+#   same work, and nginx answering the same reply bytes from a `return 200` location (the
+#   ceiling for any HTTP server on this machine).
+#   ./bench/http_bench.sh [seconds per run, default 5]
+# Installs wrk and nginx (Debian packages) when missing. Prints a markdown table.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-5}
+missing=()
+command -v wrk >/dev/null || missing+=(wrk)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+if ((${#missing[@]})); then
+  sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+./tools/setup.sh >/dev/null
+
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+body='{"workflow":{"metadata":{"name":"wf","namespace":"argo","uid":"1"}},"template":{"name":"t","plugin":{"hello":{"name":"bench"}}}}'
+reply='{"node":{"message":"Hello, bench!","outputs":{"parameters":[{"name":"greeting","value":"Hello, bench!"}]},"phase":"Succeeded"}}'
+cat > "$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$body'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+
+build/plugboard serve --plugins build/plugins --listen 127.0.0.1:0 --no-watch --log-level off > "$work/serve.out" &
+pids+=($!)
+/usr/bin/python3 bench/sidecar.py 0 > "$work/sidecar.out" &
+pids+=($!)
+nginx_port=$((20000 + RANDOM % 20000))
+mkdir -p "$work/nginx"
+cat > "$work/nginx/nginx.conf" <<NGINX
+worker_processes auto;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/nginx;
+  server {
+    listen 127.0.0.1:$nginx_port;
+    location = /api/v1/template.execute { default_type application/json; return 200 '$reply'; }
+  }
+}
+NGINX
+/usr/sbin/nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -g 'daemon off;' &
+pids+=($!)
+for i in $(seq 50); do
+  grep -q "http://" "$work/serve.out" 2>/dev/null && grep -q ready "$work/sidecar.out" 2>/dev/null && break
+  sleep 0.1
+done
+serve_port=$(grep -o '127.0.0.1:[0-9]*' "$work/serve.out" | head -1 | cut -d: -f2)
+sidecar_port=$(awk '/ready/ {print $2}' "$work/sidecar.out")
+sleep 0.3
+# The three must give the same answer.
+for port in "$serve_port" "$sidecar_port" "$nginx_port"; do
+  got=$(curl -s -X POST -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:$port/api/v1/template.execute" 2>/dev/null || true)
+  [ -z "$got" ] || /usr/bin/python3 -c "import json,sys; a=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); sys.exit(0 if a==b else 1)" "$got" "$reply" \
+    || { echo "http_bench: port $port answered $got" >&2; exit 1; }
+done
+
+run() {  # name port connections
+  local threads=$(( $3 < 2 ? $3 : 2 ))
+  wrk -t"$threads" -c"$3" -d"${secs}s" --latency -s "$work/post.lua" "http://127.0.0.1:$2/api/v1/template.execute" > "$work/wrk.out"
+  local rps p50 p99
+  rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
+  p50=$(awk '$1=="50%" {print $2}' "$work/wrk.out")
+  p99=$(awk '$1=="99%" {print $2}' "$work/wrk.out")
+  echo "| $3 | $1 | $rps | $p50 | $p99 |"
+}
+echo "| connections | server | requests/s | p50 | p99 |"
+echo "|---:|---|---:|---:|---:|"
+for c in 1 16 64; do
+  run "plugboard serve" "$serve_port" "$c"
+  run "Python http.server sidecar" "$sidecar_port" "$c"
+  run "nginx return 200" "$nginx_port" "$c"
+done
