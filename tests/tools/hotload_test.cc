@@ -4,6 +4,7 @@
 #include <atomic>
 #include <set>
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -95,6 +96,26 @@ TEST_F(HotLoadTest, ABrokenReplacementLeavesTheOldVersionServing) {
   serve.stop();
   EXPECT_NE(serve.output().find("refused: truncated ELF file"), std::string::npos) << serve.output();
   EXPECT_NE(serve.output().find("the previous version keeps serving"), std::string::npos);
+}
+
+TEST_F(HotLoadTest, AFileWrittenInPlaceIsPickedUpWhenComplete) {
+  installByMove(plugin("hello"), "hello.so");
+  ServeProcess serve({"--plugins", dir().string()});
+  HttpClient client(serve.port());
+  ASSERT_EQ(answering(client, "hello"), "hello@1.2.0");
+  const std::string v130 = readFile(tmp_ / "hello-1.3.0.so");
+  {
+    // Overwrite in place, pausing half-way for longer than the watcher's debounce: 1.2.0
+    // keeps answering (nothing reloads before the writer closes the file, and a reload
+    // that saw the half-written file would refuse it); the complete file replaces it.
+    std::ofstream out(dir() / "hello.so", std::ios::binary | std::ios::trunc);
+    out.write(v130.data(), static_cast<std::streamsize>(v130.size() / 2));
+    out.flush();
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(answering(client, "hello"), "hello@1.2.0");
+    out.write(v130.data() + v130.size() / 2, static_cast<std::streamsize>(v130.size() - v130.size() / 2));
+  }
+  EXPECT_TRUE(waitFor(client, "hello", "hello@1.3.0"));
 }
 
 TEST_F(HotLoadTest, RefusesAWorldWritableFile) {
