@@ -44,26 +44,26 @@ Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& p
     return st.error();
   }
   std::string label = manifest->name + "@" + manifest->version.text();
-  return CatalogEntry{std::move(*manifest), file, std::move(label)};
+  return CatalogEntry{std::move(*manifest), file, std::move(label), {}, {}};
 }
 
-Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& policy) {
-  Catalog catalog;
+std::vector<fs::path> listPluginFiles(const std::vector<fs::path>& dirs, const TrustPolicy& policy,
+                                      std::vector<CatalogProblem>& problems) {
   std::vector<fs::path> files;
   for (const auto& dir : dirs) {
     if (Status st = checkDirectoryTrust(dir, policy); !st) {
-      catalog.problems_.push_back({dir, st.error().message()});
+      problems.push_back({dir, st.error().message()});
       continue;
     }
     std::error_code ec;
     fs::directory_iterator it(dir, ec), end;
     if (ec) {
-      catalog.problems_.push_back({dir, "cannot read plugin directory: " + ec.message()});
+      problems.push_back({dir, "cannot read plugin directory: " + ec.message()});
       continue;
     }
     for (; it != end; it.increment(ec)) {
       if (ec) {
-        catalog.problems_.push_back({dir, "cannot read plugin directory: " + ec.message()});
+        problems.push_back({dir, "cannot read plugin directory: " + ec.message()});
         break;
       }
       if (it->is_directory(ec) || !looksLikePlugin(it->path())) continue;
@@ -71,7 +71,12 @@ Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& poli
     }
   }
   std::sort(files.begin(), files.end());
-  for (const auto& file : files) {
+  return files;
+}
+
+Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& policy) {
+  Catalog catalog;
+  for (const auto& file : listPluginFiles(dirs, policy, catalog.problems_)) {
     auto entry = readPluginFile(file, policy);
     if (entry) {
       catalog.add(std::move(*entry));

@@ -42,6 +42,13 @@ struct CatalogProblem {
   std::string oneLine() const { return file.string() + ": refused: " + message; }
 };
 
+// The candidate plugin files of `dirs` (files directly in them named *.so or *.so.*, not
+// hidden), sorted. A directory that is refused by `policy` or cannot be read becomes a
+// problem instead.
+std::vector<std::filesystem::path> listPluginFiles(const std::vector<std::filesystem::path>& dirs,
+                                                   const TrustPolicy& policy,
+                                                   std::vector<CatalogProblem>& problems);
+
 // Reads and validates the manifest of one file without loading it, after checking it
 // against `policy` (on the opened descriptor).
 Expected<CatalogEntry> readPluginFile(const std::filesystem::path& file,

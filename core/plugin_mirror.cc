@@ -25,12 +25,6 @@ struct CopyFile {
   }
 };
 
-bool looksLikePlugin(const fs::path& p) {
-  const std::string name = p.filename().string();
-  if (name.empty() || name[0] == '.') return false;
-  return name.ends_with(".so") || name.find(".so.") != std::string::npos;
-}
-
 Status copyFrom(int from, const fs::path& to) {
   const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0) return Error("cannot create " + to.string() + ": " + std::strerror(errno), Error::Code::kIo);
@@ -81,20 +75,8 @@ PluginMirror::~PluginMirror() {
 MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPolicy& policy) {
   MirrorState state;
   std::map<fs::path, bool> seen;
-  std::vector<fs::path> files;
-  for (const auto& dir : dirs) {
-    if (Status st = checkDirectoryTrust(dir, policy); !st) {
-      // A directory that is missing now may be created later; one that is refused keeps
-      // its previous copies out of use.
-      state.problems.push_back({dir, st.error().message()});
-      continue;
-    }
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      if (!it->is_directory(ec) && looksLikePlugin(it->path())) files.push_back(it->path());
-    }
-  }
-  std::sort(files.begin(), files.end());
+  // A directory missing now may be created later; one refused keeps its copies out of use.
+  const std::vector<fs::path> files = listPluginFiles(dirs, policy, state.problems);
 
   for (const auto& file : files) {
     seen[file] = true;
