@@ -42,24 +42,28 @@ class HotLoadTest : public ::testing::Test {
     if (r.status != 200) return "";
     return Json::parse(r.body).value("plugin", "");
   }
-  // Waits up to 5 s for `plugin` to be answered by `label` ("" for none).
-  static bool waitFor(HttpClient& client, const std::string& plugin, const std::string& label) {
+  // True as soon as `check()` is, polling for up to 5 s.
+  template <class Check>
+  static bool eventually(Check check) {
     for (auto until = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < until;) {
-      if (answering(client, plugin) == label) return true;
+      if (check()) return true;
       std::this_thread::sleep_for(10ms);
     }
     return false;
   }
-  // Waits up to 5 s for the plugin list to hold an entry whose "error" contains `text`.
+  // Waits for `plugin` to be answered by `label` ("" for none).
+  static bool waitFor(HttpClient& client, const std::string& plugin, const std::string& label) {
+    return eventually([&] { return answering(client, plugin) == label; });
+  }
+  // Waits for the plugin list to hold an entry whose "error" contains `text`.
   static bool waitForError(HttpClient& client, const std::string& text) {
-    for (auto until = std::chrono::steady_clock::now() + 5s; std::chrono::steady_clock::now() < until;) {
+    return eventually([&] {
       const Json list = Json::parse(client.request("GET", "/api/v1/plugins").body);
       for (const auto& p : list["plugins"]) {
         if (p.value("error", "").find(text) != std::string::npos) return true;
       }
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
+      return false;
+    });
   }
 
   TempDir tmp_;
