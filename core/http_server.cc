@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <list>
+#include <optional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -68,6 +69,8 @@ std::string isoTime(std::chrono::system_clock::time_point t) {
 
 }  // namespace
 
+class Session;
+
 struct HttpServer::Impl {
   Impl(LiveRuntime& r, ServerOptions o) : runtime(r), options(std::move(o)) {}
 
@@ -76,23 +79,13 @@ struct HttpServer::Impl {
   DeadlineWatch deadlines;
   asio::io_context io;
   tcp::acceptor acceptor{io};
-  std::thread accept_thread;
+  std::vector<std::thread> threads;  // run `io`; requests and their plugin calls run on them
   std::atomic<bool> draining{false};
 
   std::mutex mu;  // guards everything below
   std::condition_variable cv;
   int calls_in_flight = 0;
-  struct Connection {
-    explicit Connection(tcp::socket s) : socket(std::move(s)) {}
-    tcp::socket socket;
-    std::thread thread;
-    bool done = false;
-    // When the current read began (steady clock, ms), or -1 while not reading.
-    std::atomic<std::int64_t> reading_since{-1};
-  };
-  std::thread reaper;
-  bool stopping = false;  // guarded by mu; ends the reaper
-  std::list<Connection> connections;
+  std::list<std::weak_ptr<Session>> sessions;
   std::map<std::string, std::unique_ptr<PluginStats>> stats;
   std::map<int, std::uint64_t> responses;  // by status code
 
@@ -263,119 +256,122 @@ struct HttpServer::Impl {
     return out.str();
   }
 
-  void send(tcp::socket& socket, Response res, bool keep_alive) {
+  void countResponse(const Response& res) {
+    std::lock_guard lock(mu);
+    ++responses[static_cast<int>(res.result_int())];
+  }
+
+  void accept();
+};
+
+// One connection: reads a request, runs it (plugin call included) on the I/O thread that
+// completed the read, writes the answer, and reads the next one while kept alive. The
+// stream's timer closes a connection that sends nothing for the idle timeout.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, HttpServer::Impl& server) : stream_(std::move(socket)), server_(server) {}
+
+  void start() { read(); }
+
+  // Ends an idle session at shutdown; one in a call finishes it first.
+  void close() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+      beast::error_code ec;
+      self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    });
+  }
+
+ private:
+  void read() {
+    parser_.emplace();
+    parser_->body_limit(server_.options.body_limit);
+    parser_->header_limit(16 * 1024);
+    stream_.expires_after(server_.options.idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onRead(ec); });
+  }
+
+  void onRead(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::operation_aborted ||
+        ec == asio::error::connection_reset) {
+      return finish();
+    }
+    if (ec == beast::error::timeout) {
+      spdlog::debug("closed a connection idle for {}", formatElapsed(server_.options.idle_timeout));
+      return finish();
+    }
+    if (ec == http::error::body_limit) {
+      return send(json(http::status::payload_too_large,
+                       {{"error", "the body is larger than " + std::to_string(server_.options.body_limit) + " bytes"}},
+                       11),
+                  false);
+    }
+    if (ec == http::error::header_limit) {
+      return send(json(http::status::request_header_fields_too_large, {{"error", "the headers are too large"}}, 11),
+                  false);
+    }
+    if (ec) {
+      if (server_.draining) return finish();
+      return send(json(http::status::bad_request, {{"error", "malformed HTTP request: " + ec.message()}}, 11), false);
+    }
+    stream_.expires_never();  // a call keeps its own deadline
+    Request req = parser_->release();
+    const bool keep_alive = req.keep_alive() && !server_.draining;
+    Response res = server_.handle(req);
+    send(std::move(res), keep_alive && !server_.draining);
+  }
+
+  void send(Response res, bool keep_alive) {
     res.set(http::field::server, "plugboard");
     res.keep_alive(keep_alive);
     res.prepare_payload();
+    server_.countResponse(res);
+    auto owned = std::make_shared<Response>(std::move(res));
+    http::async_write(stream_, *owned,
+                      [self = shared_from_this(), owned, keep_alive](beast::error_code ec, std::size_t) {
+                        if (ec || !keep_alive) return self->finish();
+                        self->read();
+                      });
+  }
+
+  void finish() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.socket().close(ec);
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  HttpServer::Impl& server_;
+};
+
+void HttpServer::Impl::accept() {
+  acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+    if (ec) {
+      if (!draining && acceptor.is_open()) {
+        spdlog::warn("accept failed: {}", ec.message());
+        accept();
+      }
+      return;
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    auto session = std::make_shared<Session>(std::move(socket), *this);
     {
       std::lock_guard lock(mu);
-      ++responses[static_cast<int>(res.result_int())];
+      std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
+      sessions.push_back(session);
     }
-    beast::error_code ec;
-    http::write(socket, res, ec);
-  }
-
-  void session(Connection& conn) {
-    tcp::socket& socket = conn.socket;
-    socket.set_option(tcp::no_delay(true));
-    beast::flat_buffer buffer;
-    for (;;) {
-      http::request_parser<http::string_body> parser;
-      parser.body_limit(options.body_limit);
-      parser.header_limit(16 * 1024);
-      beast::error_code ec;
-      conn.reading_since = nowMs();
-      http::read(socket, buffer, parser, ec);
-      const bool timed_out = conn.reading_since.exchange(-1) == -2;
-      if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-          ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor) {
-        break;
-      }
-      if (ec == http::error::body_limit) {
-        send(socket, json(http::status::payload_too_large,
-                          {{"error", "the body is larger than " + std::to_string(options.body_limit) + " bytes"}}, 11),
-             false);
-        break;
-      }
-      if (ec == http::error::header_limit) {
-        send(socket, json(http::status::request_header_fields_too_large, {{"error", "the headers are too large"}}, 11), false);
-        break;
-      }
-      if (timed_out) {
-        spdlog::debug("closed a connection idle for {}", formatElapsed(options.idle_timeout));
-        break;
-      }
-      if (ec) {
-        if (!draining) {
-          send(socket, json(http::status::bad_request, {{"error", "malformed HTTP request: " + ec.message()}}, 11), false);
-        }
-        break;
-      }
-      Request req = parser.release();
-      const bool keep_alive = req.keep_alive() && !draining;
-      Response res = handle(req);
-      send(socket, std::move(res), keep_alive && !draining);
-      if (!keep_alive || draining) break;
-    }
-    beast::error_code ignored;
-    socket.shutdown(tcp::socket::shutdown_both, ignored);
-    socket.close(ignored);
-    std::lock_guard lock(mu);
-    conn.done = true;
-  }
-
-  static std::int64_t nowMs() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
-  }
-
-  // Closes connections that have waited for a request longer than the idle timeout.
-  void reapIdle() {
-    const auto period = std::min<Millis>(Millis(250), options.idle_timeout / 4 + Millis(1));
-    std::unique_lock lock(mu);
-    while (!stopping) {
-      cv.wait_for(lock, period, [&] { return stopping; });
-      const std::int64_t now = nowMs();
-      for (auto& c : connections) {
-        std::int64_t since = c.reading_since.load();
-        if (since >= 0 && now - since > options.idle_timeout.count() &&
-            c.reading_since.compare_exchange_strong(since, -2)) {
-          ::shutdown(c.socket.native_handle(), SHUT_RDWR);
-        }
-      }
-    }
-  }
-
-  void acceptLoop() {
-    for (;;) {
-      tcp::socket socket(io);
-      beast::error_code ec;
-      acceptor.accept(socket, ec);
-      if (ec) {
-        if (draining || !acceptor.is_open()) return;
-        spdlog::warn("accept failed: {}", ec.message());
-        continue;
-      }
-      std::lock_guard lock(mu);
-      // Reap finished connections.
-      for (auto it = connections.begin(); it != connections.end();) {
-        if (it->done) {
-          it->thread.join();
-          it = connections.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      auto& conn = connections.emplace_back(std::move(socket));
-      conn.thread = std::thread([this, &conn] { session(conn); });
-    }
-  }
-};
+    session->start();
+    accept();
+  });
+}
 
 HttpServer::HttpServer(LiveRuntime& runtime, ServerOptions options)
     : impl_(std::make_unique<Impl>(runtime, std::move(options))) {}
 
 HttpServer::~HttpServer() {
-  if (impl_->accept_thread.joinable()) shutdown();
+  if (!impl_->threads.empty()) shutdown();
 }
 
 Expected<std::string> HttpServer::start() {
@@ -400,38 +396,51 @@ Expected<std::string> HttpServer::start() {
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Error("cannot listen on " + listen + ": " + ec.message());
   const auto bound = acceptor.local_endpoint();
-  impl_->accept_thread = std::thread([this] { impl_->acceptLoop(); });
-  impl_->reaper = std::thread([this] { impl_->reapIdle(); });
+  impl_->accept();
+  const int n = impl_->options.threads > 0 ? impl_->options.threads
+                                           : std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+  for (int i = 0; i < n; ++i) impl_->threads.emplace_back([this] { impl_->io.run(); });
   return bound.address().to_string() + ":" + std::to_string(bound.port());
 }
 
 int HttpServer::shutdown() {
   Impl& s = *impl_;
   s.draining = true;
-  beast::error_code ec;
-  // Closing the acceptor from another thread does not wake a blocking accept(); shutting
-  // the listening socket down does.
-  ::shutdown(s.acceptor.native_handle(), SHUT_RDWR);
-  if (s.accept_thread.joinable()) s.accept_thread.join();
-  s.acceptor.close(ec);
+  asio::post(s.io, [&s] {
+    beast::error_code ec;
+    s.acceptor.close(ec);
+  });
   int still_running;
+  std::vector<std::shared_ptr<Session>> open;
   {
     std::unique_lock lock(s.mu);
     s.cv.wait_for(lock, s.options.grace_period, [&] { return s.calls_in_flight == 0; });
     still_running = s.calls_in_flight;
-    // Wake every connection blocked in a read; those in a call finish it first.
-    for (auto& c : s.connections) ::shutdown(c.socket.native_handle(), SHUT_RD);
+    for (auto& w : s.sessions) {
+      if (auto session = w.lock()) open.push_back(std::move(session));
+    }
   }
-  {
-    std::lock_guard lock(s.mu);
-    s.stopping = true;
+  for (auto& session : open) session->close();  // idle ones; the others close after answering
+  open.clear();
+  // Let the last answers go out, then stop the I/O threads.
+  for (int i = 0; i < 50; ++i) {
+    bool any = false;
+    {
+      std::lock_guard lock(s.mu);
+      for (auto& w : s.sessions) any = any || !w.expired();
+    }
+    if (!any || still_running > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  s.cv.notify_all();
-  if (s.reaper.joinable()) s.reaper.join();
-  for (auto& c : s.connections) {
-    if (c.thread.joinable()) c.thread.join();
+  s.io.stop();
+  for (auto& t : s.threads) {
+    if (still_running > 0) {
+      t.detach();  // a call that ignored its deadline still runs on it
+    } else {
+      t.join();
+    }
   }
-  s.connections.clear();
+  s.threads.clear();
   return still_running;
 }
 

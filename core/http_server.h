@@ -8,12 +8,15 @@
 //   POST /api/v1/plugins/<name>/<rpc>  a direct call; the body is the args
 //   GET  /healthz, /readyz, /metrics   liveness, readiness, Prometheus text
 //
-// HTTP/1.1 with keep-alive, one thread per connection; plugin calls run with deadlines.
+// HTTP/1.1 with keep-alive on Asio's event loop, run by a few I/O threads that also run
+// the plugin calls of the requests they read; one watcher enforces the calls' deadlines.
 // With a token, /api/v1/* needs "Authorization: Bearer <token>" (403 otherwise). Bad
 // JSON or shape: 400 with {"error": ...}; a body over the limit: 413; during shutdown:
 // 503. Idle connections are closed after `idle_timeout`.
 //
 // Thread-safety: start() and shutdown() from one thread; everything else is internal.
+// A call that ignores its deadline keeps its I/O thread; so do that many slow calls at
+// once (raise `threads` for plugins that take long).
 #ifndef PLUGBOARD_CORE_HTTP_SERVER_H_
 #define PLUGBOARD_CORE_HTTP_SERVER_H_
 
@@ -35,6 +38,7 @@ struct ServerOptions {
   Millis poll_interval{1000};
   Millis grace_period{30 * 1000};
   Millis idle_timeout{60 * 1000};
+  int threads = 0;  // I/O threads, which also run the calls; 0: max(4, 2 x cores)
 };
 
 class HttpServer {
@@ -52,8 +56,9 @@ class HttpServer {
   // when the grace period ended.
   int shutdown();
 
+  struct Impl;  // opaque; public so that the connection sessions inside may name it
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -26,7 +26,9 @@ int cmdServe(const Args& args) {
       "grace-period", po::value<std::string>(), "at SIGTERM, how long calls may finish (default 30s)")(
       "idle-timeout", po::value<std::string>(), "close a connection idle this long (default 60s)")(
       "no-watch", "do not watch the plugin directories (default: the config's watch, true)")(
-      "body-limit", po::value<std::size_t>(), "largest request body in bytes (default 1048576)");
+      "body-limit", po::value<std::size_t>(), "largest request body in bytes (default 1048576)")(
+      "workers", po::value<int>(), "I/O threads, which also run the calls (default: the config's "
+                                   "workers; 0 = max(4, 2 x cores))");
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseArgs(args, "usage: plugboard serve --plugins DIR [--listen HOST:PORT] [--token-file F]",
@@ -38,6 +40,7 @@ int cmdServe(const Args& args) {
   core::ServerOptions server_options;
   server_options.listen = vm.count("listen") ? vm["listen"].as<std::string>() : config->listen;
   server_options.body_limit = vm.count("body-limit") ? vm["body-limit"].as<std::size_t>() : config->body_limit;
+  server_options.threads = vm.count("workers") ? vm["workers"].as<int>() : config->workers;
   server_options.default_timeout = config->default_timeout;
   server_options.poll_interval = config->poll_interval;
   server_options.grace_period = config->grace_period;
