@@ -1,7 +1,6 @@
 #include "core/http_server.h"
 
 #include <sys/socket.h>
-#include <sys/time.h>
 
 #include <array>
 #include <atomic>

@@ -9,14 +9,8 @@
 
 namespace plugboard::core {
 
-namespace {
-
-Dispatcher& deref(Dispatcher* d) { return *d; }
-Dispatcher& deref(const std::shared_ptr<Dispatcher>& d) { return *d; }
-
-// `dispatcher` is a raw reference or a shared_ptr; the thread keeps a copy of it.
-template <class D>
-TimedDispatch timed(D dispatcher, DispatchRequest request, Millis timeout, Millis grace) {
+TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request, Millis timeout,
+                                   Millis grace) {
   struct State {
     std::mutex mu;
     std::condition_variable cv;
@@ -24,8 +18,8 @@ TimedDispatch timed(D dispatcher, DispatchRequest request, Millis timeout, Milli
     CallControl control;
   };
   auto state = std::make_shared<State>();
-  std::thread([state, dispatcher, request = std::move(request)]() mutable {
-    Dispatch d = deref(dispatcher).dispatch(request, state->control);
+  std::thread([state, &dispatcher, request = std::move(request)] {
+    Dispatch d = dispatcher.dispatch(request, state->control);
     std::lock_guard lock(state->mu);
     state->result = std::move(d);
     state->cv.notify_all();
@@ -49,18 +43,6 @@ TimedDispatch timed(D dispatcher, DispatchRequest request, Millis timeout, Milli
                           Json::object(),
                           {}};
   return out;
-}
-
-}  // namespace
-
-TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request, Millis timeout,
-                                   Millis grace) {
-  return timed(&dispatcher, std::move(request), timeout, grace);
-}
-
-TimedDispatch dispatchWithDeadline(std::shared_ptr<Dispatcher> dispatcher, DispatchRequest request,
-                                   Millis timeout, Millis grace) {
-  return timed(std::move(dispatcher), std::move(request), timeout, grace);
 }
 
 struct DeadlineWatch::Impl {

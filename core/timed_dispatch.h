@@ -23,9 +23,6 @@ struct TimedDispatch {
 
 TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request,
                                    Millis timeout, Millis grace = Millis(2000));
-// The same, keeping `dispatcher` alive until the call returns, even if it is abandoned.
-TimedDispatch dispatchWithDeadline(std::shared_ptr<Dispatcher> dispatcher, DispatchRequest request,
-                                   Millis timeout, Millis grace = Millis(2000));
 
 // Deadlines for calls that run on the caller's own thread, kept by one watcher thread:
 // cheaper per call than a thread each, for servers. When a call's deadline passes its
