@@ -1,0 +1,63 @@
+// core/protocol.h: out-of-process plugin protocol v1, frame by frame.
+//
+// The runtime and an out-of-process plugin (a process, a container, a Python module)
+// exchange newline-delimited JSON over the plugin's stdin and stdout: one JSON object per
+// line, at most `limit` bytes. docs/protocol.md is the specification; this file turns
+// bytes into checked messages and back. Every message has a "type":
+//   hello     {"type":"hello","protocols":[1]}                        runtime -> plugin
+//             {"type":"hello","protocol":1,"manifest":{...}}          plugin -> runtime
+//   execute   {"type":"execute","id":N,"request":{...}}               runtime -> plugin
+//   result    {"type":"result","id":N,"result":{...}}                 plugin -> runtime
+//   log       {"type":"log","id":N?,"level":"info","message":"..."}   plugin -> runtime
+//   cancel    {"type":"cancel","id":N}                                runtime -> plugin
+//   shutdown  {"type":"shutdown"}                                     runtime -> plugin
+// Value types and free functions, except FrameReader (one per stream, not thread-safe).
+#ifndef PLUGBOARD_CORE_PROTOCOL_H_
+#define PLUGBOARD_CORE_PROTOCOL_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/expected.h"
+
+namespace plugboard::core {
+
+using Json = nlohmann::json;
+
+inline constexpr int kProtocolVersion = 1;
+inline constexpr std::size_t kDefaultFrameLimit = 16 << 20;
+
+// Which side sent a message; each side may send only its own types.
+enum class Sender { kRuntime, kPlugin };
+
+// Checks one frame (without its newline) sent by `from`: a JSON object whose "type" is
+// one `from` may send, with the members that type requires. The error says what is wrong
+// and quotes the start of the line, so that a plugin's stray print is recognisable.
+Expected<Json> parseFrame(std::string_view line, Sender from);
+
+// The frame for `message`: compact JSON and a newline. The JSON library escapes every
+// control character, so a frame never contains a newline of its own.
+std::string frame(const Json& message);
+
+// Splits a byte stream into lines. A line longer than the limit is an error (the rest
+// of the stream cannot be trusted afterwards).
+class FrameReader {
+ public:
+  explicit FrameReader(std::size_t limit = kDefaultFrameLimit) : limit_(limit) {}
+  // Appends `bytes`; moves every complete line (without its newline) into `lines`.
+  Status feed(std::string_view bytes, std::vector<std::string>& lines);
+  // Bytes of an incomplete line still held.
+  std::size_t pending() const { return buffer_.size(); }
+
+ private:
+  std::size_t limit_;
+  std::string buffer_;
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_PROTOCOL_H_

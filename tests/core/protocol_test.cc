@@ -1,0 +1,67 @@
+#include "core/protocol.h"
+
+#include <gtest/gtest.h>
+
+namespace plugboard::core {
+namespace {
+
+std::string errorOf(std::string_view line, Sender from) {
+  auto m = parseFrame(line, from);
+  return m.ok() ? "ok" : m.error().message();
+}
+
+TEST(ProtocolTest, AcceptsEveryMessageFromItsOwnSide) {
+  for (const char* line : {R"({"type":"hello","protocols":[1]})",
+                           R"({"type":"execute","id":7,"request":{"rpc":"template.execute","args":{}}})",
+                           R"({"type":"cancel","id":7})", R"({"type":"shutdown"})"}) {
+    EXPECT_EQ(errorOf(line, Sender::kRuntime), "ok") << line;
+  }
+  for (const char* line : {R"({"type":"hello","protocol":1,"manifest":{"name":"x"}})",
+                           R"({"type":"result","id":7,"result":{"phase":"Succeeded"}})",
+                           R"({"type":"log","level":"warn","message":"careful"})",
+                           R"({"type":"log","id":7,"message":"about call 7"})"}) {
+    EXPECT_EQ(errorOf(line, Sender::kPlugin), "ok") << line;
+  }
+}
+
+TEST(ProtocolTest, RefusesWrongSidesShapesAndStrayOutput) {
+  EXPECT_EQ(errorOf("Hello from print()", Sender::kPlugin),
+            "not a protocol message (a JSON object per line): 'Hello from print()'");
+  EXPECT_EQ(errorOf(R"({"type":"execute","id":1,"request":{}})", Sender::kPlugin),
+            R"(unknown message type 'execute' from the plugin: '{"type":"execute","id":1,"request":{}}')");
+  EXPECT_EQ(errorOf(R"({"type":"result","id":-1,"result":{}})", Sender::kPlugin),
+            R"('result' message needs a non-negative integer "id": '{"type":"result","id":-1,"result":{}}')");
+  EXPECT_EQ(errorOf(R"({"type":"hello","protocol":1})", Sender::kPlugin).substr(0, 48),
+            R"('hello' message needs the plugin's "manifest" ob)");
+  EXPECT_EQ(errorOf(R"({"type":"log","level":"loud","message":"x"})", Sender::kPlugin).substr(0, 60),
+            R"('log' message has a "level" other than debug, info, warn or )");
+  EXPECT_EQ(errorOf(R"({"id":1})", Sender::kRuntime), R"(message without a "type": '{"id":1}')");
+  const std::string long_line(500, 'x');
+  EXPECT_EQ(errorOf(long_line, Sender::kPlugin),
+            "not a protocol message (a JSON object per line): '" + std::string(80, 'x') + "...'");
+}
+
+TEST(ProtocolTest, FramesAreOneLineEvenWithNewlinesInside) {
+  const Json m = {{"type", "log"}, {"message", "two\nlines"}};
+  const std::string f = frame(m);
+  EXPECT_EQ(f.find('\n'), f.size() - 1);
+  EXPECT_EQ(*parseFrame(std::string_view(f).substr(0, f.size() - 1), Sender::kPlugin), m);
+}
+
+TEST(ProtocolTest, ReaderSplitsLinesAcrossChunksAndEnforcesTheLimit) {
+  FrameReader reader(32);
+  std::vector<std::string> lines;
+  ASSERT_TRUE(reader.feed("{\"a\":1}\n{\"b\"", lines).ok());
+  ASSERT_TRUE(reader.feed(":2}\n{", lines).ok());
+  EXPECT_EQ(lines, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}"}));
+  EXPECT_EQ(reader.pending(), 1u);
+  EXPECT_FALSE(reader.feed(std::string(40, 'x'), lines).ok());
+  FrameReader strict(8);
+  std::vector<std::string> more;
+  auto st = strict.feed("0123456789\n", more);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().message(), "a protocol frame of 10 bytes exceeds the limit of 8");
+}
+
+}  // namespace
+}  // namespace plugboard::core
