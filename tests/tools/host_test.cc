@@ -1,0 +1,98 @@
+// plugboard-host: a native plugin served over the out-of-process protocol, driven through
+// its stdin and stdout as a deployer drives it.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "tests/support/paths.h"
+#include "tests/support/subprocess.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string lines(const std::vector<Json>& messages) {
+  std::string out;
+  for (const auto& m : messages) out += m.dump() + "\n";
+  return out;
+}
+
+std::vector<Json> parseLines(const std::string& out) {
+  std::vector<Json> messages;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    auto j = Json::parse(line, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "not a protocol line on stdout: " << line;
+    messages.push_back(j);
+  }
+  return messages;
+}
+
+std::string host() { return (buildDir() / "plugboard-host").string(); }
+
+const Json kHello = {{"type", "hello"}, {"protocols", {1}}};
+
+Json execute(int id, const Json& args) {
+  return {{"type", "execute"}, {"id", id}, {"request", {{"rpc", "template.execute"}, {"key", "scripted"}, {"via", "name"}, {"args", args}}}};
+}
+
+const Json* resultFor(const std::vector<Json>& messages, int id) {
+  for (const auto& m : messages) {
+    if (m["type"] == "result" && m["id"] == id) return &m;
+  }
+  return nullptr;
+}
+
+TEST(HostTest, GreetsRunsCallsAndKeepsStrayOutputOffTheChannel) {
+  auto r = run({host(), fixture("scripted").string()},
+               lines({kHello, execute(1, {{"id", "a"}, {"print", "stray print\n"}, {"log", "hello log"}}),
+                      execute(2, {{"phase", "Failed"}, {"message", "no"}}), {{"type", "shutdown"}}}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto messages = parseLines(r.out);
+  ASSERT_FALSE(messages.empty());
+  EXPECT_EQ(messages[0]["type"], "hello");
+  EXPECT_EQ(messages[0]["protocol"], 1);
+  EXPECT_EQ(messages[0]["manifest"]["name"], "scripted");
+  const Json* one = resultFor(messages, 1);
+  const Json* two = resultFor(messages, 2);
+  ASSERT_TRUE(one && two) << r.out;
+  EXPECT_EQ((*one)["result"]["phase"], "Succeeded");
+  EXPECT_EQ((*two)["result"], Json({{"phase", "Failed"}, {"message", "no"}, {"outputs", Json::object()}}));
+  bool logged = false;
+  for (const auto& m : messages) logged = logged || (m["type"] == "log" && m["message"] == "hello log");
+  EXPECT_TRUE(logged) << r.out;
+  EXPECT_NE(r.err.find("stray print"), std::string::npos);  // on stderr, not the channel
+}
+
+TEST(HostTest, CancelStopsARunningCall) {
+  auto r = run({host(), plugin("sleep").string()},
+               lines({kHello,
+                      {{"type", "execute"}, {"id", 7}, {"request", {{"rpc", "template.execute"}, {"args", {{"seconds", 60}}}}}},
+                      {{"type", "cancel"}, {"id", 7}}}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto messages = parseLines(r.out);
+  const Json* seven = resultFor(messages, 7);
+  ASSERT_TRUE(seven) << r.out;
+  EXPECT_EQ((*seven)["result"]["phase"], "Error");
+}
+
+TEST(HostTest, RefusesProtocolErrorsAndUnloadablePlugins) {
+  auto garbage = run({host(), plugin("hello").string()}, "this is not a frame\n");
+  EXPECT_EQ(garbage.exit_code, 2);
+  EXPECT_NE(garbage.err.find("not a protocol message"), std::string::npos) << garbage.err;
+  auto early = run({host(), plugin("hello").string()}, lines({execute(1, Json::object())}));
+  EXPECT_EQ(early.exit_code, 2);
+  EXPECT_NE(early.err.find("'execute' before 'hello'"), std::string::npos) << early.err;
+  auto version = run({host(), plugin("hello").string()}, lines({{{"type", "hello"}, {"protocols", {7}}}}));
+  EXPECT_EQ(version.exit_code, 2);
+  EXPECT_NE(version.err.find("offers protocols [7]; this host speaks 1"), std::string::npos) << version.err;
+  auto missing = run({host(), "/nonexistent/plugin.so"}, lines({kHello}));
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_NE(missing.err.find("/nonexistent/plugin.so"), std::string::npos) << missing.err;
+  EXPECT_TRUE(missing.out.empty());
+}
+
+}  // namespace
+}  // namespace plugboard::testing
