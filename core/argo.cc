@@ -26,6 +26,7 @@ Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body) {
   request.context = Json::object();
   request.context["workflow"] = workflow == j.end() ? Json::object() : std::move(*workflow);
   request.context["template"] = std::move(*tmpl);
+  request.context_text = std::string(body);  // forwarded as received, not serialised again
   return request;
 }
 

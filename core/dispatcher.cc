@@ -1,6 +1,7 @@
 #include "core/dispatcher.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <spdlog/spdlog.h>
 
@@ -59,9 +60,24 @@ void appendQuoted(std::string& out, const std::string& s) {
 // Written as text directly, not built as a JSON value first: this is the hot path.
 std::string requestText(const DispatchRequest& request, Route route) {
   std::string out;
-  out.reserve(128);
-  out += '{';
-  if (request.context.is_object()) {
+  if (!request.context_text.empty()) {
+    // The object's text without its closing brace; rpc, key, via and args follow (a JSON
+    // parser keeps the last of duplicate members, so these win over the context's).
+    std::string_view text = request.context_text;
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+    if (text.size() >= 2 && text.front() == '{' && text.back() == '}') {
+      text.remove_suffix(1);
+      out.reserve(text.size() + 96);
+      out += text;
+      const auto first = text.find_first_not_of(" \t\r\n", 1);
+      if (first != std::string_view::npos) out += ',';
+    }
+  }
+  if (out.empty()) {
+    out.reserve(128);
+    out += '{';
+  }
+  if (request.context_text.empty() && request.context.is_object()) {
     for (const auto& [name, value] : request.context.items()) {
       if (name == "rpc" || name == "key" || name == "via" || name == "args") continue;
       appendQuoted(out, name);

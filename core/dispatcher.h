@@ -58,6 +58,9 @@ struct DispatchRequest {
   std::string rpc = "template.execute";
   Json args;                      // the template's args for the plugin
   Json context = Json::object();  // merged into the request (e.g. workflow, template)
+  // When set, the same members as the text of a JSON object (e.g. Argo's request body as
+  // received), used instead of `context` so that they are not serialised again.
+  std::string context_text;
 };
 
 enum class Route { kNamed, kPolled };

@@ -155,6 +155,22 @@ TEST_F(DispatcherTest, AnErrorStopsThePoll) {
   EXPECT_FALSE(isMapped(copyOf("sleep")));
 }
 
+TEST_F(DispatcherTest, ContextTextIsForwardedAndCannotOverrideTheRoutingMembers) {
+  install(fixture("scripted"));
+  Dispatcher d(catalog());
+  DispatchRequest request;
+  request.key = "scripted";
+  request.args = {{"id", "ctx"}};
+  request.context_text = R"( {"workflow":{"metadata":{"name":"wf"}}, "key":"forged", "via":"poll"} )";
+  CallControl control;
+  auto r = d.dispatch(request, control);
+  ASSERT_EQ(r.outcome.phase, Phase::kSucceeded) << r.outcome.message;
+  EXPECT_EQ(r.outcome.outputs["parameters"]["key"], "scripted");
+  EXPECT_EQ(r.outcome.outputs["parameters"]["via"], "name");
+  request.context_text = "{}";
+  EXPECT_EQ(d.dispatch(request, control).outcome.phase, Phase::kSucceeded);
+}
+
 TEST_F(DispatcherTest, AThrowingPluginGivesAnErrorNamingIt) {
   install(fixture("scripted"));
   Dispatcher d(catalog());
@@ -194,7 +210,7 @@ TEST_F(DispatcherTest, ASerialPluginIsNeverEnteredTwice) {
 TEST_F(DispatcherTest, CancelStopsARunningCall) {
   install(plugin("sleep"));
   Dispatcher d(catalog());
-  DispatchRequest request{"sleep", "", "template.execute", {{"seconds", 60}}, Json::object()};
+  DispatchRequest request{"sleep", "", "template.execute", {{"seconds", 60}}, Json::object(), {}};
   CallControl control;
   std::thread canceller([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
