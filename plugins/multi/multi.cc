@@ -1,5 +1,5 @@
 // multi: one plugin, two RPCs. "text.upper" upper-cases args.text; "text.count" counts
-// its characters and words.
+// its characters and words. It also answers when polled (see acceptsPolledCalls).
 #include <cctype>
 #include <sstream>
 
@@ -9,6 +9,9 @@ namespace {
 
 class Multi : public plugboard::Plugin {
  public:
+  // A text utility: it serves its RPCs whatever key a template used to reach it.
+  bool acceptsPolledCalls() const override { return true; }
+
   plugboard::Result execute(const plugboard::Request& request) override {
     const auto& args = request.args();
     if (!args.is_object() || !args.contains("text") || !args["text"].is_string()) {

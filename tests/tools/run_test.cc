@@ -56,6 +56,16 @@ TEST_F(RunTest, TheBundledExampleRunsAndPassesOutputsAlong) {
   }
 }
 
+TEST_F(RunTest, TheSecondExampleRunsWithItsPolledStep) {
+  auto r = plugboard({"run", (sourceDir() / "examples/pipeline.toml").string(), "--plugins",
+                      pluginDir().string(), "--param", "nap=0.05", "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto report = Json::parse(r.out);
+  EXPECT_EQ(step(report, "recount")["plugin"], "multi@1.0.0");
+  EXPECT_EQ(step(report, "recount")["outputs"]["parameters"]["words"], "5");
+  EXPECT_EQ(step(report, "summary")["outputs"]["parameters"]["workflow"], "pipeline");
+}
+
 TEST_F(RunTest, PlainOutputLogsEachChangeAndASummary) {
   auto r = plugboard({"run", (sourceDir() / "examples/hello.toml").string(), "--plugins",
                       pluginDir().string()});
