@@ -8,6 +8,7 @@
 
 #include "core/manifest.h"
 #include "core/text.h"
+#include "core/toml_json.h"
 
 namespace plugboard::core {
 namespace {
@@ -16,23 +17,6 @@ std::string where(const std::filesystem::path& file, const toml::source_region& 
   return file.string() + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column) + ": ";
 }
 
-Json tomlToJson(const toml::node& node) {
-  if (const auto* t = node.as_table()) {
-    Json out = Json::object();
-    for (auto&& [k, v] : *t) out[std::string(k.str())] = tomlToJson(v);
-    return out;
-  }
-  if (const auto* a = node.as_array()) {
-    Json out = Json::array();
-    for (auto&& v : *a) out.push_back(tomlToJson(v));
-    return out;
-  }
-  if (const auto* s = node.as_string()) return s->get();
-  if (const auto* i = node.as_integer()) return i->get();
-  if (const auto* f = node.as_floating_point()) return f->get();
-  if (const auto* b = node.as_boolean()) return b->get();
-  return nullptr;
-}
 
 }  // namespace
 

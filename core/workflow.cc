@@ -10,36 +10,13 @@
 
 #include "core/manifest.h"
 #include "core/substitution.h"
+#include "core/toml_json.h"
 
 namespace plugboard::core {
 namespace {
 
 SourcePos posOf(const toml::source_region& src) {
   return {static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
-}
-
-Json toJson(const toml::node& node) {
-  switch (node.type()) {
-    case toml::node_type::table: {
-      Json out = Json::object();
-      for (auto&& [k, v] : *node.as_table()) out[std::string(k.str())] = toJson(v);
-      return out;
-    }
-    case toml::node_type::array: {
-      Json out = Json::array();
-      for (auto&& v : *node.as_array()) out.push_back(toJson(v));
-      return out;
-    }
-    case toml::node_type::string: return node.as_string()->get();
-    case toml::node_type::integer: return node.as_integer()->get();
-    case toml::node_type::floating_point: return node.as_floating_point()->get();
-    case toml::node_type::boolean: return node.as_boolean()->get();
-    default: {
-      std::ostringstream text;
-      node.visit([&](auto&& v) { text << v; });
-      return text.str();
-    }
-  }
 }
 
 bool isValidStepId(std::string_view id) {
@@ -136,7 +113,7 @@ class Parser {
         for (auto&& [k, v] : *t) {
           const std::string member(k.str());
           if (member == "default") {
-            input.default_value = toJson(v);
+            input.default_value = tomlToJson(v);
           } else if (member == "description") {
             input.description = string(v, "", "inputs." + input.name + ".description");
           } else {
@@ -145,7 +122,7 @@ class Parser {
           }
         }
       } else {
-        input.default_value = toJson(value);
+        input.default_value = tomlToJson(value);
       }
       wf.inputs.push_back(std::move(input));
     }
@@ -203,7 +180,7 @@ class Parser {
       } else if (k == "rpc") {
         step.rpc = string(node, id, k);
       } else if (k == "args") {
-        step.args = toJson(node);
+        step.args = tomlToJson(node);
       } else if (k == "depends") {
         const auto* deps = node.as_array();
         if (deps == nullptr) {
