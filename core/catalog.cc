@@ -79,7 +79,7 @@ Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& poli
   for (const auto& file : listPluginFiles(dirs, policy, catalog.problems_)) {
     auto entry = readPluginFile(file, policy);
     if (entry) {
-      catalog.add(std::move(*entry));
+      catalog.entries_.push_back(std::move(*entry));
     } else {
       catalog.problems_.push_back({file, entry.error().message()});
     }
@@ -95,8 +95,6 @@ Catalog Catalog::fromEntries(std::vector<CatalogEntry> entries, std::vector<Cata
   catalog.buildIndex();
   return catalog;
 }
-
-void Catalog::add(CatalogEntry entry) { entries_.push_back(std::move(entry)); }
 
 void Catalog::buildIndex() {
   // Refuse every (name, version) claimed by more than one file.

@@ -80,7 +80,6 @@ class Catalog {
   std::vector<const CatalogEntry*> legacy() const;
 
  private:
-  void add(CatalogEntry entry);
   void buildIndex();
   const std::vector<std::size_t>* versionsOf(const std::string& lowered) const;
 

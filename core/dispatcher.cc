@@ -145,11 +145,7 @@ std::vector<const CatalogEntry*> Dispatcher::pollOrder(const std::string& rpc) c
   return order;
 }
 
-bool Dispatcher::isLoaded(const CatalogEntry& entry) const {
-  std::lock_guard lock(mu_);
-  const Slot& slot = *slots_[&entry - catalog_.entries().data()];
-  return slot.instance != nullptr;
-}
+bool Dispatcher::isLoaded(const CatalogEntry& entry) const { return state(entry).loaded; }
 
 Dispatcher::PluginState Dispatcher::state(const CatalogEntry& entry) const {
   std::lock_guard lock(mu_);

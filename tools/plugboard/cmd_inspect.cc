@@ -46,11 +46,17 @@ int cmdInspect(const Args& args) {
   const std::string file = vm["file"].as<std::string>();
   const bool json = vm.count("json") > 0;
 
-  // Read and parse without loading; the ABI verdict is separate so that a plugin built
-  // for another ABI can still be shown.
-  auto section = core::readElfSection(file, PLUGBOARD_MANIFEST_SECTION);
-  auto manifest = section ? core::parseManifest(*section)
-                          : core::Expected<core::Manifest>(core::readPluginFile(file).error());
+  // Read without loading. A file the catalog refuses (another ABI, the trust rules) is
+  // still shown when its manifest itself can be read.
+  auto verdict = core::readPluginFile(file);
+  core::Expected<core::Manifest> manifest = core::Error("");
+  if (verdict) {
+    manifest = verdict->manifest;
+  } else {
+    auto section = core::readElfSection(file, PLUGBOARD_MANIFEST_SECTION);
+    manifest = section ? core::parseManifest(*section) : core::Expected<core::Manifest>(verdict.error());
+    if (!manifest) manifest = verdict.error();
+  }
   if (!manifest) {
     if (json) {
       std::cout << core::Json{{"file", file}, {"error", manifest.error().message()}}.dump(2) << "\n";
@@ -58,7 +64,6 @@ int cmdInspect(const Args& args) {
     std::cerr << file << ": refused: " << manifest.error().message() << "\n";
     return kExitFailed;
   }
-  auto verdict = core::readPluginFile(file);
   core::Json out = {{"file", file}, {"manifest", core::Json::parse(manifest->text)}};
   if (!verdict) out["error"] = verdict.error().message();
   if (!json) {
