@@ -169,7 +169,7 @@ struct InProcess {
     auto parsed = plugboard::core::parseExecuteTemplateArgs(kArgoBody);
     auto d = dispatcher.dispatch(*parsed, control);
     std::string reply =
-        plugboard::core::executeTemplateReply(d.outcome, std::chrono::seconds(1)).dump();
+        plugboard::core::executeTemplateReply(d.outcome, std::chrono::seconds(1));
     if (reply.empty()) std::abort();
   }
   plugboard::core::Catalog catalog = plugboard::core::Catalog::scan({plugboard::testing::pluginDir()});

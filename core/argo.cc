@@ -1,5 +1,7 @@
 #include "core/argo.h"
 
+#include "core/text.h"
+
 namespace plugboard::core {
 
 Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body) {
@@ -19,33 +21,60 @@ Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body) {
   }
   DispatchRequest request;
   request.key = plugin->begin().key();
-  request.args = plugin->begin().value();
+  request.args = std::move(plugin->begin().value());
   request.rpc = "template.execute";
   // The plugin sees the body as Argo sent it (template.plugin included, as Argo plugins
-  // look for their key there); moved, not copied.
-  request.context = Json::object();
-  request.context["workflow"] = workflow == j.end() ? Json::object() : std::move(*workflow);
-  request.context["template"] = std::move(*tmpl);
-  request.context_text = std::string(body);  // forwarded as received, not serialised again
+  // look for their key there), forwarded as received rather than serialised again.
+  request.context_text = std::string(body);
   return request;
 }
 
-Json executeTemplateReply(const Outcome& outcome, Millis poll_interval) {
-  Json node = {{"phase", phaseName(outcome.phase)}};
-  if (outcome.phase == Phase::kNotHandled) node["phase"] = "Failed";
-  if (!outcome.message.empty()) node["message"] = outcome.message;
-  Json outputs = outcome.outputs;
-  if (auto p = outputs.find("parameters"); p != outputs.end() && p->is_object()) {
-    Json list = Json::array();
-    for (const auto& [name, value] : p->items()) list.push_back({{"name", name}, {"value", value}});
-    *p = std::move(list);
+std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval) {
+  // Written as text directly, not built as a JSON value first: this is the serve hot path.
+  std::string out = R"({"node":{"phase":)";
+  appendJsonString(out, outcome.phase == Phase::kNotHandled ? "Failed" : phaseName(outcome.phase));
+  if (!outcome.message.empty()) {
+    out += R"(,"message":)";
+    appendJsonString(out, outcome.message);
   }
-  if (!outputs.empty()) node["outputs"] = std::move(outputs);
-  Json reply = {{"node", std::move(node)}};
+  if (outcome.outputs.is_object() && !outcome.outputs.empty()) {
+    out += R"(,"outputs":{)";
+    bool first = true;
+    for (const auto& [name, value] : outcome.outputs.items()) {
+      if (!first) out += ',';
+      first = false;
+      appendJsonString(out, name);
+      out += ':';
+      if (name != "parameters" || !value.is_object()) {
+        out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+        continue;
+      }
+      // Argo wants parameters as a list of {name, value}.
+      out += '[';
+      bool first_parameter = true;
+      for (const auto& [parameter, v] : value.items()) {
+        out += first_parameter ? R"({"name":)" : R"(,{"name":)";
+        first_parameter = false;
+        appendJsonString(out, parameter);
+        out += R"(,"value":)";
+        if (v.is_string()) {
+          appendJsonString(out, v.get_ref<const std::string&>());
+        } else {
+          out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
+        }
+        out += '}';
+      }
+      out += ']';
+    }
+    out += '}';
+  }
+  out += '}';
   if (outcome.phase == Phase::kRunning) {
-    reply["requeue"] = formatGoDuration(outcome.requeue.value_or(poll_interval));
+    out += R"(,"requeue":)";
+    appendJsonString(out, formatGoDuration(outcome.requeue.value_or(poll_interval)));
   }
-  return reply;
+  out += '}';
+  return out;
 }
 
 }  // namespace plugboard::core

@@ -10,6 +10,7 @@
 #ifndef PLUGBOARD_CORE_ARGO_H_
 #define PLUGBOARD_CORE_ARGO_H_
 
+#include <string>
 #include <string_view>
 
 #include "core/dispatcher.h"
@@ -22,9 +23,9 @@ namespace plugboard::core {
 // with the body's shape, e.g. "template.plugin: expected exactly one key, got 2".
 Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body);
 
-// The reply for an outcome. Succeeded is never requeued; Running is requeued after its
-// own delay or `poll_interval`.
-Json executeTemplateReply(const Outcome& outcome, Millis poll_interval);
+// The reply's JSON text for an outcome. Succeeded is never requeued; Running is requeued
+// after its own delay or `poll_interval`.
+std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval);
 
 }  // namespace plugboard::core
 

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/text.h"
+
 namespace plugboard::core {
 
 struct Dispatcher::Slot {
@@ -41,21 +43,6 @@ void CallControl::end() {
 
 namespace {
 
-// Appends `s` as a JSON string. Plain ASCII (the usual RPC, key and member names) is
-// quoted directly; anything that might need escaping goes through the JSON library.
-void appendQuoted(std::string& out, const std::string& s) {
-  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
-    return c >= 0x20 && c != '"' && c != '\\' && static_cast<unsigned char>(c) < 0x80;
-  });
-  if (!plain) {
-    out += Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
-    return;
-  }
-  out += '"';
-  out += s;
-  out += '"';
-}
-
 // The request JSON a plugin receives: the context's members, then rpc, key, via and args.
 // Written as text directly, not built as a JSON value first: this is the hot path.
 std::string requestText(const DispatchRequest& request, Route route) {
@@ -80,16 +67,16 @@ std::string requestText(const DispatchRequest& request, Route route) {
   if (request.context_text.empty() && request.context.is_object()) {
     for (const auto& [name, value] : request.context.items()) {
       if (name == "rpc" || name == "key" || name == "via" || name == "args") continue;
-      appendQuoted(out, name);
+      appendJsonString(out, name);
       out += ':';
       out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
       out += ',';
     }
   }
   out += "\"rpc\":";
-  appendQuoted(out, request.rpc);
+  appendJsonString(out, request.rpc);
   out += ",\"key\":";
-  appendQuoted(out, request.key);
+  appendJsonString(out, request.key);
   out += route == Route::kNamed ? ",\"via\":\"name\",\"args\":" : ",\"via\":\"poll\",\"args\":";
   out += request.args.dump(-1, ' ', false, Json::error_handler_t::replace);
   out += '}';

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <list>
 #include <optional>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -75,24 +77,88 @@ struct HttpServer::Impl {
 
   LiveRuntime& runtime;
   ServerOptions options;
+  const std::uint64_t id = [] {
+    static std::atomic<std::uint64_t> servers{0};
+    return ++servers;
+  }();
   DeadlineWatch deadlines;
-  asio::io_context io;
-  tcp::acceptor acceptor{io};
-  std::vector<std::thread> threads;  // run `io`; requests and their plugin calls run on them
+  // One event loop per I/O thread, each run by its thread alone: a connection stays on the
+  // loop it was given at accept, so no handler hops threads and no lock guards a loop.
+  std::vector<std::unique_ptr<asio::io_context>> loops;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
+  std::unique_ptr<tcp::acceptor> acceptor;  // on loops[0]
+  std::size_t next_loop = 0;
+  std::vector<std::thread> threads;  // run `loops`; requests and their plugin calls run on them
   std::atomic<bool> draining{false};
+  std::atomic<int> calls_in_flight{0};
+  std::array<std::atomic<std::uint64_t>, 600> responses{};  // by status code
+
+  // A call still running after kSlowCall gets a helper thread that runs its loop meanwhile,
+  // so the loop's other connections are not held up behind a slow plugin.
+  static constexpr Millis kSlowCall{10};
+  struct Helper {
+    std::atomic<bool> done{false}, finished{false};
+    std::thread thread;
+  };
 
   std::mutex mu;  // guards everything below
   std::condition_variable cv;
-  int calls_in_flight = 0;
   std::list<std::weak_ptr<Session>> sessions;
-  std::map<std::string, std::unique_ptr<PluginStats>> stats;
-  std::map<int, std::uint64_t> responses;  // by status code
+  std::map<std::string, std::unique_ptr<PluginStats>> stats;  // entries are never removed
+  std::list<std::unique_ptr<Helper>> helpers;
 
   PluginStats& statsFor(const std::string& plugin) {
+    // Each thread remembers the entries it used, so a call takes no lock after the first.
+    thread_local std::unordered_map<std::string, PluginStats*> cache;
+    thread_local std::uint64_t cache_owner = 0;
+    if (cache_owner != id) {
+      cache.clear();
+      cache_owner = id;
+    }
+    if (auto it = cache.find(plugin); it != cache.end()) return *it->second;
     std::lock_guard lock(mu);
     auto& s = stats[plugin];
     if (!s) s = std::make_unique<PluginStats>();
+    cache.emplace(plugin, s.get());
     return *s;
+  }
+
+  // The loop the calling thread runs (null off the I/O threads).
+  static asio::io_context*& currentLoop() {
+    thread_local asio::io_context* loop = nullptr;
+    return loop;
+  }
+
+  void runLoop(asio::io_context& loop) {
+    currentLoop() = &loop;
+    loop.run();
+  }
+
+  // Called on the deadline watcher's thread for a call past kSlowCall.
+  Helper* startHelper(asio::io_context& loop) {
+    auto helper = std::make_unique<Helper>();
+    Helper* h = helper.get();
+    h->thread = std::thread([this, &loop, h] {
+      currentLoop() = &loop;
+      while (!h->done && !loop.stopped()) loop.run_one_for(std::chrono::milliseconds(20));
+      h->finished = true;
+    });
+    std::lock_guard lock(mu);
+    helpers.push_back(std::move(helper));
+    return h;
+  }
+
+  void retireHelper(Helper* h) {
+    h->done = true;
+    std::lock_guard lock(mu);
+    for (auto it = helpers.begin(); it != helpers.end();) {
+      if ((*it)->finished) {
+        (*it)->thread.join();
+        it = helpers.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
   void record(const Dispatch& d, double seconds) {
@@ -108,22 +174,27 @@ struct HttpServer::Impl {
 
   // Runs one dispatch with the configured deadline, counted as in flight.
   Dispatch call(DispatchRequest request) {
-    {
-      std::lock_guard lock(mu);
-      ++calls_in_flight;
-    }
+    ++calls_in_flight;
     const auto start = Clock::now();
     // The call holds its generation of plugins until it returns: a reload meanwhile
     // sends new calls to the new version while this one finishes on the old. It runs on
-    // this connection's thread; the deadline watch cancels it when its time is up.
+    // this connection's thread; the deadline watch cancels it when its time is up, and
+    // lends its loop a helper thread if it is slow.
     const std::shared_ptr<Dispatcher> generation = runtime.current();
-    Dispatch d = deadlines.dispatch(*generation, request, options.default_timeout);
+    struct {
+      Impl* server;
+      asio::io_context* loop;
+      Helper* helper;
+    } slow{this, currentLoop(), nullptr};
+    std::function<void()> on_slow;  // captures one pointer: no allocation
+    if (slow.loop != nullptr) on_slow = [&slow] { slow.helper = slow.server->startHelper(*slow.loop); };
+    Dispatch d = deadlines.dispatch(*generation, request, options.default_timeout, std::move(on_slow), kSlowCall);
+    if (slow.helper != nullptr) retireHelper(slow.helper);  // on_slow has run, if at all: dispatch returned
     record(d, std::chrono::duration<double>(Clock::now() - start).count());
-    {
+    if (--calls_in_flight == 0 && draining) {
       std::lock_guard lock(mu);
-      --calls_in_flight;
+      cv.notify_all();
     }
-    cv.notify_all();
     return d;
   }
 
@@ -171,7 +242,8 @@ struct HttpServer::Impl {
     Dispatch d = call(std::move(*request));
     // A template no hosted plugin handles answers {}, so that Argo polls its other sidecars.
     if (!d.handled) return json(http::status::ok, Json::object(), req.version());
-    return json(http::status::ok, executeTemplateReply(d.outcome, options.poll_interval), req.version());
+    return text(http::status::ok, executeTemplateReply(d.outcome, options.poll_interval), req.version(),
+                "application/json");
   }
 
   Response direct(const Request& req, const std::string& rest) {
@@ -251,13 +323,15 @@ struct HttpServer::Impl {
         << "\n"
         << "# HELP plugboard_http_responses_total HTTP responses by status code.\n"
            "# TYPE plugboard_http_responses_total counter\n";
-    for (const auto& [code, n] : responses) out << "plugboard_http_responses_total{code=\"" << code << "\"} " << n << "\n";
+    for (std::size_t code = 0; code < responses.size(); ++code) {
+      if (const auto n = responses[code].load()) out << "plugboard_http_responses_total{code=\"" << code << "\"} " << n << "\n";
+    }
     return out.str();
   }
 
   void countResponse(const Response& res) {
-    std::lock_guard lock(mu);
-    ++responses[static_cast<int>(res.result_int())];
+    const auto code = res.result_int();
+    if (code < responses.size()) ++responses[code];
   }
 
   void accept();
@@ -346,9 +420,10 @@ class Session : public std::enable_shared_from_this<Session> {
 };
 
 void HttpServer::Impl::accept() {
-  acceptor.async_accept(asio::make_strand(io), [this](beast::error_code ec, tcp::socket socket) {
+  asio::io_context& loop = *loops[next_loop++ % loops.size()];
+  acceptor->async_accept(asio::make_strand(loop), [this](beast::error_code ec, tcp::socket socket) {
     if (ec) {
-      if (!draining && acceptor.is_open()) {
+      if (!draining && acceptor->is_open()) {
         spdlog::warn("accept failed: {}", ec.message());
         accept();
       }
@@ -387,7 +462,14 @@ Expected<std::string> HttpServer::start() {
     port = 65536;
   }
   if (port > 65535) return Error("listen address '" + listen + "': bad port");
-  auto& acceptor = impl_->acceptor;
+  const int n = impl_->options.threads > 0 ? impl_->options.threads
+                                           : std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+  for (int i = 0; i < n; ++i) {
+    impl_->loops.push_back(std::make_unique<asio::io_context>(1));
+    impl_->keep_running.push_back(asio::make_work_guard(*impl_->loops.back()));
+  }
+  impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->loops[0]);
+  auto& acceptor = *impl_->acceptor;
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
   acceptor.open(endpoint.protocol(), ec);
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
@@ -396,18 +478,16 @@ Expected<std::string> HttpServer::start() {
   if (ec) return Error("cannot listen on " + listen + ": " + ec.message());
   const auto bound = acceptor.local_endpoint();
   impl_->accept();
-  const int n = impl_->options.threads > 0 ? impl_->options.threads
-                                           : std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency()));
-  for (int i = 0; i < n; ++i) impl_->threads.emplace_back([this] { impl_->io.run(); });
+  for (int i = 0; i < n; ++i) impl_->threads.emplace_back([this, i] { impl_->runLoop(*impl_->loops[i]); });
   return bound.address().to_string() + ":" + std::to_string(bound.port());
 }
 
 int HttpServer::shutdown() {
   Impl& s = *impl_;
   s.draining = true;
-  asio::post(s.io, [&s] {
+  asio::post(*s.loops[0], [&s] {
     beast::error_code ec;
-    s.acceptor.close(ec);
+    s.acceptor->close(ec);
   });
   int still_running;
   std::vector<std::shared_ptr<Session>> open;
@@ -431,7 +511,25 @@ int HttpServer::shutdown() {
     if (!any || still_running > 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  s.io.stop();
+  for (auto& loop : s.loops) loop->stop();
+  {
+    // A helper leaves its stopped loop at once, unless it is in a call that ignored its
+    // deadline: that one is left running, with its Helper, as the I/O threads are.
+    std::lock_guard lock(s.mu);
+    for (auto& h : s.helpers) h->done = true;
+    for (int i = 0; i < 20 && !std::all_of(s.helpers.begin(), s.helpers.end(), [](auto& h) { return h->finished.load(); }); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (auto& h : s.helpers) {
+      if (h->finished) {
+        h->thread.join();
+      } else {
+        h->thread.detach();
+        h.release();
+      }
+    }
+    s.helpers.clear();
+  }
   for (auto& t : s.threads) {
     if (still_running > 0) {
       t.detach();  // a call that ignored its deadline still runs on it

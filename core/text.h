@@ -15,6 +15,9 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 // ASCII lower case.
 std::string toLower(std::string_view s);
 
+// Appends `s` to `out` as a JSON string (quoted and escaped; invalid UTF-8 replaced).
+void appendJsonString(std::string& out, std::string_view s);
+
 }  // namespace plugboard::core
 
 #endif  // PLUGBOARD_CORE_TEXT_H_

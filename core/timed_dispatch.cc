@@ -46,24 +46,39 @@ TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest reque
 }
 
 struct DeadlineWatch::Impl {
+  using Clock = std::chrono::steady_clock;
   struct Watched {
-    std::chrono::steady_clock::time_point deadline;
+    Clock::time_point deadline;
     CallControl* control;
     bool fired = false;
+    Clock::time_point slow_at;  // Clock::time_point::max() when nobody asked
+    std::function<void()>* on_slow;
   };
+  // While calls come and go, the watcher looks at them every `tick` (the shortest slow_after
+  // asked for) instead of being woken for each new call: a wake-up per call would cost more
+  // than the call. After a second without calls it sleeps until the next one.
+  static constexpr auto kIdleAfter = std::chrono::seconds(1);
+
   std::mutex mu;
   std::condition_variable cv;
   std::list<Watched> calls;  // stable addresses; few entries (one per call in flight)
   bool stop = false;
-  std::chrono::steady_clock::time_point next_wake = std::chrono::steady_clock::time_point::max();
+  Clock::time_point next_wake = Clock::time_point::max();
+  Clock::time_point last_call{};
+  Clock::duration tick = Clock::duration::max();
   std::thread thread;
 
   void run() {
     std::unique_lock lock(mu);
     while (!stop) {
-      auto next = std::chrono::steady_clock::time_point::max();
-      const auto now = std::chrono::steady_clock::now();
+      auto next = Clock::time_point::max();
+      const auto now = Clock::now();
       for (auto& w : calls) {
+        if (w.slow_at <= now) {
+          w.slow_at = Clock::time_point::max();
+          (*w.on_slow)();
+        }
+        next = std::min(next, w.slow_at);
         if (w.fired) continue;
         if (w.deadline <= now) {
           w.fired = true;
@@ -72,8 +87,9 @@ struct DeadlineWatch::Impl {
           next = std::min(next, w.deadline);
         }
       }
+      if (tick != Clock::duration::max() && now - last_call < kIdleAfter) next = std::min(next, now + tick);
       next_wake = next;
-      if (next == std::chrono::steady_clock::time_point::max()) {
+      if (next == Clock::time_point::max()) {
         cv.wait(lock);
       } else {
         cv.wait_until(lock, next);
@@ -95,16 +111,23 @@ DeadlineWatch::~DeadlineWatch() {
   impl_->thread.join();
 }
 
-Dispatch DeadlineWatch::dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout) {
+Dispatch DeadlineWatch::dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout,
+                                 std::function<void()> on_slow, Millis slow_after) {
+  using Clock = Impl::Clock;
   CallControl control;
   std::list<Impl::Watched>::iterator it;
   bool earlier;
   {
     std::lock_guard lock(impl_->mu);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    it = impl_->calls.insert(impl_->calls.end(), {deadline, &control, false});
-    earlier = deadline < impl_->next_wake;
-    if (earlier) impl_->next_wake = deadline;
+    const auto now = Clock::now();
+    const auto deadline = now + timeout;
+    const auto slow_at = on_slow ? now + slow_after : Clock::time_point::max();
+    if (on_slow) impl_->tick = std::min<Clock::duration>(impl_->tick, slow_after);
+    impl_->last_call = now;
+    it = impl_->calls.insert(impl_->calls.end(), {deadline, &control, false, slow_at, &on_slow});
+    const auto wake = std::min(deadline, slow_at);
+    earlier = wake < impl_->next_wake;
+    if (earlier) impl_->next_wake = wake;
   }
   if (earlier) impl_->cv.notify_all();  // the watcher sleeps past this deadline
   Dispatch d = dispatcher.dispatch(request, control);

@@ -8,6 +8,7 @@
 #ifndef PLUGBOARD_CORE_TIMED_DISPATCH_H_
 #define PLUGBOARD_CORE_TIMED_DISPATCH_H_
 
+#include <functional>
 #include <memory>
 
 #include "core/dispatcher.h"
@@ -38,7 +39,12 @@ class DeadlineWatch {
 
   // Runs `request` on this thread with a deadline `timeout` from now. When the deadline
   // passed, the result is Failed and says so, whatever the plugin answered.
-  Dispatch dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout);
+  //
+  // `on_slow`, when given, runs once on the watcher thread if the call is still running
+  // `slow_after` from now (give or take one `slow_after`); it must be quick and must not
+  // call back into this watch. It never runs after dispatch() has returned.
+  Dispatch dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout,
+                    std::function<void()> on_slow = {}, Millis slow_after = Millis(10));
 
  private:
   struct Impl;

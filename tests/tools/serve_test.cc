@@ -105,7 +105,9 @@ TEST_F(ServeTest, ListsPluginsCallsThemDirectlyAndCountsInMetrics) {
       EXPECT_TRUE(p["loaded_at"].is_string());
       EXPECT_EQ(p["provides"], Json({"text.upper", "text.count"}));
     }
-    if (p.value("name", "") == "hello") EXPECT_EQ(p["state"], "available");
+    if (p.value("name", "") == "hello") {
+      EXPECT_EQ(p["state"], "available");
+    }
   }
   EXPECT_TRUE(found);
   auto metrics = client.request("GET", "/metrics");
@@ -135,6 +137,31 @@ TEST_F(ServeTest, KeepAliveAndConcurrentClients) {
   }
   for (auto& t : clients) t.join();
   EXPECT_EQ(ok, 200);
+}
+
+TEST_F(ServeTest, ASlowCallDoesNotHoldUpOtherConnectionsOnItsThread) {
+  // One I/O thread, so both connections share its event loop: while the slow call runs, a
+  // helper thread serves the loop's other connection.
+  ServeProcess serve({"--plugins", dir_.plugins(), "--workers", "1"});
+  HttpClient slow(serve.port());
+  HttpClient other(serve.port());
+  EXPECT_EQ(other.request("GET", "/healthz").status, 200);
+  std::atomic<bool> slow_done{false};
+  std::thread t([&] {
+    auto r = slow.request("POST", "/api/v1/template.execute", argoBody("sleep", {{"seconds", 2}}));
+    EXPECT_EQ(r.status, 200);
+    slow_done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  for (int i = 0; i < 20; ++i) {
+    auto r = other.request("POST", "/api/v1/template.execute", argoBody("echo", {{"i", std::to_string(i)}}));
+    ASSERT_EQ(r.status, 200);
+  }
+  HttpClient fresh(serve.port());  // accepted and served meanwhile too
+  EXPECT_EQ(fresh.request("GET", "/healthz").status, 200);
+  EXPECT_FALSE(slow_done) << "the other connection waited for the slow call";
+  t.join();
+  EXPECT_TRUE(slow_done);
 }
 
 TEST_F(ServeTest, ClosesIdleConnections) {

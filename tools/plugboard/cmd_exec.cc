@@ -38,7 +38,7 @@ int cmdExec(const Args& args) {
   core::Dispatcher dispatcher(catalog, core::DispatcherOptions{config->priority});
   auto result = core::dispatchWithDeadline(dispatcher, std::move(*request), config->default_timeout);
   const auto& outcome = result.dispatch.outcome;
-  std::cout << core::executeTemplateReply(outcome, config->poll_interval).dump() << "\n";
+  std::cout << core::executeTemplateReply(outcome, config->poll_interval) << "\n";
   std::cout.flush();
   const bool ok = outcome.phase == core::Phase::kSucceeded || outcome.phase == core::Phase::kRunning;
   const int status = ok ? kExitOk : kExitFailed;
