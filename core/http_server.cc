@@ -33,6 +33,9 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+// Concrete executor types: the type-erased defaults cost a visible share of each request.
+using Strand = asio::strand<asio::io_context::executor_type>;
+using Socket = tcp::socket::rebind_executor<Strand>::other;
 using Request = http::request<http::string_body>;
 using Response = http::response<http::string_body>;
 using Clock = std::chrono::steady_clock;
@@ -210,17 +213,17 @@ struct HttpServer::Impl {
 
   Response handle(const Request& req) {
     const unsigned v = req.version();
-    std::string target(req.target());
+    std::string_view target(req.target().data(), req.target().size());
     target = target.substr(0, target.find('?'));
     if (draining) return json(http::status::service_unavailable, {{"error", "the server is shutting down"}}, v);
     if (target == "/healthz") return text(http::status::ok, "ok\n", v);
     if (target == "/readyz") return text(http::status::ok, "ready\n", v);
     if (target == "/metrics") return text(http::status::ok, metrics(), v, "text/plain; version=0.0.4");
-    if (target.rfind("/api/v1/", 0) != 0) return json(http::status::not_found, {{"error", "no such path: " + target}}, v);
+    if (!target.starts_with("/api/v1/")) return json(http::status::not_found, {{"error", "no such path: " + std::string(target)}}, v);
     if (!authorized(req)) {
       return json(http::status::forbidden, {{"error", "missing or wrong bearer token in the Authorization header"}}, v);
     }
-    const std::string method = target.substr(8);
+    const std::string_view method = target.substr(8);
     if (method == "template.execute") {
       if (req.method() != http::verb::post) return json(http::status::method_not_allowed, {{"error", "use POST"}}, v);
       return execute(req);
@@ -229,11 +232,11 @@ struct HttpServer::Impl {
       if (req.method() != http::verb::get) return json(http::status::method_not_allowed, {{"error", "use GET"}}, v);
       return json(http::status::ok, pluginList(), v);
     }
-    if (method.rfind("plugins/", 0) == 0) {
+    if (method.starts_with("plugins/")) {
       if (req.method() != http::verb::post) return json(http::status::method_not_allowed, {{"error", "use POST"}}, v);
-      return direct(req, method.substr(8));
+      return direct(req, std::string(method.substr(8)));
     }
-    return json(http::status::not_found, {{"error", "no method '" + method + "'"}}, v);
+    return json(http::status::not_found, {{"error", "no method '" + std::string(method) + "'"}}, v);
   }
 
   Response execute(const Request& req) {
@@ -338,39 +341,60 @@ struct HttpServer::Impl {
 };
 
 // One connection: reads a request, runs it (plugin call included) on the I/O thread that
-// completed the read, writes the answer, and reads the next one while kept alive. The
-// stream's timer closes a connection that sends nothing for the idle timeout.
+// completed the read, writes the answer, and reads the next one while kept alive.
+//
+// Idle connections: a timer fires every idle timeout and closes the connection if it has
+// been waiting for a request for that long. It is not reset for each request (that would
+// cost a timer update, often a system call, per request); it is re-armed when it fires.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, HttpServer::Impl& server) : stream_(std::move(socket)), server_(server) {}
+  Session(Socket socket, HttpServer::Impl& server)
+      : socket_(std::move(socket)), idle_timer_(socket_.get_executor()), server_(server) {}
 
-  void start() { read(); }
+  void start() {
+    armIdleTimer(server_.options.idle_timeout);
+    read();
+  }
 
   // Ends an idle session at shutdown; one in a call finishes it first.
   void close() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
       beast::error_code ec;
-      self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+      self->socket_.shutdown(tcp::socket::shutdown_both, ec);
     });
   }
 
  private:
+  void armIdleTimer(Clock::duration after) {
+    idle_timer_.expires_after(after);
+    idle_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->onIdleTimer();
+    });
+  }
+
+  void onIdleTimer() {
+    if (!socket_.is_open()) return;
+    const auto idle = server_.options.idle_timeout;
+    const auto waited = Clock::now() - waiting_since_;
+    if (!waiting_ || waited < idle) return armIdleTimer(waiting_ ? idle - waited : Clock::duration(idle));
+    spdlog::debug("closed a connection idle for {}", formatElapsed(idle));
+    finish();
+  }
+
   void read() {
     parser_.emplace();
     parser_->body_limit(server_.options.body_limit);
     parser_->header_limit(16 * 1024);
-    stream_.expires_after(server_.options.idle_timeout);
-    http::async_read(stream_, buffer_, *parser_,
+    waiting_ = true;
+    waiting_since_ = Clock::now();
+    http::async_read(socket_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onRead(ec); });
   }
 
   void onRead(beast::error_code ec) {
+    waiting_ = false;  // a call keeps its own deadline
     if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::operation_aborted ||
-        ec == asio::error::connection_reset) {
-      return finish();
-    }
-    if (ec == beast::error::timeout) {
-      spdlog::debug("closed a connection idle for {}", formatElapsed(server_.options.idle_timeout));
+        ec == asio::error::connection_reset || ec == asio::error::bad_descriptor) {
       return finish();
     }
     if (ec == http::error::body_limit) {
@@ -387,7 +411,6 @@ class Session : public std::enable_shared_from_this<Session> {
       if (server_.draining) return finish();
       return send(json(http::status::bad_request, {{"error", "malformed HTTP request: " + ec.message()}}, 11), false);
     }
-    stream_.expires_never();  // a call keeps its own deadline
     Request req = parser_->release();
     const bool keep_alive = req.keep_alive() && !server_.draining;
     Response res = server_.handle(req);
@@ -399,9 +422,9 @@ class Session : public std::enable_shared_from_this<Session> {
     res.keep_alive(keep_alive);
     res.prepare_payload();
     server_.countResponse(res);
-    auto owned = std::make_shared<Response>(std::move(res));
-    http::async_write(stream_, *owned,
-                      [self = shared_from_this(), owned, keep_alive](beast::error_code ec, std::size_t) {
+    response_ = std::move(res);  // kept here until written
+    http::async_write(socket_, response_,
+                      [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
                         if (ec || !keep_alive) return self->finish();
                         self->read();
                       });
@@ -409,11 +432,16 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void finish() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.socket().close(ec);
+    idle_timer_.cancel();
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
   }
 
-  beast::tcp_stream stream_;
+  Socket socket_;
+  asio::steady_timer idle_timer_;
+  bool waiting_ = false;  // for the next request
+  Clock::time_point waiting_since_;
+  Response response_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   HttpServer::Impl& server_;
@@ -421,7 +449,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
 void HttpServer::Impl::accept() {
   asio::io_context& loop = *loops[next_loop++ % loops.size()];
-  acceptor->async_accept(asio::make_strand(loop), [this](beast::error_code ec, tcp::socket socket) {
+  acceptor->async_accept(asio::make_strand(loop.get_executor()), [this](beast::error_code ec, Socket socket) {
     if (ec) {
       if (!draining && acceptor->is_open()) {
         spdlog::warn("accept failed: {}", ec.message());

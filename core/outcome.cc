@@ -32,27 +32,29 @@ Json Outcome::toJson() const {
 }
 
 Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
-  const std::string who = "plugin '" + std::string(plugin) + "' returned an invalid result: ";
+  const auto invalid = [plugin](const std::string& what) {
+    return Outcome::error("plugin '" + std::string(plugin) + "' returned an invalid result: " + what);
+  };
   Json j = Json::parse(result_json, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Outcome::error(who + "not a JSON object");
+  if (j.is_discarded() || !j.is_object()) return invalid("not a JSON object");
   auto phase_it = j.find("phase");
-  if (phase_it == j.end() || !phase_it->is_string()) return Outcome::error(who + "no 'phase'");
+  if (phase_it == j.end() || !phase_it->is_string()) return invalid("no 'phase'");
   auto phase = phaseFromName(phase_it->get_ref<const std::string&>());
-  if (!phase) return Outcome::error(who + "unknown phase '" + phase_it->get<std::string>() + "'");
+  if (!phase) return invalid("unknown phase '" + phase_it->get<std::string>() + "'");
 
   Outcome out;
   out.phase = *phase;
   if (auto m = j.find("message"); m != j.end()) {
-    if (!m->is_string()) return Outcome::error(who + "'message' is not a string");
-    out.message = m->get<std::string>();
+    if (!m->is_string()) return invalid("'message' is not a string");
+    out.message = std::move(m->get_ref<std::string&>());
   }
   if (auto o = j.find("outputs"); o != j.end()) {
-    if (!o->is_object()) return Outcome::error(who + "'outputs' is not an object");
+    if (!o->is_object()) return invalid("'outputs' is not an object");
     if (auto p = o->find("parameters"); p != o->end()) {
-      if (!p->is_object()) return Outcome::error(who + "'outputs.parameters' is not an object");
+      if (!p->is_object()) return invalid("'outputs.parameters' is not an object");
       for (const auto& [name, value] : p->items()) {
         if (!value.is_string()) {
-          return Outcome::error(who + "output parameter '" + name + "' is not a string");
+          return invalid("output parameter '" + name + "' is not a string");
         }
       }
     }
@@ -60,7 +62,7 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
   }
   if (auto r = j.find("requeue_ms"); r != j.end()) {
     if (!r->is_number_integer() || r->get<long long>() < 0) {
-      return Outcome::error(who + "'requeue_ms' is not a non-negative integer");
+      return invalid("'requeue_ms' is not a non-negative integer");
     }
     out.requeue = std::chrono::milliseconds(r->get<long long>());
   }

@@ -17,6 +17,45 @@ TEST(ArgoTest, ParsesExecuteTemplateArgs) {
   EXPECT_EQ(r->context_text, body);  // the plugin sees the body as Argo sent it
 }
 
+// What the body means when parsed whole into a value: the key and args, or the error.
+std::string expectedFromValue(const std::string& body) {
+  Json j = Json::parse(body, nullptr, false);
+  if (j.is_discarded()) return "error: the body is not valid JSON";
+  if (!j.is_object()) return "error: the body must be a JSON object";
+  if (j.contains("workflow") && !j["workflow"].is_object()) return "error: workflow: expected an object";
+  if (!j.contains("template") || !j["template"].is_object()) return "error: template: expected an object";
+  const Json& plugin = j["template"].value("plugin", Json());
+  if (!plugin.is_object()) return "error: template.plugin: expected an object with exactly one key, the plugin's name";
+  if (plugin.size() != 1) return "error: template.plugin: expected exactly one key, got " + std::to_string(plugin.size());
+  return plugin.begin().key() + " " + plugin.begin().value().dump();
+}
+
+TEST(ArgoTest, ReadsTheBodyAsAParsedValueWould) {
+  for (const std::string body : {
+           R"({"template":{"plugin":{"k":{"a":[1,{"b":[[],{}],"c":null}],"d":"x"}}}})",
+           R"({"template":{"plugin":{"k":[1,[2,[3]],{"x":{"y":{}}}]}}})",
+           R"({"template":{"plugin":{"k":"text"}}})",
+           R"({"template":{"plugin":{"k":-1.5e3}}})",
+           R"({"template":{"plugin":{"k":1,"k":{"again":true}}}})",
+           R"({"template":{"plugin":{"a":1}},"template":{"plugin":{"b":2}}})",
+           R"({"template":{"plugin":{"a":1},"plugin":{"b":{}}}})",
+           R"({"template":{"plugin":{"a":1},"plugin":{}}})",
+           R"({"template":{"name":"t","inputs":{"plugin":{"x":1}},"plugin":{"k":{"plugin":{"y":2}}}}})",
+           R"({"workflow":{"template":{"plugin":{"no":1}}},"template":{"plugin":{"k":0}}})",
+           R"({"template":[{"plugin":{"k":1}}]})",
+           R"({"template":{"plugin":[{"k":1}]}})",
+           R"({"template":{"plugin":{"k":1}},"workflow":[]})",
+           R"({"template":{"plugin":{"k":1}}} trailing)",
+           R"({"template":{"plugin":{"k":{"unterminated":[1,2}}}})",
+           R"("just a string")",
+           R"({})",
+       }) {
+    auto r = parseExecuteTemplateArgs(body);
+    const std::string got = r.ok() ? r->key + " " + r->args.dump() : "error: " + r.error().message();
+    EXPECT_EQ(got, expectedFromValue(body)) << body;
+  }
+}
+
 TEST(ArgoTest, RejectsBadShapes) {
   EXPECT_EQ(parseExecuteTemplateArgs("{").error().message(), "the body is not valid JSON");
   EXPECT_EQ(parseExecuteTemplateArgs("[]").error().message(), "the body must be a JSON object");
