@@ -21,7 +21,7 @@ bool looksLikePlugin(const fs::path& p) {
 
 }  // namespace
 
-Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& policy) {
+Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& policy, std::string_view kind) {
   FileHandle handle(file);
   if (handle.fd() < 0) return Error(handle.error(), Error::Code::kIo);
   if (Status st = checkFileTrust(handle.fd(), file, policy); !st) return st.error();
@@ -35,8 +35,13 @@ Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& p
   }
   auto manifest = parseManifest(*section);
   if (!manifest) return manifest.error();
+  if (manifest->kind != kind) {
+    return Error(manifest->kind == "deployer"
+                     ? "'" + manifest->name + "' is a deployer module, not a plugin; put it in a deployer directory"
+                     : "'" + manifest->name + "' is a plugin, not a deployer module; put it in a plugin directory");
+  }
   if (manifest->abi != PLUGBOARD_ABI_MAJOR) {
-    return Error("plugin '" + manifest->name + "' was built for plugboard ABI " +
+    return Error((kind == "deployer" ? "deployer '" : "plugin '") + manifest->name + "' was built for plugboard ABI " +
                  std::to_string(manifest->abi) + ", this runtime supports ABI " +
                  std::to_string(PLUGBOARD_ABI_MAJOR) + "; rebuild it against this SDK");
   }
@@ -74,10 +79,10 @@ std::vector<fs::path> listPluginFiles(const std::vector<fs::path>& dirs, const T
   return files;
 }
 
-Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& policy) {
+Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& policy, std::string_view kind) {
   Catalog catalog;
   for (const auto& file : listPluginFiles(dirs, policy, catalog.problems_)) {
-    auto entry = readPluginFile(file, policy);
+    auto entry = readPluginFile(file, policy, kind);
     if (entry) {
       catalog.entries_.push_back(std::move(*entry));
     } else {

@@ -50,16 +50,18 @@ std::vector<std::filesystem::path> listPluginFiles(const std::vector<std::filesy
                                                    std::vector<CatalogProblem>& problems);
 
 // Reads and validates the manifest of one file without loading it, after checking it
-// against `policy` (on the opened descriptor).
+// against `policy` (on the opened descriptor). A module of another `kind` ("executor"
+// for plugins, "deployer" for deployer modules) is refused, saying where it belongs.
 Expected<CatalogEntry> readPluginFile(const std::filesystem::path& file,
-                                      const TrustPolicy& policy = {});
+                                      const TrustPolicy& policy = {},
+                                      std::string_view kind = "executor");
 
 class Catalog {
  public:
   // Scans every directory in `dirs`. A directory that cannot be read, or that `policy`
   // refuses, is a problem too, and none of its files is used.
   static Catalog scan(const std::vector<std::filesystem::path>& dirs,
-                      const TrustPolicy& policy = {});
+                      const TrustPolicy& policy = {}, std::string_view kind = "executor");
   // A catalog of entries already read (by PluginMirror), indexed the same way.
   static Catalog fromEntries(std::vector<CatalogEntry> entries, std::vector<CatalogProblem> problems);
 

@@ -11,7 +11,7 @@ namespace plugboard::core {
 
 struct Dispatcher::Slot {
   std::once_flag loaded;
-  std::unique_ptr<PluginInstance> instance;
+  std::unique_ptr<PluginHandle> instance;
   std::chrono::system_clock::time_point loaded_at{};
   std::string load_error;
   std::mutex serial;  // held around calls when the plugin is serial
@@ -28,7 +28,7 @@ bool CallControl::cancelled() const {
   return cancelled_;
 }
 
-bool CallControl::begin(PluginInstance* instance, std::uint64_t call_id) {
+bool CallControl::begin(PluginHandle* instance, std::uint64_t call_id) {
   std::lock_guard lock(mu_);
   if (cancelled_) return false;
   instance_ = instance;
@@ -144,9 +144,14 @@ Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
   Slot* slot = slots_[&entry - catalog_.entries().data()].get();
   std::call_once(slot->loaded, [&] {
     std::string error;
-    std::unique_ptr<PluginInstance> loaded;
-    auto library = PluginLibrary::load(entry);
-    if (!library) {
+    std::unique_ptr<PluginHandle> loaded;
+    if (options_.open) {
+      if (auto handle = options_.open(entry); handle) {
+        loaded = std::move(*handle);
+      } else {
+        error = handle.error().message();
+      }
+    } else if (auto library = PluginLibrary::load(entry); !library) {
       error = library.error().message();
     } else if (auto instance = (*library)->createInstance(); !instance) {
       error = instance.error().message();

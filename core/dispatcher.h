@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +31,7 @@
 #include "core/catalog.h"
 #include "core/loader.h"
 #include "core/outcome.h"
+#include "core/plugin_handle.h"
 
 namespace plugboard::core {
 
@@ -43,12 +45,12 @@ class CallControl {
 
  private:
   friend class Dispatcher;
-  bool begin(PluginInstance* instance, std::uint64_t call_id);  // false if cancelled
+  bool begin(PluginHandle* instance, std::uint64_t call_id);  // false if cancelled
   void end();
 
   mutable std::mutex mu_;
   bool cancelled_ = false;
-  PluginInstance* instance_ = nullptr;
+  PluginHandle* instance_ = nullptr;
   std::uint64_t call_id_ = 0;
 };
 
@@ -73,9 +75,14 @@ struct Dispatch {
   bool handled = true;              // false when polling found no plugin to handle it
 };
 
+// Starts the plugin of a catalog entry; the dispatcher calls it once per entry, on the
+// entry's first call. Unset: the file is loaded into this process (core/loader.h).
+using PluginOpener = std::function<Expected<std::unique_ptr<PluginHandle>>(const CatalogEntry&)>;
+
 struct DispatcherOptions {
   // Poll priority by plugin name (case-insensitive); higher goes first; default 0.
   std::unordered_map<std::string, int> priority;
+  PluginOpener open = nullptr;
 };
 
 class Dispatcher {

@@ -24,6 +24,7 @@
 #include "core/expected.h"
 #include "core/manifest.h"
 #include "core/outcome.h"
+#include "core/plugin_handle.h"
 #include "plugboard/abi.h"
 
 namespace plugboard::core {
@@ -57,21 +58,21 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
   std::filesystem::path file_;
 };
 
-class PluginInstance {
+class PluginInstance : public PluginHandle {
  public:
-  ~PluginInstance();
+  ~PluginInstance() override;
   PluginInstance(const PluginInstance&) = delete;
   PluginInstance& operator=(const PluginInstance&) = delete;
 
-  const Manifest& manifest() const { return library_->manifest(); }
-  // A fresh id for call() and cancel().
-  std::uint64_t newCallId() { return next_call_id_.fetch_add(1) + 1; }
+  const Manifest& manifest() const override { return library_->manifest(); }
   // Runs one call and blocks until the plugin responds.
   Outcome call(const Json& request, std::uint64_t call_id);
   Outcome call(const Json& request) { return call(request, newCallId()); }
   // The same with the request already serialised (a JSON object).
-  Outcome callText(std::string_view request_json, std::uint64_t call_id);
-  void cancel(std::uint64_t call_id);
+  Outcome callText(std::string_view request_json, std::uint64_t call_id) override;
+  // The same, answering the plugin's result JSON as it gave it, unchecked.
+  std::string callRaw(std::string_view request_json, std::uint64_t call_id);
+  void cancel(std::uint64_t call_id) override;
 
  private:
   friend class PluginLibrary;
@@ -81,7 +82,6 @@ class PluginInstance {
   std::shared_ptr<PluginLibrary> library_;  // released last: unmaps after destroy()
   std::unique_ptr<Host> host_;              // must outlive handle_
   void* handle_ = nullptr;
-  std::atomic<std::uint64_t> next_call_id_{0};
 };
 
 }  // namespace plugboard::core

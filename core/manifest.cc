@@ -43,6 +43,13 @@ bool Manifest::providesRpc(std::string_view rpc) const {
   return std::find(provides.begin(), provides.end(), rpc) != provides.end();
 }
 
+bool isConfigType(std::string_view type) {
+  for (const char* t : {"string", "integer", "boolean", "size", "duration", "string-list", "string-map", "object"}) {
+    if (type == t) return true;
+  }
+  return false;
+}
+
 Json Manifest::toJson() const {
   Json j = {{"kind", kind},         {"name", name},
             {"version", version.text()}, {"abi", abi},
@@ -50,6 +57,11 @@ Json Manifest::toJson() const {
             {"concurrency", concurrency == Concurrency::kSerial ? "serial" : "parallel"},
             {"description", description}};
   if (!schemas.empty()) j["schemas"] = schemas;
+  if (kind == "deployer") {
+    j["deploys"] = deploys;
+    j["config"] = config;
+    j["priority"] = priority;
+  }
   return j;
 }
 
@@ -128,6 +140,30 @@ Expected<Manifest> parseManifest(std::string_view text) {
   auto description = optionalString(j, "description");
   if (!description) return description.error();
   m.description = std::move(*description);
+
+  auto deploys = stringList(j, "deploys");
+  if (!deploys) return deploys.error();
+  m.deploys = std::move(*deploys);
+  if (m.kind == "deployer" && m.deploys.empty()) {
+    return Error("manifest of deployer '" + m.name + "' has no 'deploys' (the artifact kinds it deploys)");
+  }
+  if (auto c = j.find("config"); c != j.end()) {
+    if (!c->is_object()) return Error("manifest member 'config' must be an object");
+    for (const auto& [key, spec] : c->items()) {
+      auto type = spec.is_object() ? spec.find("type") : spec.end();
+      if (!spec.is_object() || type == spec.end() || !type->is_string() ||
+          !isConfigType(type->get_ref<const std::string&>())) {
+        return Error("manifest config key '" + key +
+                     "' must be an object with a 'type' of string, integer, boolean, size, duration, "
+                     "string-list, string-map or object");
+      }
+    }
+    m.config = *c;
+  }
+  if (auto p = j.find("priority"); p != j.end()) {
+    if (!p->is_number_integer()) return Error("manifest member 'priority' must be an integer");
+    m.priority = p->get<int>();
+  }
   return m;
 }
 

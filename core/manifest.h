@@ -32,6 +32,12 @@ struct Manifest {
   Concurrency concurrency = Concurrency::kParallel;
   Json schemas = Json::object();  // RPC -> {"input": JSON Schema subset}
   std::string description;
+  // Deployers only: the artifact kinds deployed ("native", "python" ...), the keys they
+  // accept ({"memory":{"type":"size","description":"..."}}; see docs/deployers.md), and
+  // their place in the default order (higher first).
+  std::vector<std::string> deploys;
+  Json config = Json::object();
+  int priority = 0;
   std::string text;  // the manifest as read, for display and comparison
 
   bool legacy() const { return provides.empty(); }
@@ -41,6 +47,9 @@ struct Manifest {
 
 // Parses and validates manifest text. Does not check the ABI version; the catalog does.
 Expected<Manifest> parseManifest(std::string_view text);
+
+// The types a deployer's config key may declare.
+bool isConfigType(std::string_view type);
 
 // True for names of the form [A-Za-z0-9][A-Za-z0-9._-]* up to 128 characters.
 bool isValidPluginName(std::string_view name);

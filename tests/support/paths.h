@@ -11,6 +11,7 @@ inline std::filesystem::path pluginDir() { return PLUGBOARD_PLUGIN_DIR; }
 inline std::filesystem::path fixtureDir() { return PLUGBOARD_FIXTURE_DIR; }
 inline std::filesystem::path sourceDir() { return PLUGBOARD_SOURCE_DIR; }
 inline std::filesystem::path buildDir() { return PLUGBOARD_BUILD_DIR; }
+inline std::filesystem::path deployerDir() { return buildDir() / "deployers"; }
 inline std::filesystem::path plugin(const char* name) {
   return pluginDir() / (std::string(name) + ".so");
 }

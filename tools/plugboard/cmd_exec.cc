@@ -35,7 +35,7 @@ int cmdExec(const Args& args) {
     return kExitUsage;
   }
   const auto catalog = scanPlugins(*config);
-  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{config->priority});
+  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority});
   auto result = core::dispatchWithDeadline(dispatcher, std::move(*request), config->default_timeout);
   const auto& outcome = result.dispatch.outcome;
   std::cout << core::executeTemplateReply(outcome, config->poll_interval) << "\n";

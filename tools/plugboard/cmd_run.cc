@@ -103,7 +103,7 @@ int cmdRun(const Args& args) {
   for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
   const bool json = output == "json";
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
-  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{config->priority});
+  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority});
   core::Runner runner(dispatcher, run_options, json ? nullptr : &display);
   handleSignals(runner);
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);

@@ -73,7 +73,7 @@ int cmdServe(const Args& args) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   const bool watch = vm.count("no-watch") ? false : config->watch;
-  core::LiveRuntime runtime(config->plugin_dirs, config->trust, core::DispatcherOptions{config->priority});
+  core::LiveRuntime runtime(config->plugin_dirs, config->trust, core::DispatcherOptions{.priority = config->priority});
   if (core::Status st = runtime.start(watch); !st) {
     std::cerr << "plugboard: " << st.error().message() << "\n";
     return kExitFailed;

@@ -15,6 +15,12 @@
  * tells which members exist. Requests and results cross as UTF-8 JSON bytes. No C++ type
  * and no exception crosses this boundary.
  *
+ * A deployer (manifest "kind":"deployer") is a `.so` of the same shape that exports
+ * PLUGBOARD_DEPLOYER_ALIAS_NAME instead: a pointer to a function that returns its
+ * plugboard_deployer_api. A deployer turns an artifact (a registry entry: a .so path, a
+ * Python module, a container image ...) into a plugin handle whose execute and cancel
+ * behave exactly like a plugin instance's.
+ *
  * Threading: create and destroy are never called concurrently with any other call on the
  * same instance. execute may be called from several runtime threads at once on the same
  * instance unless the manifest says "concurrency":"serial". cancel may be called from any
@@ -36,6 +42,8 @@
 /* The exported alias. The symbol holds the address of a plugboard_entry_fn. */
 #define PLUGBOARD_ENTRY_ALIAS plugboard_entry_v1
 #define PLUGBOARD_ENTRY_ALIAS_NAME "plugboard_entry_v1"
+#define PLUGBOARD_DEPLOYER_ALIAS plugboard_deployer_v1
+#define PLUGBOARD_DEPLOYER_ALIAS_NAME "plugboard_deployer_v1"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,6 +105,48 @@ typedef struct plugboard_plugin_api {
 /* The function the exported alias points at.
  * OWNERSHIP: the returned struct is the plugin's, static; valid while loaded. */
 typedef const plugboard_plugin_api* (*plugboard_entry_fn)(void);
+
+/* A deployer. Its manifest lists the artifact kinds it deploys ("deploys") and describes
+ * its configuration keys ("config"); see docs/deployers.md. */
+typedef struct plugboard_deployer_api {
+  uint32_t abi_major;   /* PLUGBOARD_ABI_MAJOR the deployer was built with */
+  uint32_t abi_minor;   /* PLUGBOARD_ABI_MINOR the deployer was built with */
+  uint32_t struct_size; /* sizeof(plugboard_deployer_api) as the deployer was built */
+
+  /* OWNERSHIP: the deployer's, static; as plugboard_plugin_api.manifest. */
+  const char* manifest;
+  size_t manifest_len;
+
+  /* Creates a deployer from config_json (a JSON object; "{}" when there is none). Returns
+   * NULL after calling on_error(error_ctx, ...) once with a result JSON of phase "Error"
+   * when it cannot work (a bad key, a tool it needs is missing ...).
+   * OWNERSHIP: the deployer is the module's; the runtime hands it back to destroy(). */
+  void* (*create)(const plugboard_host* host, const char* config_json, size_t config_len,
+                  plugboard_respond_fn on_error, void* error_ctx);
+
+  /* Starts the plugin `artifact_json` names (a JSON object, the registry's artifact with
+   * "path" made absolute) with per-step `options_json` (a JSON object of the keys the
+   * manifest's "config" describes). On success calls respond(respond_ctx, manifest) once
+   * with the plugin's manifest object and returns the handle; on failure calls it once
+   * with a result JSON of phase "Error" saying why and returns NULL.
+   * OWNERSHIP: the handle is the module's; the runtime hands it back to close(). */
+  void* (*open)(void* deployer, const char* artifact_json, size_t artifact_len,
+                const char* options_json, size_t options_len, plugboard_respond_fn respond,
+                void* respond_ctx);
+
+  /* As plugboard_plugin_api.execute and .cancel, on a handle. */
+  void (*execute)(void* handle, uint64_t call_id, const char* request_json,
+                  size_t request_len, plugboard_respond_fn respond, void* respond_ctx);
+  void (*cancel)(void* handle, uint64_t call_id);
+
+  /* Stops the plugin and frees the handle. REQUIRES: no execute call on it is running. */
+  void (*close)(void* handle);
+
+  /* Destroys a deployer. REQUIRES: every handle it opened is closed. */
+  void (*destroy)(void* deployer);
+} plugboard_deployer_api;
+
+typedef const plugboard_deployer_api* (*plugboard_deployer_entry_fn)(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -225,6 +225,7 @@ class Plugin {
 // Registers `PluginClass` with the manifest `manifest_json` (a string literal holding one
 // JSON object). Use once per plugin, at global scope, at the bottom of its .cc.
 #define PLUGBOARD_PLUGIN(PluginClass, manifest_json) \
-  PLUGBOARD_DETAIL_REGISTER(PluginClass, "executor", manifest_json)
+  PLUGBOARD_DETAIL_REGISTER(::plugboard::detail::Glue<PluginClass>, plugboard_plugin_api, \
+                            PLUGBOARD_ENTRY_ALIAS, "executor", manifest_json)
 
 #endif  // PLUGBOARD_SDK_HPP_

@@ -119,9 +119,10 @@ struct Glue {
 
 }  // namespace plugboard::detail
 
-// The macro behind PLUGBOARD_PLUGIN: the manifest into its ELF section, and the entry
-// point exported through Boost.DLL.
-#define PLUGBOARD_DETAIL_REGISTER(PluginClass, kind, manifest_json)                        \
+// The macro behind PLUGBOARD_PLUGIN and PLUGBOARD_DEPLOYER: the manifest into its ELF
+// section, and the entry point `api_type* entry()` (returning `glue::api(manifest)`)
+// exported through Boost.DLL as `alias`.
+#define PLUGBOARD_DETAIL_REGISTER(glue, api_type, alias, kind, manifest_json)              \
   static_assert(::plugboard::detail::manifestShapeOk(manifest_json),                       \
                 "plugboard: the manifest must be one JSON object; check its quotes, "      \
                 "brackets and braces");                                                    \
@@ -129,11 +130,10 @@ struct Glue {
   [[gnu::section(PLUGBOARD_MANIFEST_SECTION), gnu::used]] constexpr auto                   \
       plugboard_manifest_ = ::plugboard::detail::renderManifest<                           \
           ::plugboard::detail::renderedSize(manifest_json, kind)>(manifest_json, kind);    \
-  const plugboard_plugin_api* plugboard_entry_() {                                         \
-    return &::plugboard::detail::Glue<PluginClass>::api(plugboard_manifest_.data(),        \
-                                                         plugboard_manifest_.size() - 1);  \
+  const api_type* plugboard_entry_() {                                                     \
+    return &glue::api(plugboard_manifest_.data(), plugboard_manifest_.size() - 1);         \
   }                                                                                        \
   }                                                                                        \
-  BOOST_DLL_ALIAS(plugboard_entry_, PLUGBOARD_ENTRY_ALIAS)
+  BOOST_DLL_ALIAS(plugboard_entry_, alias)
 
 #endif  // PLUGBOARD_DETAIL_GLUE_HPP_

@@ -1,0 +1,40 @@
+// core/plugin_handle.h: a plugin the runtime can call, however it runs.
+//
+// An in-process plugin instance (core/loader.h) and a plugin started by a deployer module
+// (core/deployer.h) look the same to the dispatcher and the runner: a manifest, calls
+// with ids, and cancellation.
+//
+// Thread-safety: callText() may run concurrently unless the manifest says
+// "concurrency":"serial" (the caller serialises those); cancel() is safe from any thread.
+#ifndef PLUGBOARD_CORE_PLUGIN_HANDLE_H_
+#define PLUGBOARD_CORE_PLUGIN_HANDLE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "core/manifest.h"
+#include "core/outcome.h"
+
+namespace plugboard::core {
+
+class PluginHandle {
+ public:
+  virtual ~PluginHandle() = default;
+
+  virtual const Manifest& manifest() const = 0;
+  // Runs one call (the request as JSON text) and blocks until the plugin answers.
+  virtual Outcome callText(std::string_view request_json, std::uint64_t call_id) = 0;
+  // Asks the call `call_id` to stop soon; it still answers.
+  virtual void cancel(std::uint64_t call_id) = 0;
+
+  // A fresh id for callText() and cancel().
+  std::uint64_t newCallId() { return next_call_id_.fetch_add(1) + 1; }
+
+ private:
+  std::atomic<std::uint64_t> next_call_id_{0};
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_PLUGIN_HANDLE_H_
