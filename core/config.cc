@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "core/text.h"
+#include "core/toml_json.h"
 
 namespace plugboard::core {
 namespace {
@@ -100,6 +101,25 @@ class Reader {
           }
           return Status::Ok();
         });
+      } else if (key == "deployer_dirs") {
+        st = stringList(node, key, [&](const std::string& s) { c.deployer_dirs.push_back(resolve(s)); });
+      } else if (key == "registry") {
+        std::string s;
+        st = string(node, key, s);
+        if (st && !s.empty()) c.registry = resolve(s);
+      } else if (key == "deployers") {
+        const auto* t = node.as_table();
+        if (t == nullptr) {
+          st = error(node.source(), key, "must be a table of [deployers.NAME] tables");
+        } else {
+          for (auto&& [name, options] : *t) {
+            if (!options.is_table()) {
+              st = error(options.source(), "deployers." + std::string(name.str()), "must be a table of options");
+              break;
+            }
+            c.deployer_options[std::string(name.str())] = tomlToJson(options);
+          }
+        }
       } else if (key == "priority") {
         const auto* t = node.as_table();
         if (t == nullptr) {
@@ -116,7 +136,7 @@ class Reader {
         st = error(k.source(), key,
                    "is not a configuration key (expected plugin_dirs, watch, listen, token_file, "
                    "workers, default_timeout, poll_interval, grace_period, body_limit, log, "
-                   "trust, priority)");
+                   "trust, priority, deployer_dirs, deployers, registry)");
       }
       if (!st) return st;
     }

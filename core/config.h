@@ -9,9 +9,12 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/duration.h"
 #include "core/expected.h"
@@ -33,6 +36,11 @@ struct Config {
   std::string log_format = "text";  // or "json"
   TrustPolicy trust;
   std::unordered_map<std::string, int> priority;
+  // Deployer modules: their directories (empty: the defaults next to the binary), their
+  // options by deployer name ([deployers.NAME]), and the plugin registry file (optional).
+  std::vector<std::filesystem::path> deployer_dirs;
+  std::map<std::string, nlohmann::json> deployer_options;
+  std::filesystem::path registry;
 };
 
 // Reads `file`. Relative plugin directories and token files are relative to the file's

@@ -179,16 +179,29 @@ Outcome Dispatcher::call(const CatalogEntry& entry, const DispatchRequest& reque
   if (slot.instance == nullptr) {
     return Outcome::error("plugin '" + entry.manifest.name + "' could not be loaded: " + slot.load_error);
   }
-  const std::string body = requestText(request, route);
+  return callOnce(*slot.instance, requestText(request, route), control, slot.serial);
+}
 
+Outcome Dispatcher::callOnce(PluginHandle& handle, const std::string& body, CallControl& control,
+                             std::mutex& serial_mu) {
   std::unique_lock<std::mutex> serial;
-  if (entry.manifest.concurrency == Concurrency::kSerial) serial = std::unique_lock(slot.serial);
-  const auto call_id = slot.instance->newCallId();
-  if (!control.begin(slot.instance.get(), call_id)) {
-    return Outcome::error("cancelled before plugin '" + entry.manifest.name + "' was called");
+  if (handle.manifest().concurrency == Concurrency::kSerial) serial = std::unique_lock(serial_mu);
+  const auto call_id = handle.newCallId();
+  if (!control.begin(&handle, call_id)) {
+    return Outcome::error("cancelled before plugin '" + handle.manifest().name + "' was called");
   }
-  Outcome outcome = slot.instance->callText(body, call_id);
+  Outcome outcome = handle.callText(body, call_id);
   control.end();
+  return outcome;
+}
+
+Outcome Dispatcher::callHandle(PluginHandle& handle, const DispatchRequest& request, CallControl& control,
+                               std::mutex& serial) {
+  if (control.cancelled()) return Outcome::error("cancelled before plugin '" + handle.manifest().name + "' was called");
+  Outcome outcome = callOnce(handle, requestText(request, Route::kNamed), control, serial);
+  if (outcome.phase == Phase::kNotHandled) {
+    outcome = {Phase::kFailed, "plugin '" + request.key + "' could not execute the template", Json::object(), {}};
+  }
   return outcome;
 }
 

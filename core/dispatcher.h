@@ -98,6 +98,12 @@ class Dispatcher {
 
   Dispatch dispatch(const DispatchRequest& request, CallControl& control);
 
+  // Calls `handle` directly, named route, as dispatch() calls a plugin it found: the same
+  // request text, cancellation through `control`, and `serial` held around the call when
+  // the plugin is serial. For plugins a workflow step started through its own deployer.
+  static Outcome callHandle(PluginHandle& handle, const DispatchRequest& request, CallControl& control,
+                            std::mutex& serial);
+
   // The plugin a key names, or nullptr when polling applies. REQUIRES: none.
   const CatalogEntry* resolve(const std::string& key, const std::string& version = {}) const;
   // The candidates polling would call for `rpc`, in order.
@@ -121,6 +127,8 @@ class Dispatcher {
   Slot& slotFor(const CatalogEntry& entry);
   Outcome call(const CatalogEntry& entry, const DispatchRequest& request, Route route,
                CallControl& control);
+  static Outcome callOnce(PluginHandle& handle, const std::string& body, CallControl& control,
+                          std::mutex& serial);
 
   std::shared_ptr<const Catalog> owned_catalog_;  // set when the dispatcher owns it
   const Catalog& catalog_;

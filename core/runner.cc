@@ -74,6 +74,33 @@ struct Runner::Shared {
 
 namespace {
 
+// The first problem of `args` against the input schema `manifest` declares for `rpc`.
+std::optional<std::string> schemaProblem(const Manifest& manifest, const std::string& rpc, const Json& args) {
+  auto s = manifest.schemas.find(rpc);
+  if (s == manifest.schemas.end() || !s->contains("input")) return std::nullopt;
+  auto problems = checkSchema(args, (*s)["input"], "args");
+  if (problems.empty()) return std::nullopt;
+  return problems.front() + " (schema of " + manifest.name + ")";
+}
+
+Dispatch callThroughDeployer(StepPlugins& plugins, const StepTarget& target, const DispatchRequest& request,
+                             CallControl& control) {
+  Dispatch d;
+  d.plugin = target.plugin;
+  auto started = plugins.start(target);
+  if (!started) {
+    d.outcome = Outcome::error(started.error().message());
+    return d;
+  }
+  StartedPlugin& plugin = **started;
+  if (auto problem = schemaProblem(plugin.handle->manifest(), request.rpc, request.args)) {
+    d.outcome = {Phase::kFailed, *problem, Json::object(), {}};
+    return d;
+  }
+  d.outcome = Dispatcher::callHandle(*plugin.handle, request, control, plugin.serial);
+  return d;
+}
+
 struct Live {
   const WorkflowStep* step = nullptr;
   StepStatus status;
@@ -184,15 +211,21 @@ RunReport Runner::run(const Workflow& wf, const Json& inputs) {
       skipDependents(l);
       return;
     }
-    if (const CatalogEntry* entry = dispatcher_.resolve(l.step->plugin, l.step->version)) {
-      auto s = entry->manifest.schemas.find(l.step->rpc);
-      if (s != entry->manifest.schemas.end() && s->contains("input")) {
-        auto problems = checkSchema(*args, (*s)["input"], "args");
-        if (!problems.empty()) {
-          finish(l, StepPhase::kFailed, problems.front() + " (schema of " + entry->manifest.name + ")");
-          skipDependents(l);
-          return;
-        }
+    std::optional<StepTarget> target;
+    if (options_.step_plugins != nullptr) {
+      auto t = options_.step_plugins->target(*l.step);
+      if (!t) {
+        finish(l, StepPhase::kError, t.error().message());
+        skipDependents(l);
+        return;
+      }
+      target = std::move(*t);
+    }
+    if (const CatalogEntry* entry = target ? nullptr : dispatcher_.resolve(l.step->plugin, l.step->version)) {
+      if (auto problem = schemaProblem(entry->manifest, l.step->rpc, *args)) {
+        finish(l, StepPhase::kFailed, *problem);
+        skipDependents(l);
+        return;
       }
     }
     if (new_attempt) {
@@ -216,9 +249,13 @@ RunReport Runner::run(const Workflow& wf, const Json& inputs) {
       std::lock_guard lock(shared_->mu);
       ++shared_->running_threads;
     }
-    threads.emplace_back([shared = shared_, &dispatcher = dispatcher_, control = l.control, i,
-                          token, request = std::move(request)] {
-      Dispatch d = dispatcher.dispatch(request, *control);
+    threads.emplace_back([shared = shared_, &dispatcher = dispatcher_, control = l.control, i, token,
+                          request = std::move(request), target = std::move(target),
+                          step_plugins = options_.step_plugins] {
+      // A step with a deployer of its own starts its plugin here (once per run), off the
+      // scheduling thread, and checks its args against the schema that plugin declares.
+      Dispatch d = target ? callThroughDeployer(*step_plugins, *target, request, *control)
+                          : dispatcher.dispatch(request, *control);
       std::lock_guard lock(shared->mu);
       shared->done.push_back({i, token, std::move(d)});
       --shared->running_threads;

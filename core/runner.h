@@ -28,6 +28,7 @@
 
 #include "core/dispatcher.h"
 #include "core/duration.h"
+#include "core/step_plugins.h"
 #include "core/workflow.h"
 
 namespace plugboard::core {
@@ -66,6 +67,9 @@ struct RunOptions {
   Millis default_timeout{5 * 60 * 1000};
   Millis poll_interval{1000};
   Millis cancel_grace{2000};  // how long cancelled calls may take to return
+  // Steps with a deployer of their own (core/step_plugins.h); null: every step goes
+  // through the dispatcher. Must outlive the run, like the dispatcher.
+  StepPlugins* step_plugins = nullptr;
 };
 
 struct RunReport {

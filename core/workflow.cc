@@ -198,12 +198,29 @@ class Parser {
         } else {
           problem(pos, id, "'poll' must be true or false");
         }
+      } else if (k == "deploy") {
+        step.deploy_pos = pos;
+        if (const auto* s = node.as_string()) {
+          step.deployer = s->get();
+          if (step.deployer.empty()) problem(pos, id, "'deploy' names no deployer");
+        } else if (const auto* t = node.as_table()) {
+          Json options = tomlToJson(*t);
+          if (auto d = options.find("deployer"); d != options.end() && d->is_string()) {
+            step.deployer = d->get<std::string>();
+            options.erase("deployer");
+            step.deploy_options = std::move(options);
+          } else {
+            problem(pos, id, "'deploy' as a table needs 'deployer = \"NAME\"'");
+          }
+        } else {
+          problem(pos, id, "'deploy' must be a deployer name or a table { deployer = \"NAME\", options... }");
+        }
       } else if (k == "description") {
         string(node, id, k);
       } else {
         problem(posOf(key.source()), id,
                 "unknown key '" + k +
-                    "' (expected id, plugin, rpc, args, depends, timeout, retry, poll, description)");
+                    "' (expected id, plugin, rpc, args, depends, timeout, retry, poll, deploy, description)");
       }
     }
     if (!has_plugin) problem(step.pos, id, "the step has no 'plugin'");

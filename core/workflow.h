@@ -47,6 +47,11 @@ struct WorkflowStep {
   std::optional<Millis> timeout;
   RetryPolicy retry;
   bool poll = false;  // allow polling when `plugin` names no installed plugin
+  // `deploy = "process"` or `deploy = { deployer = "process", memory = "256M" }`: the
+  // deployer that runs this step's plugin, and its options. Empty: the default order.
+  std::string deployer;
+  Json deploy_options = Json::object();
+  SourcePos deploy_pos;
   SourcePos pos;
 };
 
@@ -85,9 +90,14 @@ struct LoadedWorkflow {
 LoadedWorkflow loadWorkflow(const std::filesystem::path& file);
 LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label);
 
-// Problems that need the installed plugins. `inputs` are the resolved input values.
+class StepPlugins;
+
+// Problems that need the installed plugins. `inputs` are the resolved input values. With
+// `step_plugins`, each step is also resolved to its deployer and artifact (nothing is
+// started): an unknown deployer, a deployer with no artifact for the plugin, or a bad
+// deployer option is a problem, and a plugin known only to the registry is not.
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& workflow, const Catalog& catalog,
-                                           const Json& inputs);
+                                           const Json& inputs, const StepPlugins* step_plugins = nullptr);
 
 // The input values: defaults overridden by `params` (text, converted to the default's
 // type). Errors for a param naming no input, a bad value, a required input left out.

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "core/schema.h"
+#include "core/step_plugins.h"
 #include "core/substitution.h"
 #include "core/text.h"
 #include "core/workflow.h"
@@ -38,7 +39,7 @@ const Json* declared(const CatalogEntry& entry, const std::string& rpc, const ch
 }  // namespace
 
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& catalog,
-                                           const Json& inputs) {
+                                           const Json& inputs, const StepPlugins* step_plugins) {
   std::vector<WorkflowProblem> problems;
   const std::string file = wf.file.string();
   std::vector<std::string> installed;
@@ -50,6 +51,17 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       problems.push_back({file, step.pos, step.id, std::move(message)});
     };
     const CatalogEntry* entry = catalog.find(step.plugin, step.version);
+    if (step_plugins != nullptr) {
+      auto target = step_plugins->target(step);
+      if (!target) {
+        problems.push_back({file, step.deployer.empty() ? step.pos : step.deploy_pos, step.id, target.error().message()});
+        continue;
+      }
+      if (*target && entry == nullptr) continue;  // its manifest is read through its deployer when it runs
+    } else if (!step.deployer.empty()) {
+      report("'deploy' needs deployers, and none are configured");
+      continue;
+    }
     if (entry == nullptr) {
       const std::string spec = step.plugin + (step.version.empty() ? "" : "@" + step.version);
       if (!step.poll) {

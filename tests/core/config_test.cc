@@ -5,6 +5,8 @@
 namespace plugboard::core {
 namespace {
 
+using Json = nlohmann::json;
+
 std::string errorOf(const char* text) {
   auto c = parseConfig(text, "/etc/plugboard/cfg.toml");
   return c.ok() ? "ok" : c.error().message();
@@ -34,6 +36,11 @@ default_timeout = "90s"
 poll_interval = "250ms"
 grace_period = 10
 body_limit = 65536
+deployer_dirs = ["deployers"]
+registry = "registry.toml"
+[deployers.process]
+memory = "256M"
+env = { LANG = "C" }
 [log]
 level = "debug"
 format = "json"
@@ -51,6 +58,9 @@ legacy-executor-plugin = -5
   EXPECT_EQ(c->listen, "0.0.0.0:9000");
   EXPECT_EQ(c->token_file, "/var/run/argo/token");
   EXPECT_EQ(c->workers, 4);
+  EXPECT_EQ(c->deployer_dirs, (std::vector<std::filesystem::path>{"/etc/plugboard/deployers"}));
+  EXPECT_EQ(c->registry, "/etc/plugboard/registry.toml");
+  EXPECT_EQ(c->deployer_options.at("process"), Json::parse(R"({"memory":"256M","env":{"LANG":"C"}})"));
   EXPECT_EQ(c->default_timeout.count(), 90'000);
   EXPECT_EQ(c->poll_interval.count(), 250);
   EXPECT_EQ(c->grace_period.count(), 10'000);
@@ -68,7 +78,9 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(errorOf("workers = 2\nlissten = \"x\"\n"),
             "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
             "watch, listen, token_file, workers, default_timeout, poll_interval, grace_period, "
-            "body_limit, log, trust, priority)");
+            "body_limit, log, trust, priority, deployer_dirs, deployers, registry)");
+  EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
+            "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),
             "/etc/plugboard/cfg.toml:2:11: 'workers' must be an integer from 0 to 1024");
   EXPECT_EQ(errorOf("watch = 1"), "/etc/plugboard/cfg.toml:1:9: 'watch' must be true or false");

@@ -98,7 +98,7 @@ plugin = "bad name!"
 id = "c"
 )");
   has(p, "wf.toml:2:1: unknown key 'colour' (expected name, description, inputs, steps)");
-  has(p, "wf.toml:6:1: step 'a': unknown key 'argz' (expected id, plugin, rpc, args, depends, timeout, retry, poll, description)");
+  has(p, "wf.toml:6:1: step 'a': unknown key 'argz' (expected id, plugin, rpc, args, depends, timeout, retry, poll, deploy, description)");
   has(p, "wf.toml:8:11: step 'a': 'timeout': invalid duration 'soon': use a number with ms, s, m or h, e.g. 500ms, 30s, 1m30s");
   has(p, "wf.toml:9:19: step 'a': 'retry.limit' must be an integer from 0 to 1000");
   has(p, "wf.toml:9:23: step 'a': unknown key 'retry.jitter' (expected limit, backoff, factor)");

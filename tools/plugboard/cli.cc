@@ -1,5 +1,6 @@
 #include "tools/plugboard/cli.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -52,7 +53,11 @@ void addPluginDirsOption(po::options_description& options) {
                         "configuration file (TOML; see docs/configuration.md)")(
       "plugins,p", po::value<std::vector<std::string>>()->composing(),
       "plugin directory (repeatable; default: the config's plugin_dirs, else "
-      "$PLUGBOARD_PLUGINS, colon-separated)");
+      "$PLUGBOARD_PLUGINS, colon-separated)")(
+      "deployers", po::value<std::vector<std::string>>()->composing(),
+      "deployer module directory (repeatable; default: the config's deployer_dirs, else "
+      "$PLUGBOARD_DEPLOYERS, else the deployers installed with plugboard)")(
+      "registry", po::value<std::string>(), "plugin registry file (TOML; see docs/registry.md)");
 }
 
 void addParamOption(po::options_description& options) {
@@ -82,6 +87,73 @@ std::optional<std::map<std::string, std::string>> pairs(const po::variables_map&
 }
 }  // namespace
 
+// The directories of a colon-separated list.
+std::vector<std::filesystem::path> splitPath(const std::string& all) {
+  std::vector<std::filesystem::path> out;
+  for (std::size_t start = 0; start <= all.size();) {
+    auto end = all.find(':', start);
+    if (end == std::string::npos) end = all.size();
+    if (end > start) out.push_back(all.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::vector<std::filesystem::path> defaultDeployerDirs() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  std::vector<std::filesystem::path> out;
+  // The build tree puts them next to the binary; an installation under <prefix>/lib.
+  for (const auto& dir : {exe.parent_path() / "deployers", exe.parent_path().parent_path() / "lib" / "plugboard" / "deployers",
+                          exe.parent_path().parent_path() / CMAKE_INSTALL_LIBDIR_NAME / "plugboard" / "deployers"}) {
+    if (std::filesystem::is_directory(dir, ec) &&
+        std::find(out.begin(), out.end(), dir) == out.end()) {
+      out.push_back(dir);
+    }
+  }
+  return out;
+}
+
+std::optional<Deployment> setUpDeployers(const core::Config& config, const core::Catalog& plugins) {
+  Deployment d;
+  auto catalog = core::Catalog::scan(config.deployer_dirs, config.trust, "deployer");
+  for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
+  d.deployers = std::make_shared<core::DeployerSet>(std::move(catalog), config.deployer_options);
+  for (const auto& [name, options] : config.deployer_options) {
+    if (d.deployers->find(name) == nullptr) {
+      std::cerr << "plugboard: the config has options for deployer '" << name << "', which is not installed\n";
+      return std::nullopt;
+    }
+  }
+  if (!config.registry.empty()) {
+    auto registry = core::Registry::load(config.registry);
+    if (!registry) {
+      std::cerr << "plugboard: " << registry.error().message() << "\n";
+      return std::nullopt;
+    }
+    d.registry = std::make_shared<core::Registry>(std::move(*registry));
+  }
+  d.steps = std::make_shared<core::StepPlugins>(*d.deployers, d.registry.get(), plugins);
+  return d;
+}
+
+core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, std::vector<std::filesystem::path> dirs) {
+  return [deployers, dirs](const core::CatalogEntry& entry) -> core::Expected<std::unique_ptr<core::PluginHandle>> {
+    auto native = deployers->forKind("native");
+    if (native.empty()) {
+      std::vector<std::string> searched;
+      for (const auto& d : dirs) searched.push_back(d.string());
+      return core::Error("plugin '" + entry.manifest.name +
+                         "' needs a deployer of native plugins, and none is installed (deployer directories: " +
+                         join(searched) + "; set --deployers DIR or deployer_dirs in the config)");
+    }
+    auto module = deployers->module(*native.front());
+    if (!module) return module.error();
+    return (*module)->open({{"path", entry.loadPath().string()}});
+  };
+}
+
 std::optional<std::map<std::string, std::string>> params(const po::variables_map& vm) {
   return pairs(vm, "param");
 }
@@ -104,19 +176,22 @@ std::optional<core::Config> settings(const po::variables_map& vm) {
     config.plugin_dirs.clear();
     for (const auto& d : vm["plugins"].as<std::vector<std::string>>()) config.plugin_dirs.push_back(d);
   } else if (const char* env = std::getenv("PLUGBOARD_PLUGINS"); config.plugin_dirs.empty() && env) {
-    std::string all = env;
-    for (std::size_t start = 0; start <= all.size();) {
-      auto end = all.find(':', start);
-      if (end == std::string::npos) end = all.size();
-      if (end > start) config.plugin_dirs.push_back(all.substr(start, end - start));
-      start = end + 1;
-    }
+    config.plugin_dirs = splitPath(env);
   }
   if (config.plugin_dirs.empty()) {
     std::cerr << "plugboard: no plugin directory: pass --plugins DIR, set plugin_dirs in the "
                  "--config file, or set PLUGBOARD_PLUGINS\n";
     return std::nullopt;
   }
+
+  if (vm.count("deployers")) {
+    config.deployer_dirs.clear();
+    for (const auto& d : vm["deployers"].as<std::vector<std::string>>()) config.deployer_dirs.push_back(d);
+  } else if (const char* env = std::getenv("PLUGBOARD_DEPLOYERS"); config.deployer_dirs.empty() && env) {
+    config.deployer_dirs = splitPath(env);
+  }
+  if (config.deployer_dirs.empty()) config.deployer_dirs = defaultDeployerDirs();
+  if (vm.count("registry")) config.registry = vm["registry"].as<std::string>();
 
   if (auto given = pairs(vm, "priority"); !given) {
     return std::nullopt;
@@ -154,7 +229,8 @@ core::Catalog scanPlugins(const core::Config& config) {
 
 std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
                                                 const core::Catalog& catalog,
-                                                const std::map<std::string, std::string>& given) {
+                                                const std::map<std::string, std::string>& given,
+                                                const core::StepPlugins* step_plugins) {
   auto loaded = core::loadWorkflow(file);
   for (const auto& p : loaded.problems) std::cerr << p.oneLine() << "\n";
   if (!loaded.ok()) return std::nullopt;
@@ -163,7 +239,7 @@ std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
     std::cerr << file << ": " << inputs.error().message() << "\n";
     return std::nullopt;
   }
-  auto problems = core::checkWorkflow(*loaded.workflow, catalog, *inputs);
+  auto problems = core::checkWorkflow(*loaded.workflow, catalog, *inputs, step_plugins);
   for (const auto& p : problems) std::cerr << p.oneLine() << "\n";
   if (!problems.empty()) return std::nullopt;
   return PreparedWorkflow{std::move(*loaded.workflow), std::move(*inputs)};

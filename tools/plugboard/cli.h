@@ -6,7 +6,9 @@
 #ifndef PLUGBOARD_TOOLS_CLI_H_
 #define PLUGBOARD_TOOLS_CLI_H_
 
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,7 +17,10 @@
 
 #include "core/catalog.h"
 #include "core/config.h"
+#include "core/deployer.h"
 #include "core/dispatcher.h"
+#include "core/registry.h"
+#include "core/step_plugins.h"
 #include "core/workflow.h"
 
 namespace plugboard::cli {
@@ -68,9 +73,29 @@ struct PreparedWorkflow {
   core::Json inputs;
 };
 // Loads and checks `file`, printing every problem on its own line to stderr.
+// With `step_plugins`, each step is resolved to its deployer and artifact too.
 std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
                                                 const core::Catalog& catalog,
-                                                const std::map<std::string, std::string>& params);
+                                                const std::map<std::string, std::string>& params,
+                                                const core::StepPlugins* step_plugins = nullptr);
+
+// The deployer directories found next to the binary (build tree) or under its prefix.
+std::vector<std::filesystem::path> defaultDeployerDirs();
+std::vector<std::filesystem::path> splitPath(const std::string& colon_separated);
+
+// The deployers of a run, the registry, and the step plugins that use them.
+struct Deployment {
+  std::shared_ptr<core::DeployerSet> deployers;
+  std::shared_ptr<core::Registry> registry;  // null without a registry file
+  std::shared_ptr<core::StepPlugins> steps;
+};
+// Scans the configured deployer directories (logging refused files) and loads the
+// registry. Prints the problem and returns nullopt for a bad registry or options for a
+// deployer that is not installed. `plugins` must outlive the result.
+std::optional<Deployment> setUpDeployers(const core::Config& config, const core::Catalog& plugins);
+// Opens plugin-directory plugins through the highest-priority deployer of native plugins.
+core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers,
+                                std::vector<std::filesystem::path> dirs);
 
 // Scans the configured plugin directories with the configured trust rules, logging each
 // refused file as a warning.

@@ -35,7 +35,11 @@ int cmdExec(const Args& args) {
     return kExitUsage;
   }
   const auto catalog = scanPlugins(*config);
-  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority});
+  auto deployment = setUpDeployers(*config, catalog);
+  if (!deployment) return kExitUsage;
+  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority,
+                                                               .open = pluginOpener(deployment->deployers,
+                                                                                    config->deployer_dirs)});
   auto result = core::dispatchWithDeadline(dispatcher, std::move(*request), config->default_timeout);
   const auto& outcome = result.dispatch.outcome;
   std::cout << core::executeTemplateReply(outcome, config->poll_interval) << "\n";

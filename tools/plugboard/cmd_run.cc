@@ -96,14 +96,19 @@ int cmdRun(const Args& args) {
   run_options.poll_interval = config->poll_interval;
 
   const auto catalog = scanPlugins(*config);
-  auto prepared = prepareWorkflow(vm["workflow"].as<std::string>(), catalog, *given);
+  auto deployment = setUpDeployers(*config, catalog);
+  if (!deployment) return kExitUsage;
+  auto prepared = prepareWorkflow(vm["workflow"].as<std::string>(), catalog, *given, deployment->steps.get());
   if (!prepared) return kExitUsage;
+  run_options.step_plugins = deployment->steps.get();
 
   std::vector<std::string> ids;
   for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
   const bool json = output == "json";
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
-  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority});
+  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority,
+                                                               .open = pluginOpener(deployment->deployers,
+                                                                                    config->deployer_dirs)});
   core::Runner runner(dispatcher, run_options, json ? nullptr : &display);
   handleSignals(runner);
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);

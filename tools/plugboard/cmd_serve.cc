@@ -73,7 +73,12 @@ int cmdServe(const Args& args) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   const bool watch = vm.count("no-watch") ? false : config->watch;
-  core::LiveRuntime runtime(config->plugin_dirs, config->trust, core::DispatcherOptions{.priority = config->priority});
+  const core::Catalog no_plugins;  // serve's steps are Argo templates: only the dispatcher's opener is used
+  auto deployment = setUpDeployers(*config, no_plugins);
+  if (!deployment) return kExitUsage;
+  core::LiveRuntime runtime(config->plugin_dirs, config->trust,
+                            core::DispatcherOptions{.priority = config->priority,
+                                                    .open = pluginOpener(deployment->deployers, config->deployer_dirs)});
   if (core::Status st = runtime.start(watch); !st) {
     std::cerr << "plugboard: " << st.error().message() << "\n";
     return kExitFailed;

@@ -23,7 +23,10 @@ int cmdValidate(const Args& args) {
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
   const std::string file = vm["workflow"].as<std::string>();
-  auto prepared = prepareWorkflow(file, scanPlugins(*config), *given);
+  const auto catalog = scanPlugins(*config);
+  auto deployment = setUpDeployers(*config, catalog);
+  if (!deployment) return kExitUsage;
+  auto prepared = prepareWorkflow(file, catalog, *given, deployment->steps.get());
   if (!prepared) return kExitUsage;
   std::cout << file << ": ok: workflow '" << prepared->workflow.name << "', "
             << prepared->workflow.steps.size() << " steps\n";

@@ -1,0 +1,121 @@
+#include "core/step_plugins.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "core/text.h"
+#include "core/trust.h"
+
+namespace plugboard::core {
+namespace {
+
+// What identifies an artifact's content: the SHA-256 of its file when it names one (so a
+// changed file is a different plugin), else the artifact itself.
+std::string artifactDigest(const Json& artifact) {
+  if (auto p = artifact.find("path"); p != artifact.end() && p->is_string()) {
+    const int fd = ::open(p->get_ref<const std::string&>().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      auto digest = sha256Hex(fd);
+      ::close(fd);
+      if (digest) return "sha256:" + *digest;
+    }
+  }
+  return artifact.dump();
+}
+
+}  // namespace
+
+std::string StepTarget::describe() const {
+  return "plugin " + plugin + " through deployer '" + deployer->manifest.name + "' (" + kind + " artifact)";
+}
+
+StepPlugins::StepPlugins(DeployerSet& deployers, const Registry* registry, const Catalog& catalog)
+    : deployers_(deployers), registry_(registry), catalog_(catalog) {}
+
+Expected<std::optional<StepTarget>> StepPlugins::target(const WorkflowStep& step) const {
+  if (step.deployer.empty() && catalog_.find(step.plugin, step.version) != nullptr) {
+    return std::optional<StepTarget>();  // the dispatcher's default path
+  }
+  const Registry empty;
+  auto entry = (registry_ ? *registry_ : empty).resolve(step.plugin, step.version, &catalog_);
+  if (!entry) {
+    if (step.deployer.empty()) return std::optional<StepTarget>();  // reported as an unknown plugin
+    return entry.error();
+  }
+  const std::string plugin = entry->name + "@" + entry->version.text();
+  std::vector<std::string> kinds;
+  for (const auto& [kind, _] : entry->artifacts) kinds.push_back(kind);
+
+  auto pick = [&](const CatalogEntry& deployer) -> std::optional<StepTarget> {
+    for (const auto& kind : deployer.manifest.deploys) {
+      if (auto a = entry->artifacts.find(kind); a != entry->artifacts.end()) {
+        return StepTarget{&deployer, plugin, kind, a->second, step.deploy_options};
+      }
+    }
+    return std::nullopt;
+  };
+
+  if (!step.deployer.empty()) {
+    const CatalogEntry* deployer = deployers_.find(step.deployer);
+    if (deployer == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& e : deployers_.catalog().entries()) names.push_back(e.manifest.name);
+      return Error("no deployer '" + step.deployer + "' (installed deployers: " + join(names) + ")");
+    }
+    auto t = pick(*deployer);
+    if (!t) {
+      return Error("deployer '" + deployer->manifest.name + "' deploys " + join(deployer->manifest.deploys, " or ") +
+                   " artifacts, and plugin " + plugin + " has only: " + join(kinds));
+    }
+    if (Status st = checkDeployerOptions(deployer->manifest, t->options); !st) return st.error();
+    return std::optional<StepTarget>(std::move(*t));
+  }
+  // The default order: the first deployer, by priority, that has an artifact for the plugin.
+  std::vector<const CatalogEntry*> order;
+  for (const auto& e : deployers_.catalog().entries()) {
+    if (deployers_.find(e.manifest.name) == &e) order.push_back(&e);
+  }
+  std::stable_sort(order.begin(), order.end(), [](const CatalogEntry* a, const CatalogEntry* b) {
+    if (a->manifest.priority != b->manifest.priority) return a->manifest.priority > b->manifest.priority;
+    return a->manifest.name < b->manifest.name;
+  });
+  for (const CatalogEntry* deployer : order) {
+    if (auto t = pick(*deployer)) return std::optional<StepTarget>(std::move(*t));
+  }
+  return Error("no installed deployer deploys any artifact of plugin " + plugin + " (it has: " + join(kinds) + ")");
+}
+
+Expected<std::shared_ptr<StartedPlugin>> StepPlugins::start(const StepTarget& target) {
+  const std::string key =
+      target.deployer->label + "\n" + artifactDigest(target.artifact) + "\n" + target.options.dump();
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard lock(mu_);
+    auto& s = slots_[key];
+    if (!s) s = std::make_shared<Slot>();
+    slot = s;
+  }
+  std::lock_guard lock(slot->mu);
+  if (slot->started) return *slot->started;
+  auto module = deployers_.module(*target.deployer);
+  if (!module) {
+    slot->started = Expected<std::shared_ptr<StartedPlugin>>(module.error());
+    return *slot->started;
+  }
+  auto handle = (*module)->open(target.artifact, target.options);
+  if (!handle) {
+    slot->started = Expected<std::shared_ptr<StartedPlugin>>(handle.error());
+  } else {
+    auto started = std::make_shared<StartedPlugin>();
+    started->handle = std::move(*handle);
+    spdlog::info("started {}", target.describe());
+    slot->started = Expected<std::shared_ptr<StartedPlugin>>(std::move(started));
+  }
+  return *slot->started;
+}
+
+}  // namespace plugboard::core
