@@ -120,6 +120,30 @@ class Reader {
             c.deployer_options[std::string(name.str())] = tomlToJson(options);
           }
         }
+      } else if (key == "deploy") {
+        const auto* t = node.as_table();
+        if (t == nullptr) {
+          st = error(node.source(), key, "must be a table of plugin name = \"deployer\" or { deployer = ..., options }");
+        } else {
+          for (auto&& [name, v] : *t) {
+            const std::string sub = "deploy." + std::string(name.str());
+            Config::Deploy d;
+            if (const auto* s = v.as_string()) {
+              d.deployer = s->get();
+            } else if (v.is_table()) {
+              d.options = tomlToJson(v);
+              if (auto it = d.options.find("deployer"); it != d.options.end() && it->is_string()) {
+                d.deployer = it->get<std::string>();
+                d.options.erase("deployer");
+              }
+            }
+            if (d.deployer.empty()) {
+              st = error(v.source(), sub, "must be a deployer name or a table with deployer = \"NAME\"");
+              break;
+            }
+            c.plugin_deploy[toLower(std::string(name.str()))] = std::move(d);
+          }
+        }
       } else if (key == "priority") {
         const auto* t = node.as_table();
         if (t == nullptr) {
@@ -136,7 +160,7 @@ class Reader {
         st = error(k.source(), key,
                    "is not a configuration key (expected plugin_dirs, watch, listen, token_file, "
                    "workers, default_timeout, poll_interval, grace_period, body_limit, log, "
-                   "trust, priority, deployer_dirs, deployers, registry)");
+                   "trust, priority, deployer_dirs, deployers, registry, deploy)");
       }
       if (!st) return st;
     }

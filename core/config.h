@@ -41,6 +41,14 @@ struct Config {
   std::vector<std::filesystem::path> deployer_dirs;
   std::map<std::string, nlohmann::json> deployer_options;
   std::filesystem::path registry;
+  // [deploy]: the deployer (and its options) that runs a plugin of the plugin directories,
+  // by lower-case plugin name, e.g. crashy = "process". Absent: the first deployer of
+  // native plugins by priority (the in-process `native`).
+  struct Deploy {
+    std::string deployer;
+    nlohmann::json options = nlohmann::json::object();
+  };
+  std::map<std::string, Deploy> plugin_deploy;
 };
 
 // Reads `file`. Relative plugin directories and token files are relative to the file's

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstddef>
 #include <optional>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -174,15 +175,62 @@ Expected<std::unique_ptr<PluginHandle>> DeployerModule::open(const Json& artifac
       std::make_unique<DeployedPlugin>(shared_from_this(), api, handle, std::move(*manifest)));
 }
 
-DeployerSet::DeployerSet(Catalog catalog, std::map<std::string, Json> configs)
-    : catalog_(std::move(catalog)), configs_(std::move(configs)) {}
+DeployerSet::DeployerSet(Catalog catalog, std::map<std::string, Json> configs) : configs_(std::move(configs)) {
+  catalogs_.push_back(std::make_unique<Catalog>(std::move(catalog)));
+}
 
-const CatalogEntry* DeployerSet::find(const std::string& name) const { return catalog_.find(name); }
+DeployerSet::DeployerSet(std::vector<std::filesystem::path> dirs, TrustPolicy trust,
+                         std::map<std::string, Json> configs)
+    : DeployerSet(Catalog::scan(dirs, trust, "deployer"), std::move(configs)) {
+  dirs_ = std::move(dirs);
+  trust_ = std::move(trust);
+  for (const auto& p : catalog().problems()) spdlog::warn("{}", p.oneLine());
+}
+
+const Catalog& DeployerSet::catalog() const {
+  std::lock_guard lock(mu_);
+  return *catalogs_.back();
+}
+
+std::string DeployerSet::identity(const CatalogEntry& entry) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(entry.file, ec);
+  const auto mtime = std::filesystem::last_write_time(entry.file, ec).time_since_epoch().count();
+  return entry.file.string() + "|" + std::to_string(size) + "|" + std::to_string(mtime) + "|" + entry.label;
+}
+
+bool DeployerSet::refresh() {
+  if (dirs_.empty()) return false;
+  auto next = std::make_unique<Catalog>(Catalog::scan(dirs_, trust_, "deployer"));
+  std::lock_guard lock(mu_);
+  const Catalog& before = *catalogs_.back();
+  std::set<std::string> old_ids, new_ids;
+  for (const auto& e : before.entries()) old_ids.insert(identity(e));
+  for (const auto& e : next->entries()) new_ids.insert(identity(e));
+  std::set<std::string> old_problems, new_problems;
+  for (const auto& p : before.problems()) old_problems.insert(p.oneLine());
+  for (const auto& p : next->problems()) new_problems.insert(p.oneLine());
+  if (old_ids == new_ids && old_problems == new_problems) return false;
+  for (const auto& e : next->entries()) {
+    if (!old_ids.count(identity(e))) spdlog::info("{}: deployer {} is available", e.file.string(), e.label);
+  }
+  for (const auto& e : before.entries()) {
+    if (!new_ids.count(identity(e))) spdlog::info("{}: deployer {} is gone", e.file.string(), e.label);
+  }
+  for (const auto& p : new_problems) {
+    if (!old_problems.count(p)) spdlog::warn("{}", p);
+  }
+  catalogs_.push_back(std::move(next));
+  return true;
+}
+
+const CatalogEntry* DeployerSet::find(const std::string& name) const { return catalog().find(name); }
 
 std::vector<const CatalogEntry*> DeployerSet::forKind(const std::string& kind) const {
+  const Catalog& current = catalog();
   std::vector<const CatalogEntry*> out;
-  for (const auto& e : catalog_.entries()) {
-    if (catalog_.find(e.manifest.name) != &e) continue;  // the highest version only
+  for (const auto& e : current.entries()) {
+    if (current.find(e.manifest.name) != &e) continue;  // the highest version only
     if (std::find(e.manifest.deploys.begin(), e.manifest.deploys.end(), kind) != e.manifest.deploys.end()) {
       out.push_back(&e);
     }
@@ -195,8 +243,9 @@ std::vector<const CatalogEntry*> DeployerSet::forKind(const std::string& kind) c
 }
 
 Expected<std::shared_ptr<DeployerModule>> DeployerSet::module(const CatalogEntry& entry) {
+  const std::string id = identity(entry);
   std::lock_guard lock(mu_);
-  if (auto it = loaded_.find(entry.label); it != loaded_.end()) return it->second;
+  if (auto it = loaded_.find(id); it != loaded_.end()) return it->second;
   auto config = configs_.find(entry.manifest.name);
   auto loaded = DeployerModule::load(entry, config == configs_.end() ? Json::object() : config->second);
   if (loaded) {
@@ -204,7 +253,7 @@ Expected<std::shared_ptr<DeployerModule>> DeployerSet::module(const CatalogEntry
   } else {
     spdlog::error("{}", loaded.error().message());
   }
-  loaded_.emplace(entry.label, loaded);
+  loaded_.emplace(id, loaded);
   return loaded;
 }
 

@@ -14,6 +14,7 @@
 #ifndef PLUGBOARD_CORE_DEPLOYER_H_
 #define PLUGBOARD_CORE_DEPLOYER_H_
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +25,7 @@
 #include "core/expected.h"
 #include "core/manifest.h"
 #include "core/plugin_handle.h"
+#include "core/trust.h"
 
 namespace plugboard::core {
 
@@ -55,12 +57,21 @@ Status checkDeployerOptions(const Manifest& deployer, const Json& options);
 
 // The deployers of a runtime: a catalog of deployer modules, each loaded and created on
 // first use with its configuration from `configs` (by deployer name; {} when absent).
+// refresh() scans the deployer directories again (serve calls it when they change): new
+// and changed modules become usable; modules in use stay loaded until their plugins close.
 class DeployerSet {
  public:
-  DeployerSet() = default;
+  DeployerSet() : DeployerSet(Catalog(), {}) {}
   DeployerSet(Catalog catalog, std::map<std::string, Json> configs);
+  // A set that can refresh() from `dirs`.
+  DeployerSet(std::vector<std::filesystem::path> dirs, TrustPolicy trust, std::map<std::string, Json> configs);
 
-  const Catalog& catalog() const { return catalog_; }
+  // Rescans the directories; true when the set of modules changed. Logs each change.
+  bool refresh();
+
+  // The current catalog. It, and every entry pointer taken from it, stays valid for the
+  // set's lifetime, also after a refresh().
+  const Catalog& catalog() const;
   // The deployer named `name` (case-insensitive), or nullptr.
   const CatalogEntry* find(const std::string& name) const;
   // Deployers of artifact kind `kind`, highest priority first, then by name.
@@ -69,10 +80,14 @@ class DeployerSet {
   Expected<std::shared_ptr<DeployerModule>> module(const CatalogEntry& entry);
 
  private:
-  Catalog catalog_;
+  static std::string identity(const CatalogEntry& entry);  // file, size and modification time
+
+  std::vector<std::filesystem::path> dirs_;
+  TrustPolicy trust_;
   std::map<std::string, Json> configs_;
-  std::mutex mu_;
-  std::map<std::string, Expected<std::shared_ptr<DeployerModule>>> loaded_;  // by label
+  mutable std::mutex mu_;  // guards everything below
+  std::vector<std::unique_ptr<Catalog>> catalogs_;  // the current one last; older ones kept for their entries
+  std::map<std::string, Expected<std::shared_ptr<DeployerModule>>> loaded_;  // by identity()
 };
 
 }  // namespace plugboard::core

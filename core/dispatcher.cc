@@ -105,7 +105,11 @@ Dispatcher::Dispatcher(std::shared_ptr<const Catalog> catalog, DispatcherOptions
   const auto& entries = catalog_.entries();
   for (std::size_t i = 0; i < entries.size(); ++i) {
     auto it = before.find(entries[i].loadPath().string());
-    if (it != before.end()) slots_[i] = previous->slots_[it->second];
+    if (it == before.end()) continue;
+    // A plugin that failed to load is tried again by the next generation: what it needed
+    // (a deployer, a library) may have been installed since.
+    std::lock_guard lock(previous->mu_);
+    if (previous->slots_[it->second]->load_error.empty()) slots_[i] = previous->slots_[it->second];
   }
 }
 

@@ -10,7 +10,7 @@
 // lists the plugins tried.
 //
 // Plugins are loaded on first call and kept for the dispatcher's lifetime; a plugin that
-// fails to load is reported on every call, never retried. Lookups cost the same whatever
+// fails to load is reported on every call, and retried only by a later generation. Lookups cost the same whatever
 // the number of installed plugins.
 //
 // Thread-safety: dispatch() may be called from many threads at once. Calls to a plugin

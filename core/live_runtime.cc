@@ -80,10 +80,17 @@ std::vector<std::string> LiveRuntime::draining() const {
   return {out.begin(), out.end()};
 }
 
+void LiveRuntime::watchAlso(std::vector<std::filesystem::path> dirs, std::function<bool()> changed) {
+  other_dirs_ = std::move(dirs);
+  others_changed_ = std::move(changed);
+}
+
 void LiveRuntime::addWatches() {
   // Watch each plugin directory, and its parent so that a directory created (or
   // replaced) later is noticed.
-  for (const auto& dir : dirs_) {
+  std::vector<std::filesystem::path> all = dirs_;
+  all.insert(all.end(), other_dirs_.begin(), other_dirs_.end());
+  for (const auto& dir : all) {
     ::inotify_add_watch(inotify_, dir.c_str(), kFileEvents | IN_ONLYDIR);
     const auto parent = dir.has_parent_path() ? dir.parent_path() : std::filesystem::path(".");
     ::inotify_add_watch(inotify_, parent.c_str(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
@@ -103,7 +110,8 @@ void LiveRuntime::reload() {
     }
     return true;
   };
-  if (previous && state.changes.empty() && sameProblems()) return;  // nothing to apply
+  const bool others = previous && others_changed_ && others_changed_();
+  if (previous && state.changes.empty() && sameProblems() && !others) return;  // nothing to apply
   auto catalog = std::make_shared<const Catalog>(Catalog::fromEntries(std::move(state.entries),
                                                                       std::move(state.problems)));
   auto next = std::make_shared<Dispatcher>(catalog, options_, previous.get());

@@ -13,6 +13,7 @@
 #define PLUGBOARD_CORE_LIVE_RUNTIME_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,12 +44,18 @@ class LiveRuntime {
   int reloads() const { return reloads_.load(); }
   // Applies the plugin directories' current state now (what the watcher does).
   void reload();
+  // Before start(): also watch `dirs`; after each change anywhere, `changed` is asked
+  // whether what it keeps changed, and when it did a new generation is made even if no
+  // plugin file changed (plugins that failed to load are then tried again).
+  void watchAlso(std::vector<std::filesystem::path> dirs, std::function<bool()> changed);
 
  private:
   void watchLoop(Millis debounce);
   void addWatches();
 
   std::vector<std::filesystem::path> dirs_;
+  std::vector<std::filesystem::path> other_dirs_;
+  std::function<bool()> others_changed_;
   TrustPolicy trust_;
   DispatcherOptions options_;
   std::unique_ptr<PluginMirror> mirror_;

@@ -41,6 +41,9 @@ registry = "registry.toml"
 [deployers.process]
 memory = "256M"
 env = { LANG = "C" }
+[deploy]
+Crashy = "process"
+big = { deployer = "process", memory = "1G" }
 [log]
 level = "debug"
 format = "json"
@@ -61,6 +64,8 @@ legacy-executor-plugin = -5
   EXPECT_EQ(c->deployer_dirs, (std::vector<std::filesystem::path>{"/etc/plugboard/deployers"}));
   EXPECT_EQ(c->registry, "/etc/plugboard/registry.toml");
   EXPECT_EQ(c->deployer_options.at("process"), Json::parse(R"({"memory":"256M","env":{"LANG":"C"}})"));
+  EXPECT_EQ(c->plugin_deploy.at("crashy").deployer, "process");
+  EXPECT_EQ(c->plugin_deploy.at("big").options, Json::parse(R"({"memory":"1G"})"));
   EXPECT_EQ(c->default_timeout.count(), 90'000);
   EXPECT_EQ(c->poll_interval.count(), 250);
   EXPECT_EQ(c->grace_period.count(), 10'000);
@@ -78,7 +83,7 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(errorOf("workers = 2\nlissten = \"x\"\n"),
             "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
             "watch, listen, token_file, workers, default_timeout, poll_interval, grace_period, "
-            "body_limit, log, trust, priority, deployer_dirs, deployers, registry)");
+            "body_limit, log, trust, priority, deployer_dirs, deployers, registry, deploy)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
             "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),

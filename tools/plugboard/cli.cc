@@ -117,9 +117,7 @@ std::vector<std::filesystem::path> defaultDeployerDirs() {
 
 std::optional<Deployment> setUpDeployers(const core::Config& config, const core::Catalog& plugins) {
   Deployment d;
-  auto catalog = core::Catalog::scan(config.deployer_dirs, config.trust, "deployer");
-  for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
-  d.deployers = std::make_shared<core::DeployerSet>(std::move(catalog), config.deployer_options);
+  d.deployers = std::make_shared<core::DeployerSet>(config.deployer_dirs, config.trust, config.deployer_options);
   for (const auto& [name, options] : config.deployer_options) {
     if (d.deployers->find(name) == nullptr) {
       std::cerr << "plugboard: the config has options for deployer '" << name << "', which is not installed\n";
@@ -138,19 +136,31 @@ std::optional<Deployment> setUpDeployers(const core::Config& config, const core:
   return d;
 }
 
-core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, std::vector<std::filesystem::path> dirs) {
-  return [deployers, dirs](const core::CatalogEntry& entry) -> core::Expected<std::unique_ptr<core::PluginHandle>> {
-    auto native = deployers->forKind("native");
-    if (native.empty()) {
-      std::vector<std::string> searched;
-      for (const auto& d : dirs) searched.push_back(d.string());
+core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, const core::Config& config) {
+  return [deployers, dirs = config.deployer_dirs, chosen = config.plugin_deploy](
+             const core::CatalogEntry& entry) -> core::Expected<std::unique_ptr<core::PluginHandle>> {
+    std::vector<std::string> searched;
+    for (const auto& d : dirs) searched.push_back(d.string());
+    const std::string where = "(deployer directories: " + join(searched) +
+                              "; set --deployers DIR or deployer_dirs in the config)";
+    const core::CatalogEntry* deployer = nullptr;
+    core::Json options = core::Json::object();
+    if (auto it = chosen.find(core::toLower(entry.manifest.name)); it != chosen.end()) {
+      deployer = deployers->find(it->second.deployer);
+      if (deployer == nullptr) {
+        return core::Error("plugin '" + entry.manifest.name + "' is configured to run through deployer '" +
+                           it->second.deployer + "', which is not installed " + where);
+      }
+      options = it->second.options;
+    } else if (auto native = deployers->forKind("native"); !native.empty()) {
+      deployer = native.front();
+    } else {
       return core::Error("plugin '" + entry.manifest.name +
-                         "' needs a deployer of native plugins, and none is installed (deployer directories: " +
-                         join(searched) + "; set --deployers DIR or deployer_dirs in the config)");
+                         "' needs a deployer of native plugins, and none is installed " + where);
     }
-    auto module = deployers->module(*native.front());
+    auto module = deployers->module(*deployer);
     if (!module) return module.error();
-    return (*module)->open({{"path", entry.loadPath().string()}});
+    return (*module)->open({{"path", entry.loadPath().string()}}, options);
   };
 }
 

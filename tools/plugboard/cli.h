@@ -93,9 +93,9 @@ struct Deployment {
 // registry. Prints the problem and returns nullopt for a bad registry or options for a
 // deployer that is not installed. `plugins` must outlive the result.
 std::optional<Deployment> setUpDeployers(const core::Config& config, const core::Catalog& plugins);
-// Opens plugin-directory plugins through the highest-priority deployer of native plugins.
-core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers,
-                                std::vector<std::filesystem::path> dirs);
+// Opens plugin-directory plugins through the deployer the config's [deploy] names for
+// them, else the highest-priority deployer of native plugins.
+core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, const core::Config& config);
 
 // Scans the configured plugin directories with the configured trust rules, logging each
 // refused file as a warning.

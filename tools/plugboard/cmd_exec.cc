@@ -38,8 +38,7 @@ int cmdExec(const Args& args) {
   auto deployment = setUpDeployers(*config, catalog);
   if (!deployment) return kExitUsage;
   core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority,
-                                                               .open = pluginOpener(deployment->deployers,
-                                                                                    config->deployer_dirs)});
+                                                               .open = pluginOpener(deployment->deployers, *config)});
   auto result = core::dispatchWithDeadline(dispatcher, std::move(*request), config->default_timeout);
   const auto& outcome = result.dispatch.outcome;
   std::cout << core::executeTemplateReply(outcome, config->poll_interval) << "\n";

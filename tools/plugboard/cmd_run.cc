@@ -107,8 +107,7 @@ int cmdRun(const Args& args) {
   const bool json = output == "json";
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
   core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority,
-                                                               .open = pluginOpener(deployment->deployers,
-                                                                                    config->deployer_dirs)});
+                                                               .open = pluginOpener(deployment->deployers, *config)});
   core::Runner runner(dispatcher, run_options, json ? nullptr : &display);
   handleSignals(runner);
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);

@@ -78,7 +78,9 @@ int cmdServe(const Args& args) {
   if (!deployment) return kExitUsage;
   core::LiveRuntime runtime(config->plugin_dirs, config->trust,
                             core::DispatcherOptions{.priority = config->priority,
-                                                    .open = pluginOpener(deployment->deployers, config->deployer_dirs)});
+                                                    .open = pluginOpener(deployment->deployers, *config)});
+  // Deployer modules dropped into their directories become usable too.
+  runtime.watchAlso(config->deployer_dirs, [deployers = deployment->deployers] { return deployers->refresh(); });
   if (core::Status st = runtime.start(watch); !st) {
     std::cerr << "plugboard: " << st.error().message() << "\n";
     return kExitFailed;

@@ -1,0 +1,165 @@
+// Workflow steps that name their deployer, the registry, and deployer directories, driven
+// through the real binary with the real deployer modules.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/files.h"
+#include "tests/support/plugin_dir.h"
+#include "tests/support/subprocess.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+class DeployTest : public ::testing::Test {
+ protected:
+  RunResult plugboard(std::vector<std::string> args) {
+    args.insert(args.begin(), binary().string());
+    return run(args, "");
+  }
+  std::vector<std::string> runArgs(const std::string& workflow) {
+    return {"run", dir_.write("wf.toml", workflow), "--plugins", dir_.plugins(), "--output", "json"};
+  }
+  static Json step(const Json& report, const std::string& id) {
+    for (const auto& s : report["steps"]) {
+      if (s["id"] == id) return s;
+    }
+    ADD_FAILURE() << "no step " << id;
+    return Json::object();
+  }
+
+  PluginDir dir_;
+};
+
+TEST_F(DeployTest, AStepRunsThroughTheDeployerItNamesBesideDefaultSteps) {
+  auto r = plugboard(runArgs(R"(
+name = "mixed"
+[[steps]]
+id = "greet"
+plugin = "hello"
+deploy = "native"
+args = { name = "Ada" }
+[[steps]]
+id = "echo"
+plugin = "echo"
+depends = ["greet"]
+deploy = { deployer = "native", config = {} }
+args = { said = "${steps.greet.outputs.parameters.greeting}" }
+[[steps]]
+id = "plain"
+plugin = "echo"
+depends = ["echo"]
+args = { again = "${steps.echo.outputs.parameters.said}" }
+)"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto report = Json::parse(r.out);
+  EXPECT_EQ(step(report, "echo")["outputs"]["parameters"]["said"], "Hello, Ada!");
+  EXPECT_EQ(step(report, "plain")["outputs"]["parameters"]["again"], "Hello, Ada!");
+  EXPECT_EQ(step(report, "greet")["plugin"], "hello@1.2.0");
+}
+
+TEST_F(DeployTest, ValidateResolvesEveryStepToADeployerAndArtifactBeforeRunning) {
+  const std::string registry = dir_.write("registry.toml", R"(
+[plugins.pyonly."1.0.0"]
+python = { module = "pyonly" }
+)");
+  const std::string wf = dir_.write("wf.toml", R"(
+name = "bad"
+[[steps]]
+id = "unknown"
+plugin = "hello"
+deploy = "teleport"
+[[steps]]
+id = "option"
+plugin = "hello"
+deploy = { deployer = "native", memory = "1G" }
+[[steps]]
+id = "artifact"
+plugin = "pyonly"
+deploy = "native"
+[[steps]]
+id = "nodeployer"
+plugin = "pyonly"
+[[steps]]
+id = "fine"
+plugin = "hello"
+deploy = "native"
+args = { name = "x" }
+)");
+  auto r = plugboard({"validate", wf, "--plugins", dir_.plugins(), "--registry", registry});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("wf.toml:6:10: step 'unknown': no deployer 'teleport' (installed deployers: native"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("step 'option': deployer 'native' has no option 'memory' (it takes: config)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("step 'artifact': deployer 'native' deploys native artifacts, and plugin pyonly@1.0.0 "
+                       "has only: python"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("step 'nodeployer': no installed deployer deploys any artifact of plugin pyonly@1.0.0 "
+                       "(it has: python)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("step 'fine'"), std::string::npos) << r.err;
+}
+
+TEST_F(DeployTest, APluginKnownOnlyToTheRegistryRunsThroughTheDefaultOrder) {
+  const std::string registry = dir_.write("registry.toml", "[plugins.greeter.\"2.0.0\"]\nnative = \"" +
+                                                               plugin("hello").string() + "\"\n");
+  auto args = runArgs(R"(
+name = "registry"
+[[steps]]
+id = "greet"
+plugin = "greeter@2"
+args = { name = "Grace" }
+)");
+  args.insert(args.end(), {"--registry", registry});
+  auto r = plugboard(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto report = Json::parse(r.out);
+  EXPECT_EQ(step(report, "greet")["outputs"]["parameters"]["greeting"], "Hello, Grace!");
+  EXPECT_EQ(step(report, "greet")["plugin"], "greeter@2.0.0");
+}
+
+TEST_F(DeployTest, WithoutADeployerOfNativePluginsAStepSaysWhereItLooked) {
+  TempDir empty;
+  auto args = runArgs("name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\nargs = { name = \"x\" }\n");
+  args.insert(args.end(), {"--deployers", empty.path().string()});
+  auto r = plugboard(args);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto report = Json::parse(r.out);
+  const std::string message = step(report, "greet")["message"];
+  EXPECT_NE(message.find("needs a deployer of native plugins, and none is installed (deployer directories: " +
+                         empty.path().string()),
+            std::string::npos)
+      << message;
+}
+
+TEST_F(DeployTest, ARefusedDeployerModuleIsReportedAndTheOthersKeepWorking) {
+  TempDir deployers;
+  std::filesystem::create_symlink(deployerDir() / "native.so", deployers.path() / "native.so");
+  std::filesystem::create_symlink(plugin("hello"), deployers.path() / "hello.so");  // a plugin, not a deployer
+  writeFile(deployers.path() / "broken.so", "not an ELF file");
+  auto args = runArgs("name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\ndeploy = \"native\"\nargs = { name = \"x\" }\n");
+  args.insert(args.end(), {"--deployers", deployers.path().string()});
+  auto r = plugboard(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.err.find("hello.so: refused: 'hello' is a plugin, not a deployer module"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("broken.so: refused:"), std::string::npos) << r.err;
+}
+
+TEST_F(DeployTest, ABadRegistryIsRefusedWithItsLine) {
+  const std::string registry = dir_.write("registry.toml", "[plugins.x.\"1.0.0\"]\nnative = 3\n");
+  auto args = runArgs("name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\nargs = { name = \"x\" }\n");
+  args.insert(args.end(), {"--registry", registry});
+  auto r = plugboard(args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("registry.toml:2:10: x@1.0.0: artifact 'native' must be a path or a table"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace plugboard::testing
