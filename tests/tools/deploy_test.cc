@@ -59,6 +59,84 @@ args = { again = "${steps.echo.outputs.parameters.said}" }
   EXPECT_EQ(step(report, "greet")["plugin"], "hello@1.2.0");
 }
 
+TEST_F(DeployTest, NativeAndProcessStepsOfTheSameAndDifferentPluginsShareOneWorkflow) {
+  PluginDir dir({"hello", "echo"}, {"crashy", "scripted"});
+  auto r = plugboard({"run", dir.write("wf.toml", R"(
+name = "mixed"
+[[steps]]
+id = "in_process"
+plugin = "crashy"
+deploy = "native"
+[[steps]]
+id = "isolated"
+plugin = "crashy"
+deploy = "process"
+[[steps]]
+id = "isolated_again"
+plugin = "crashy"
+deploy = "process"
+depends = ["isolated"]
+[[steps]]
+id = "greet"
+plugin = "hello"
+deploy = { deployer = "process", env = { GREETING_TEST = "1" } }
+args = { name = "Ada" }
+[[steps]]
+id = "echo"
+plugin = "echo"
+depends = ["greet", "in_process"]
+args = { said = "${steps.greet.outputs.parameters.greeting}", native_pid = "${steps.in_process.outputs.parameters.pid}" }
+)"), "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto report = Json::parse(r.out);
+  const std::string runtime_pid = step(report, "echo")["outputs"]["parameters"]["native_pid"];
+  const std::string child_pid = step(report, "isolated")["outputs"]["parameters"]["pid"];
+  EXPECT_NE(runtime_pid, child_pid);  // in the runtime, and in a child
+  // One child per plugin per run, shared by the steps that use it.
+  EXPECT_EQ(step(report, "isolated_again")["outputs"]["parameters"]["pid"], child_pid);
+  EXPECT_EQ(step(report, "echo")["outputs"]["parameters"]["said"], "Hello, Ada!");
+}
+
+TEST_F(DeployTest, ASegfaultInProcessModeFailsItsStepAndTheRunGoesOn) {
+  PluginDir dir({"hello", "echo"}, {"crashy", "scripted"});
+  auto r = plugboard({"run", dir.write("wf.toml", R"(
+name = "crash"
+[[steps]]
+id = "crash"
+plugin = "crashy"
+deploy = "process"
+args = { crash = "segv" }
+[[steps]]
+id = "beside"
+plugin = "crashy"
+deploy = { deployer = "process", env = { OWN_CHILD = "1" } }
+[[steps]]
+id = "hang"
+plugin = "scripted"
+deploy = { deployer = "process", cancel_grace = "100ms" }
+timeout = "300ms"
+args = { sleep_ms = 60000, ignore_cancel = true }
+[[steps]]
+id = "other"
+plugin = "hello"
+args = { name = "still here" }
+)"), "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto report = Json::parse(r.out);
+  const Json crash = step(report, "crash");
+  EXPECT_EQ(crash["phase"], "Error");
+  EXPECT_NE(crash["message"].get<std::string>().find("plugin 'crashy' (process) crashed: killed by signal 11 (SIGSEGV)"),
+            std::string::npos)
+      << crash["message"];
+  EXPECT_EQ(step(report, "other")["phase"], "Succeeded");
+  // Other options, so another child: the crash of the first does not touch it. (Calls in
+  // flight in the child that crashed would end with the same Error.)
+  EXPECT_EQ(step(report, "beside")["phase"], "Succeeded");
+  const Json hang = step(report, "hang");
+  EXPECT_NE(hang["phase"], "Succeeded");
+  EXPECT_NE(hang["message"].get<std::string>().find("deadline of 300ms passed"), std::string::npos) << hang;
+}
+
 TEST_F(DeployTest, ValidateResolvesEveryStepToADeployerAndArtifactBeforeRunning) {
   const std::string registry = dir_.write("registry.toml", R"(
 [plugins.pyonly."1.0.0"]

@@ -120,8 +120,7 @@ std::optional<Deployment> setUpDeployers(const core::Config& config, const core:
   d.deployers = std::make_shared<core::DeployerSet>(config.deployer_dirs, config.trust, config.deployer_options);
   for (const auto& [name, options] : config.deployer_options) {
     if (d.deployers->find(name) == nullptr) {
-      std::cerr << "plugboard: the config has options for deployer '" << name << "', which is not installed\n";
-      return std::nullopt;
+      spdlog::warn("the config has options for deployer '{}', which is not installed (yet)", name);
     }
   }
   if (!config.registry.empty()) {

@@ -1,0 +1,72 @@
+// plugboard serve with plugins run through deployers: crash isolation per request, and
+// deployer modules installed while it runs.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+#include "tests/support/plugin_dir.h"
+#include "tests/support/server_process.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string argoBody(const std::string& key, const Json& args) {
+  return Json{{"workflow", {{"metadata", {{"name", "wf"}}}}}, {"template", {{"name", "t"}, {"plugin", {{key, args}}}}}}
+      .dump();
+}
+
+Json node(HttpClient& client, const std::string& key, const Json& args) {
+  auto r = client.request("POST", "/api/v1/template.execute", argoBody(key, args));
+  EXPECT_EQ(r.status, 200) << r.body;
+  return Json::parse(r.body, nullptr, false).value("node", Json::object());
+}
+
+TEST(ServeDeployTest, APluginRunInProcessModeCrashesItsRequestOnlyAndComesBack) {
+  PluginDir dir({"hello"}, {"crashy"});
+  const std::string config = dir.write("plugboard.toml", "[deploy]\ncrashy = \"process\"\n");
+  ServeProcess serve({"--plugins", dir.plugins(), "--config", config});
+  HttpClient client(serve.port());
+  const Json crashed = node(client, "crashy", {{"crash", "segv"}});
+  EXPECT_EQ(crashed["phase"], "Error");
+  EXPECT_NE(crashed.value("message", "").find("killed by signal 11 (SIGSEGV)"), std::string::npos) << crashed;
+  EXPECT_EQ(node(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
+  const Json again = node(client, "crashy", Json::object());  // a new child
+  EXPECT_EQ(again["phase"], "Succeeded") << again;
+  EXPECT_NE(again["outputs"]["parameters"][0]["value"], std::to_string(serve.pid()));
+}
+
+TEST(ServeDeployTest, ADeployerModuleInstalledWhileServingBecomesUsable) {
+  PluginDir dir({"hello"}, {"crashy"});
+  TempDir deployers;
+  std::filesystem::create_symlink(deployerDir() / "native.so", deployers.path() / "native.so");
+  const std::string config =
+      dir.write("plugboard.toml", "[deploy]\ncrashy = \"process\"\n[deployers.process]\nhost = \"" +
+                                      (buildDir() / "plugboard-host").string() + "\"\n");
+  ServeProcess serve({"--plugins", dir.plugins(), "--config", config, "--deployers", deployers.path().string()});
+  HttpClient client(serve.port());
+  const Json missing = node(client, "crashy", Json::object());
+  EXPECT_EQ(missing["phase"], "Error");
+  EXPECT_NE(missing.value("message", "").find("configured to run through deployer 'process', which is not installed"),
+            std::string::npos)
+      << missing;
+  EXPECT_EQ(node(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
+
+  std::filesystem::copy_file(deployerDir() / "process.so", deployers.path() / "process.so.tmp");
+  std::filesystem::rename(deployers.path() / "process.so.tmp", deployers.path() / "process.so");
+  Json answer;
+  for (int i = 0; i < 100; ++i) {
+    answer = node(client, "crashy", Json::object());
+    if (answer["phase"] == "Succeeded") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(answer["phase"], "Succeeded") << answer << serve.output();
+}
+
+}  // namespace
+}  // namespace plugboard::testing
