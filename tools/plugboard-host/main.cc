@@ -7,15 +7,20 @@
 // The plugin's own writes to stdout go to stderr: the protocol has a private copy of the
 // original stdout. The plugin's log lines become `log` messages. Exit status: 0 after
 // `shutdown` or end of input, 2 for a protocol error, 3 when the plugin cannot be loaded.
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -33,8 +38,9 @@ using plugboard::core::Json;
 class Channel {
  public:
   explicit Channel(int fd) : fd_(fd) {}
-  void send(const Json& message) {
-    const std::string f = plugboard::core::frame(message);
+  void send(const Json& message) { sendText(plugboard::core::frame(message)); }
+  // `f` must be one whole frame, newline included.
+  void sendText(const std::string& f) {
     std::lock_guard lock(mu_);
     for (std::size_t done = 0; done < f.size();) {
       ssize_t n = ::write(fd_, f.data() + done, f.size() - done);
@@ -92,7 +98,7 @@ int main(int argc, char** argv) {
     if (!config.is_object()) return fail(2, "--config must be a JSON object");
   }
   // The protocol keeps the real stdout; everything else written to stdout goes to stderr.
-  const int protocol_fd = ::dup(STDOUT_FILENO);
+  const int protocol_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);  // not inherited by what the plugin starts
   if (protocol_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return fail(2, "cannot set up stdout");
   Channel channel(protocol_fd);
   auto logger = std::make_shared<spdlog::logger>("plugin", std::make_shared<LogSink>(channel));
@@ -106,14 +112,50 @@ int main(int argc, char** argv) {
   auto& instance = **made;
   const bool serial = instance.manifest().concurrency == plugboard::core::Concurrency::kSerial;
 
-  std::mutex mu;
-  std::condition_variable cv;
+  std::mutex mu;  // guards everything below
+  std::condition_variable cv;       // `running` changed, or `stop` was set
+  std::condition_variable lead_cv;  // the reading is free to take
   std::map<std::uint64_t, bool> running;  // id -> cancel asked
-  std::mutex serial_mu;
   bool greeted = false;
+  bool stop = false;
+  bool leading = false;  // a thread is reading the runtime's frames
+  int idle = 0;          // threads waiting to read
+  int status = 0;
+  std::mutex serial_mu;
+  plugboard::core::FrameReader frames;  // used by the reading thread only
+  std::deque<std::string> lines;        // read, not yet handled; the reading thread's
 
-  auto execute = [&](std::uint64_t id, Json request) {
-    Json result;
+  // The next frame from the runtime, or nullopt at the end of input or a framing error
+  // (then `status` says which).
+  auto nextLine = [&]() -> std::optional<std::string> {
+    char buf[65536];
+    while (lines.empty()) {
+      const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::nullopt;  // end of input: like shutdown
+      std::vector<std::string> got;
+      if (auto st = frames.feed(std::string_view(buf, static_cast<std::size_t>(n)), got); !st) {
+        std::lock_guard lock(mu);
+        status = fail(2, st.error().message());
+        return std::nullopt;
+      }
+      for (auto& l : got) lines.push_back(std::move(l));
+    }
+    std::string line = std::move(lines.front());
+    lines.pop_front();
+    return line;
+  };
+
+  auto finish = [&](int code) {
+    std::lock_guard lock(mu);
+    if (code != 0 && status == 0) status = code;
+    stop = true;
+    cv.notify_all();
+    lead_cv.notify_all();
+  };
+
+  auto execute = [&](std::uint64_t id, const std::string& request) {
+    std::string result;
     {
       std::unique_lock<std::mutex> one_at_a_time;
       if (serial) one_at_a_time = std::unique_lock(serial_mu);
@@ -122,91 +164,106 @@ int main(int argc, char** argv) {
         std::lock_guard lock(mu);
         cancelled = running[id];
       }
-      result = cancelled ? Json{{"phase", "Error"}, {"message", "cancelled before it started"}}
-                         : instance.call(request, id).toJson();
+      result = cancelled ? std::string(R"({"phase":"Error","message":"cancelled before it started"})")
+                         : instance.callRaw(request, id);
+      // A result that is not one JSON object would break the channel; the runtime gets an
+      // Error instead. (Raw newlines can only be whitespace in valid JSON.)
+      std::replace(result.begin(), result.end(), '\n', ' ');
+      if (result.empty() || !Json::accept(result)) {
+        result = Json{{"phase", "Error"}, {"message", "plugin '" + instance.manifest().name + "' returned invalid JSON"}}
+                     .dump();
+      }
     }
-    channel.send({{"type", "result"}, {"id", id}, {"result", result}});
+    channel.sendText(R"({"type":"result","id":)" + std::to_string(id) + R"(,"result":)" + result + "}\n");
     std::lock_guard lock(mu);
     running.erase(id);
     cv.notify_all();
   };
 
+  // Leader and followers: one thread at a time reads the runtime's frames. When it reads an
+  // `execute` it hands the reading to another thread (an idle one, or a new one) and runs
+  // the call itself, so a call crosses no thread between its frame and its result, and
+  // calls still run concurrently.
+  std::function<void()> serve;
+  serve = [&] {
+    for (;;) {
+      {
+        std::unique_lock lock(mu);
+        ++idle;
+        lead_cv.wait(lock, [&] { return stop || !leading; });
+        --idle;
+        if (stop) return;
+        leading = true;
+      }
+      for (;;) {
+        auto line = nextLine();
+        if (!line) return finish(0);
+        auto message = plugboard::core::parseFrame(*line, plugboard::core::Sender::kRuntime);
+        if (!message) return finish(fail(2, message.error().message()));
+        const std::string type = (*message)["type"];
+        if (type == "hello") {
+          bool offered = false;
+          for (const auto& v : (*message)["protocols"]) offered = offered || v == plugboard::core::kProtocolVersion;
+          if (!offered) {
+            return finish(fail(2, "the runtime offers protocols " + (*message)["protocols"].dump() +
+                                      "; this host speaks 1"));
+          }
+          channel.send({{"type", "hello"}, {"protocol", plugboard::core::kProtocolVersion},
+                        {"manifest", Json::parse(instance.manifest().text)}});
+          std::lock_guard lock(mu);
+          greeted = true;
+        } else if (!greeted) {
+          return finish(fail(2, "'" + type + "' before 'hello'"));
+        } else if (type == "execute") {
+          const std::uint64_t id = (*message)["id"];
+          const std::string request = (*message)["request"].dump();
+          {
+            std::lock_guard lock(mu);
+            running.emplace(id, false);
+            leading = false;
+            if (idle == 0) {
+              std::thread(serve).detach();
+            } else {
+              lead_cv.notify_one();
+            }
+          }
+          execute(id, request);
+          break;  // back to waiting for the reading
+        } else if (type == "cancel") {
+          const std::uint64_t id = (*message)["id"];
+          std::lock_guard lock(mu);
+          if (auto it = running.find(id); it != running.end()) it->second = true;
+          cv.notify_all();
+        } else if (type == "shutdown") {
+          return finish(0);
+        }
+      }
+    }
+  };
+
   // Cancellation may arrive before the plugin has registered the call; repeat it until
   // the call ends.
-  std::atomic<bool> done{false};
   std::thread canceller([&] {
     std::unique_lock lock(mu);
-    while (!done) {
+    while (!stop || !running.empty()) {
       cv.wait_for(lock, std::chrono::milliseconds(20));
       for (const auto& [id, cancel] : running) {
         if (cancel) instance.cancel(id);
       }
+      if (stop) break;
     }
   });
 
-  plugboard::core::FrameReader reader;
-  std::vector<std::string> lines;
-  char buf[65536];
-  int status = 0;
-  bool stop = false;
-  while (!stop) {
-    ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // end of input: like shutdown
-    lines.clear();
-    if (auto st = reader.feed(std::string_view(buf, static_cast<std::size_t>(n)), lines); !st) {
-      status = fail(2, st.error().message());
-      break;
-    }
-    for (const auto& line : lines) {
-      auto message = plugboard::core::parseFrame(line, plugboard::core::Sender::kRuntime);
-      if (!message) {
-        status = fail(2, message.error().message());
-        stop = true;
-        break;
-      }
-      const std::string type = (*message)["type"];
-      if (type == "hello") {
-        bool offered = false;
-        for (const auto& v : (*message)["protocols"]) offered = offered || v == plugboard::core::kProtocolVersion;
-        if (!offered) {
-          status = fail(2, "the runtime offers protocols " + (*message)["protocols"].dump() + "; this host speaks 1");
-          stop = true;
-          break;
-        }
-        channel.send({{"type", "hello"}, {"protocol", plugboard::core::kProtocolVersion},
-                      {"manifest", Json::parse(instance.manifest().text)}});
-        greeted = true;
-      } else if (!greeted) {
-        status = fail(2, "'" + type + "' before 'hello'");
-        stop = true;
-        break;
-      } else if (type == "execute") {
-        const std::uint64_t id = (*message)["id"];
-        {
-          std::lock_guard lock(mu);
-          running.emplace(id, false);
-        }
-        std::thread(execute, id, std::move((*message)["request"])).detach();
-      } else if (type == "cancel") {
-        const std::uint64_t id = (*message)["id"];
-        std::lock_guard lock(mu);
-        if (auto it = running.find(id); it != running.end()) it->second = true;
-        cv.notify_all();
-      } else if (type == "shutdown") {
-        stop = true;
-        break;
-      }
-    }
-  }
-  // Let the calls in flight answer, then go.
+  std::thread(serve).detach();
+  // Wait for the end of input, shutdown or an error; let the calls in flight answer; go.
+  int exit_status;
   {
     std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return stop; });
     cv.wait_for(lock, std::chrono::seconds(10), [&] { return running.empty(); });
-    done = true;
-    cv.notify_all();
+    exit_status = status;
   }
   canceller.join();
   std::fflush(stdout);
-  std::_Exit(status);  // calls that did not answer still run plugin code
+  std::_Exit(exit_status);  // calls that did not answer still run plugin code
 }
