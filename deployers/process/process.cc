@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -70,6 +71,7 @@ constexpr Millis kWriteStall{10000};          // a child that reads nothing for 
 constexpr Millis kStderrDrain{200};           // for a dead child's last words on stderr
 constexpr Millis kFirstBackoff{100};
 constexpr Millis kMaxBackoff{5000};
+constexpr std::chrono::microseconds kYieldFor{200};  // a caller yields this long before sleeping
 
 std::string errnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
@@ -695,6 +697,14 @@ void Child::cancel(std::uint64_t id) {
 Child::Answer Child::wait(std::uint64_t id) {
   std::unique_lock lock(mu_);
   Call& call = calls_.at(id);  // map nodes stay put; only this thread erases it
+  // Most calls answer within a few tens of microseconds. Yielding the processor for that
+  // long, instead of sleeping at once, lets the reader thread run here when the result
+  // comes and spares this thread a wake-up from sleep: a third of a short call's time.
+  for (const auto until = Clock::now() + kYieldFor; !call.done && Clock::now() < until;) {
+    lock.unlock();
+    sched_yield();
+    lock.lock();
+  }
   while (!call.done) {
     if (!call.kill_at) {
       cv_.wait(lock);
