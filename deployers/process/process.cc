@@ -199,7 +199,8 @@ std::optional<fs::path> searchPath(const std::string& name) {
   return std::nullopt;
 }
 
-// The directory this module was loaded from (empty if unknown).
+// The directory this module's file is in, symbolic links resolved (a deployer directory
+// may hold a link to the installed module); empty if unknown.
 fs::path moduleDir() {
   Dl_info info{};
   if (::dladdr(reinterpret_cast<const void*>(&moduleDir), &info) == 0 ||
@@ -207,7 +208,9 @@ fs::path moduleDir() {
     return {};
   }
   std::error_code ec;
-  return fs::absolute(info.dli_fname, ec).parent_path();
+  fs::path file = fs::canonical(info.dli_fname, ec);
+  if (ec) file = fs::absolute(info.dli_fname, ec);
+  return file.parent_path();
 }
 
 // plugboard-host where the build or an install puts it relative to this module:

@@ -31,6 +31,26 @@ TEST(DeployerTest, DeployerDirectoriesAreScannedLikePluginDirectories) {
   EXPECT_NE(as_deployers.problems()[0].message.find("is a plugin, not a deployer module"), std::string::npos);
 }
 
+TEST(DeployerTest, ADeployerBuiltForAnotherAbiIsRefusedAndTheOthersKeepWorking) {
+  plugboard::testing::TempDir dir;
+  plugboard::testing::copyWithEdit(deployerDir() / "native.so", dir.path() / "native.so", "\"abi\":1}", "\"abi\":2}");
+  std::filesystem::create_symlink(deployerDir() / "process.so", dir.path() / "process.so");
+  DeployerSet set(Catalog::scan({dir.path()}, {}, "deployer"), {});
+  EXPECT_EQ(set.find("native"), nullptr);
+  ASSERT_EQ(set.catalog().problems().size(), 1u);
+  EXPECT_EQ(set.catalog().problems()[0].message,
+            "deployer 'native' was built for plugboard ABI 2, this runtime supports ABI 1; rebuild it against this SDK");
+  ASSERT_NE(set.find("process"), nullptr);
+  auto module = set.module(*set.find("process"));
+  ASSERT_TRUE(module.ok()) << module.error().message();
+  auto handle = (*module)->open({{"path", plugin("hello").string()}});
+  ASSERT_TRUE(handle.ok()) << handle.error().message();
+  EXPECT_EQ((*handle)->callText(R"({"rpc":"template.execute","key":"hello","via":"name","args":{"name":"Ada"}})",
+                                (*handle)->newCallId())
+                .phase,
+            Phase::kSucceeded);
+}
+
 TEST(DeployerTest, OpensAPluginThroughTheNativeDeployerAndCallsIt) {
   DeployerSet set(Catalog::scan({deployerDir()}, {}, "deployer"), {});
   auto kinds = set.forKind("native");

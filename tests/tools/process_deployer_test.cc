@@ -262,6 +262,7 @@ TEST(ProcessDeployerTest, ProtocolErrorsKillTheChildAndEndTheCall) {
        "protocol frame'"},
       {"hello-twice", "broke the protocol: it said 'hello' twice"},
       {"oversized", "broke the protocol: a protocol frame exceeds the limit of 16777216 bytes"},
+      {"unknown-type", "broke the protocol: unknown message type 'teleport' from the plugin"},
   };
   for (const auto& [mode, message] : expected) {
     auto fake = process.open(fixture("scripted"), fakeHost(mode.c_str()));
@@ -374,6 +375,11 @@ TEST(ProcessDeployerTest, OpenFailuresNameThePluginAndTheCause) {
   EXPECT_TRUE(
       has(early.error().message(), "fake_host.sh exited with code 5: fake host: refusing to start"))
       << early.error().message();
+
+  auto wrong_version = process.tryOpen(fixture("crashy"), fakeHost("wrong-version"));
+  ASSERT_FALSE(wrong_version.ok());
+  EXPECT_TRUE(has(wrong_version.error().message(),
+                  "fake_host.sh broke the protocol: it chose protocol 2, which was not offered (this runtime speaks 1)")) << wrong_version.error().message();
 
   Json silent = fakeHost("silent");
   silent["start_timeout"] = "300ms";
