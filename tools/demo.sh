@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: set up, build, then list the bundled plugins (read
-# without loading) and run the bundled example workflow on them.
+# without loading) and run the bundled example workflows on them (the second runs steps
+# through the `process` deployer, in child processes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/setup.sh
@@ -8,3 +9,5 @@ build_dir=${BUILD_DIR:-build}
 "$build_dir/plugboard" plugins list --plugins "$build_dir/plugins"
 echo
 "$build_dir/plugboard" run examples/hello.toml --plugins "$build_dir/plugins"
+echo
+"$build_dir/plugboard" run examples/deployers.toml --plugins "$build_dir/plugins"

@@ -32,6 +32,15 @@ class DeployTest : public ::testing::Test {
   PluginDir dir_;
 };
 
+TEST_F(DeployTest, TheBundledDeployersExampleRuns) {
+  auto r = plugboard({"run", (sourceDir() / "examples/deployers.toml").string(), "--plugins", pluginDir().string(),
+                      "--param", "who=Ada", "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto report = Json::parse(r.out);
+  EXPECT_EQ(step(report, "count")["outputs"]["parameters"]["words"], "2");
+  EXPECT_EQ(step(report, "shout")["outputs"]["parameters"]["text"], "HELLO, ADA!");
+}
+
 TEST_F(DeployTest, AStepRunsThroughTheDeployerItNamesBesideDefaultSteps) {
   auto r = plugboard(runArgs(R"(
 name = "mixed"
