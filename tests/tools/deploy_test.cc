@@ -238,6 +238,23 @@ TEST_F(DeployTest, ARefusedDeployerModuleIsReportedAndTheOthersKeepWorking) {
   EXPECT_NE(r.err.find("broken.so: refused:"), std::string::npos) << r.err;
 }
 
+TEST_F(DeployTest, DeployersAreListedAndInspectedWithoutLoading) {
+  auto list = plugboard({"plugins", "list", "--plugins", dir_.plugins(), "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  auto listed = Json::parse(list.out);
+  std::vector<std::string> names;
+  for (const auto& d : listed["deployers"]) names.push_back(d.value("name", ""));
+  EXPECT_EQ(names, (std::vector<std::string>{"native", "process"}));
+  EXPECT_EQ(listed["deployers"][1]["deploys"], Json::array({"native"}));
+
+  auto inspect = plugboard({"inspect", (deployerDir() / "process.so").string(), "--load"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("kind:        deployer"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("deploys:     native"), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("  memory (size): "), std::string::npos) << inspect.out;
+  EXPECT_NE(inspect.out.find("load:        ok"), std::string::npos) << inspect.out;
+}
+
 TEST_F(DeployTest, ABadRegistryIsRefusedWithItsLine) {
   const std::string registry = dir_.write("registry.toml", "[plugins.x.\"1.0.0\"]\nnative = 3\n");
   auto args = runArgs("name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\nargs = { name = \"x\" }\n");

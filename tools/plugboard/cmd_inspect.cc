@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "core/catalog.h"
+#include "core/deployer.h"
 #include "core/elf_section.h"
 #include "core/loader.h"
 #include "plugboard/abi.h"
@@ -20,8 +21,19 @@ void printManifest(const std::string& file, const core::Manifest& m) {
             << "kind:        " << m.kind << "\n"
             << "name:        " << m.name << "\n"
             << "version:     " << m.version.text() << "\n"
-            << "abi:         " << m.abi << "\n"
-            << "provides:    " << (m.legacy() ? "- (legacy: polled for every RPC)" : join(m.provides, ", ", "-")) << "\n"
+            << "abi:         " << m.abi << "\n";
+  if (m.kind == "deployer") {
+    std::cout << "deploys:     " << join(m.deploys, ", ", "-") << "\n"
+              << "priority:    " << m.priority << "\n"
+              << "description: " << (m.description.empty() ? "-" : m.description) << "\n"
+              << "options:" << (m.config.empty() ? "     -" : "") << "\n";
+    for (const auto& [key, spec] : m.config.items()) {
+      std::cout << "  " << key << " (" << spec.value("type", "?") << "): " << spec.value("description", "") << "\n";
+    }
+    std::cout << "manifest:    " << m.text << "\n";
+    return;
+  }
+  std::cout << "provides:    " << (m.legacy() ? "- (legacy: polled for every RPC)" : join(m.provides, ", ", "-")) << "\n"
             << "aliases:     " << join(m.aliases, ", ", "-") << "\n"
             << "concurrency: " << (m.concurrency == core::Concurrency::kSerial ? "serial" : "parallel") << "\n"
             << "schemas:     " << join(schemas, ", ", "-") << "\n"
@@ -48,7 +60,11 @@ int cmdInspect(const Args& args) {
 
   // Read without loading. A file the catalog refuses (another ABI, the trust rules) is
   // still shown when its manifest itself can be read.
-  auto verdict = core::readPluginFile(file);
+  std::string kind = "executor";
+  if (auto section = core::readElfSection(file, PLUGBOARD_MANIFEST_SECTION)) {
+    if (auto m = core::parseManifest(*section)) kind = m->kind;
+  }
+  auto verdict = core::readPluginFile(file, {}, kind);
   core::Expected<core::Manifest> manifest = core::Error("");
   if (verdict) {
     manifest = verdict->manifest;
@@ -75,6 +91,11 @@ int cmdInspect(const Args& args) {
   if (vm.count("load") && !verdict && verdict.error().code() == core::Error::Code::kUntrusted) {
     out["load"] = {{"ok", false}, {"error", "not loaded: the file failed the trust checks"}};
     if (!json) std::cout << "load:        not loaded: the file failed the trust checks\n";
+  } else if (vm.count("load") && kind == "deployer") {
+    auto module = core::DeployerModule::load(*verdict);
+    out["load"] = module ? core::Json{{"ok", true}} : core::Json{{"ok", false}, {"error", module.error().message()}};
+    if (!json) std::cout << "load:        " << (module ? "ok (created with no options)" : "failed: " + module.error().message()) << "\n";
+    if (!module) status = kExitFailed;
   } else if (vm.count("load")) {
     auto lib = core::PluginLibrary::load(file, &*manifest);
     if (lib) {

@@ -1,4 +1,5 @@
-// plugboard plugins list: the catalog of plugin directories, read without loading.
+// plugboard plugins list: the catalogs of the plugin and deployer directories, read without
+// loading.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -13,14 +14,8 @@ namespace po = boost::program_options;
 
 namespace {
 
-void printTable(const core::Catalog& catalog) {
-  std::vector<std::vector<std::string>> rows = {{"NAME", "VERSION", "PROVIDES", "STATE", "FILE"}};
-  for (const auto& e : catalog.entries()) {
-    rows.push_back({e.manifest.name, e.manifest.version.text(),
-                    e.manifest.legacy() ? "(legacy: polled for every RPC)" : join(e.manifest.provides, ",", "-"),
-                    "available", e.file.string()});
-  }
-  std::vector<std::size_t> width(5, 0);
+void printRows(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(rows.front().size(), 0);
   for (const auto& row : rows) {
     for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   }
@@ -32,7 +27,25 @@ void printTable(const core::Catalog& catalog) {
     }
     std::cout << line << "\n";
   }
+}
+
+void printTable(const core::Catalog& catalog, const core::Catalog& deployers) {
+  std::vector<std::vector<std::string>> rows = {{"NAME", "VERSION", "PROVIDES", "STATE", "FILE"}};
+  for (const auto& e : catalog.entries()) {
+    rows.push_back({e.manifest.name, e.manifest.version.text(),
+                    e.manifest.legacy() ? "(legacy: polled for every RPC)" : join(e.manifest.provides, ",", "-"),
+                    "available", e.file.string()});
+  }
+  printRows(rows);
   for (const auto& p : catalog.problems()) std::cout << p.oneLine() << "\n";
+  std::cout << "\n";
+  rows = {{"DEPLOYER", "VERSION", "DEPLOYS", "PRIORITY", "FILE"}};
+  for (const auto& e : deployers.entries()) {
+    rows.push_back({e.manifest.name, e.manifest.version.text(), join(e.manifest.deploys, ",", "-"),
+                    std::to_string(e.manifest.priority), e.file.string()});
+  }
+  printRows(rows);
+  for (const auto& p : deployers.problems()) std::cout << p.oneLine() << "\n";
 }
 
 }  // namespace
@@ -50,8 +63,9 @@ int cmdPluginsList(const Args& args) {
   auto config = settings(vm);
   if (!config) return kExitUsage;
   const auto catalog = core::Catalog::scan(config->plugin_dirs, config->trust);
+  const auto deployers = core::Catalog::scan(config->deployer_dirs, config->trust, "deployer");
   if (!vm.count("json")) {
-    printTable(catalog);
+    printTable(catalog, deployers);
     return kExitOk;
   }
   nlohmann::json list = nlohmann::json::array();
@@ -64,7 +78,16 @@ int cmdPluginsList(const Args& args) {
   for (const auto& p : catalog.problems()) {
     list.push_back({{"file", p.file.string()}, {"state", "error"}, {"error", p.message}});
   }
-  std::cout << nlohmann::json{{"plugins", list}}.dump(2) << "\n";
+  nlohmann::json deployer_list = nlohmann::json::array();
+  for (const auto& e : deployers.entries()) {
+    auto item = e.manifest.toJson();
+    item["file"] = e.file.string();
+    deployer_list.push_back(std::move(item));
+  }
+  for (const auto& p : deployers.problems()) {
+    deployer_list.push_back({{"file", p.file.string()}, {"state", "error"}, {"error", p.message}});
+  }
+  std::cout << nlohmann::json{{"plugins", list}, {"deployers", deployer_list}}.dump(2) << "\n";
   return kExitOk;
 }
 
