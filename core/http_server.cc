@@ -493,7 +493,9 @@ Expected<std::string> HttpServer::start() {
   const int n = impl_->options.threads > 0 ? impl_->options.threads
                                            : std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency()));
   for (int i = 0; i < n; ++i) {
-    impl_->loops.push_back(std::make_unique<asio::io_context>(1));
+    // Not concurrency hint 1: a helper thread may run the loop too, and with that hint
+    // Asio does not wake a waiting thread when the other leaves the reactor to it.
+    impl_->loops.push_back(std::make_unique<asio::io_context>());
     impl_->keep_running.push_back(asio::make_work_guard(*impl_->loops.back()));
   }
   impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->loops[0]);

@@ -1,5 +1,6 @@
 // plugboard serve over real HTTP, on real plugin files.
 #include <csignal>
+#include <future>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -162,6 +163,23 @@ TEST_F(ServeTest, ASlowCallDoesNotHoldUpOtherConnectionsOnItsThread) {
   EXPECT_FALSE(slow_done) << "the other connection waited for the slow call";
   t.join();
   EXPECT_TRUE(slow_done);
+}
+
+TEST_F(ServeTest, ALoopIsServedAgainAfterItsSlowCallAndHelperAreGone) {
+  ServeProcess serve({"--plugins", dir_.plugins(), "--workers", "1"});
+  HttpClient client(serve.port());
+  for (int round = 0; round < 3; ++round) {
+    // Slow enough to get a helper thread; then long enough for the helper to leave.
+    auto slow = client.request("POST", "/api/v1/template.execute", argoBody("sleep", {{"seconds", 0.1}}));
+    ASSERT_EQ(slow.status, 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    auto next = std::async(std::launch::async, [&] {
+      return client.request("POST", "/api/v1/template.execute", argoBody("echo", {{"round", std::to_string(round)}}));
+    });
+    ASSERT_EQ(next.wait_for(std::chrono::seconds(5)), std::future_status::ready)
+        << "the loop's thread was never woken for the next request";
+    EXPECT_EQ(next.get().status, 200);
+  }
 }
 
 TEST_F(ServeTest, ClosesIdleConnections) {
