@@ -1,0 +1,460 @@
+#include "deployers/process/child.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "core/duration.h"
+#include "core/protocol.h"
+#include "core/text.h"
+
+namespace plugboard::process_deployer {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kStderrTailBytes = 4096;
+constexpr std::size_t kStderrTailLines = 20;
+constexpr std::size_t kStderrLogLine = 4096;  // longer stderr lines are logged in pieces
+constexpr Millis kShutdownGrace{2000};        // after `shutdown`, before SIGKILL
+constexpr Millis kWriteStall{10000};          // a child that reads nothing for this long hangs
+constexpr Millis kStderrDrain{200};           // for a dead child's last words on stderr
+constexpr std::chrono::microseconds kYieldFor{200};  // a caller yields this long before sleeping
+
+std::string signalName(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev != nullptr ? std::string("SIG") + abbrev : "unknown signal";
+}
+
+std::string describeStatus(int status, const Settings& s) {
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    std::string out =
+        "crashed: killed by signal " + std::to_string(sig) + " (" + signalName(sig) + ")";
+    if (sig == SIGXCPU && s.cpu_seconds) {
+      out += ": it used up its CPU time (option 'cpu_time' allows " +
+             std::to_string(*s.cpu_seconds) + "s)";
+    }
+    return out;
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
+// The last lines of `text` (the end of a child's stderr) on one line, " | " between them.
+// `cut` says the text starts in the middle of a line, which is then dropped.
+std::string tailOf(std::string_view text, bool cut) {
+  if (cut) {
+    const auto nl = text.find('\n');
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+  }
+  std::vector<std::string> lines;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    std::string line(text.substr(0, nl));
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    for (char& c : line) {
+      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    if (!line.empty()) lines.push_back(std::move(line));
+  }
+  if (lines.size() > kStderrTailLines) lines.erase(lines.begin(), lines.end() - kStderrTailLines);
+  return plugboard::core::join(lines, " | ", "");
+}
+
+// A thread running `(child->*body)()`. Through a lambda local to this file, so that what
+// std::thread instantiates (a vtable and typeinfo) stays out of the module's exports.
+std::thread runThread(Child* child, void (Child::*body)()) {
+  return std::thread([child, body] { (child->*body)(); });
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// One child process
+
+Child::Child(std::shared_ptr<const Launch> launch, Spawned spawned, std::pair<Fd, Fd> wake)
+    : launch_(std::move(launch)),
+      pid_(spawned.pid),
+      label_(fs::path(launch_->plugin).stem().string()),
+      in_(std::move(spawned.in)),
+      out_(std::move(spawned.out)),
+      err_(std::move(spawned.err)),
+      wake_read_(std::move(wake.first)),
+      wake_write_(std::move(wake.second)) {}
+
+std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
+  const auto failed = [&](const std::string& why) {
+    return std::runtime_error("plugin " + launch->plugin + " did not start: " + why);
+  };
+  std::shared_ptr<Child> child;
+  try {
+    auto wake = makePipe();
+    child.reset(new Child(launch, spawn(*launch), std::move(wake)));
+    child->reader_ = runThread(child.get(), &Child::readFrames);
+    child->stderr_reader_ = runThread(child.get(), &Child::readStderr);
+  } catch (const std::exception& e) {
+    throw failed(e.what());
+  }
+  child->send(plugboard::core::frame(
+      {{"type", "hello"}, {"protocols", {plugboard::core::kProtocolVersion}}}));
+
+  const Millis timeout = launch->settings.start_timeout;
+  std::unique_lock lock(child->mu_);
+  if (!child->cv_.wait_for(lock, timeout, [&] { return child->greeted_ || child->ended_; })) {
+    lock.unlock();
+    child->killFor("did not answer 'hello' within " + plugboard::core::formatGoDuration(timeout));
+    lock.lock();
+    child->cv_.wait(lock, [&] { return child->ended_; });
+  }
+  if (child->ended_) {
+    std::string why = fs::path(launch->host).filename().string() + " " + child->end_cause_;
+    if (child->kill_cause_.empty() && launch->settings.memory) {
+      why += " (option 'memory' limits it to " + launch->settings.memory_text +
+             "; is that too small?)";
+    }
+    if (!child->end_tail_.empty()) why += ": " + child->end_tail_;
+    lock.unlock();
+    throw failed(why);
+  }
+  return child;
+}
+
+Child::~Child() {
+  if (!reader_.joinable()) {  // start() failed before the reader ran: reap here
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return;
+  }
+  bool ended;
+  {
+    std::lock_guard lock(mu_);
+    closing_ = true;
+    ended = ended_;
+  }
+  if (!ended) send(plugboard::core::frame({{"type", "shutdown"}}));
+  closeInput();
+  {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, kShutdownGrace, [&] { return ended_; })) {
+      lock.unlock();
+      killFor("");
+    }
+  }
+  wake();
+  reader_.join();
+  if (stderr_reader_.joinable()) stderr_reader_.join();
+}
+
+bool Child::alive() const {
+  std::lock_guard lock(mu_);
+  return !ended_ && kill_cause_.empty();
+}
+
+std::string Child::who() const {
+  return "plugin " + (name_.empty() ? launch_->plugin : "'" + name_ + "'") + " (process)";
+}
+
+bool Child::begin(std::uint64_t id, std::string& error) {
+  std::lock_guard lock(mu_);
+  if (ended_) {
+    error = who() + " " + end_cause_ + (end_tail_.empty() ? "" : "; stderr: " + end_tail_);
+    return false;
+  }
+  if (!calls_.try_emplace(id).second) {
+    error = who() + ": call " + std::to_string(id) + " is already in flight";
+    return false;
+  }
+  return true;
+}
+
+void Child::sendExecute(std::uint64_t id, std::string_view request) {
+  std::string f = R"({"type":"execute","id":)" + std::to_string(id) + R"(,"request":)";
+  const std::size_t start = f.size();
+  f.append(request);
+  // Raw newlines in the request can only be whitespace between tokens (JSON strings
+  // escape them); a frame must not contain any.
+  std::replace_if(
+      f.begin() + static_cast<std::ptrdiff_t>(start), f.end(),
+      [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  f += "}\n";
+  send(f);  // if the child is gone, the reader ends the call with the reason
+}
+
+void Child::cancel(std::uint64_t id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = calls_.find(id);
+    if (it == calls_.end() || it->second.done) return;
+    if (!it->second.kill_at) {
+      it->second.kill_at = Clock::now() + launch_->settings.cancel_grace;
+      cv_.notify_all();
+    }
+  }
+  send(plugboard::core::frame({{"type", "cancel"}, {"id", id}}));
+}
+
+Child::Answer Child::wait(std::uint64_t id) {
+  std::unique_lock lock(mu_);
+  Call& call = calls_.at(id);  // map nodes stay put; only this thread erases it
+  // Most calls answer within a few tens of microseconds. Yielding the processor for that
+  // long, instead of sleeping at once, lets the reader thread run here when the result
+  // comes and spares this thread a wake-up from sleep: a third of a short call's time.
+  for (const auto until = Clock::now() + kYieldFor; !call.done && Clock::now() < until;) {
+    lock.unlock();
+    sched_yield();
+    lock.lock();
+  }
+  while (!call.done) {
+    if (!call.kill_at) {
+      cv_.wait(lock);
+      continue;
+    }
+    if (cv_.wait_until(lock, *call.kill_at, [&] { return call.done; })) break;
+    lock.unlock();
+    killFor("did not answer a cancel within " +
+            plugboard::core::formatGoDuration(launch_->settings.cancel_grace) + " and was killed");
+    lock.lock();
+    cv_.wait(lock, [&] { return call.done; });
+  }
+  Answer answer{std::move(call.result), call.answered};
+  calls_.erase(id);
+  return answer;
+}
+
+void Child::killFor(const std::string& cause) {
+  std::lock_guard lock(mu_);
+  if (kill_cause_.empty() && !ended_) kill_cause_ = cause;
+  if (!reaped_) {
+    ::kill(-pid_, SIGKILL);  // its process group: the host and what the plugin started
+    ::kill(pid_, SIGKILL);
+  }
+}
+
+bool Child::send(const std::string& f) {
+  std::lock_guard lock(write_mu_);
+  std::size_t done = 0;
+  while (done < f.size() && in_.get() >= 0) {
+    const ssize_t n = ::write(in_.get(), f.data() + done, f.size() - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EAGAIN) {
+      pollfd p{in_.get(), POLLOUT, 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(kWriteStall.count()));
+      if (ready == 0) {
+        killFor("read none of its input for " + plugboard::core::formatGoDuration(kWriteStall) +
+                " and was killed");
+        return false;
+      }
+    } else if (n < 0 && errno != EINTR) {
+      return false;  // EPIPE: the child is gone; the reader says why
+    }
+  }
+  return done == f.size();
+}
+
+void Child::closeInput() {
+  std::lock_guard lock(write_mu_);
+  in_.reset();
+}
+
+void Child::wake() {
+  [[maybe_unused]] ssize_t ignored =
+      ::write(wake_write_.get(), "x", 1);  // never read: stays readable
+}
+
+// Waits until `fd` has data or is at its end (kData, first, so that what the child wrote
+// before exiting is read), the child has exited (kExited; only with an `exit_fd`, a pidfd),
+// or the destructor asks to stop (kStop).
+Child::Ready Child::waitReadable(int fd, int exit_fd) {
+  pollfd fds[3] = {{fd, POLLIN, 0}, {wake_read_.get(), POLLIN, 0}, {exit_fd, POLLIN, 0}};
+  for (;;) {
+    const int ready = ::poll(fds, exit_fd >= 0 ? 3 : 2, -1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0 || fds[1].revents != 0) return Ready::kStop;
+    if (fds[0].revents != 0) return Ready::kData;
+    if (fds[2].revents != 0) return Ready::kExited;
+  }
+}
+
+void Child::readFrames() {
+  plugboard::core::FrameReader reader(plugboard::core::kDefaultFrameLimit);
+  std::vector<std::string> lines;
+  std::string problem;
+  char buf[65536];
+  // The end of output is not enough to see the child die: a process the plugin started
+  // may hold the pipe. A pidfd (Linux 5.3) says when it exits; without one, EOF does.
+  const Fd exit_fd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+  while (problem.empty() && waitReadable(out_.get(), exit_fd.get()) == Ready::kData) {
+    const ssize_t n = ::read(out_.get(), buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) break;  // end of output: the child has exited (or closed it)
+    lines.clear();
+    if (auto st = reader.feed(std::string_view(buf, static_cast<std::size_t>(n)), lines); !st) {
+      problem = st.error().message();
+    }
+    for (const auto& line : lines) {
+      if (problem.empty()) problem = handleLine(line);
+    }
+  }
+  if (!problem.empty()) killFor("broke the protocol: " + problem);
+  reap();
+  finish();
+}
+
+std::string Child::handleLine(const std::string& line) {
+  auto message = plugboard::core::parseFrame(line, plugboard::core::Sender::kPlugin);
+  if (!message) return message.error().message();
+  Json& m = *message;
+  const std::string& type = m["type"].get_ref<const std::string&>();
+  if (type == "hello") {
+    if (greeted_) return "it said 'hello' twice";
+    if (m["protocol"] != plugboard::core::kProtocolVersion) {
+      return "it chose protocol " + m["protocol"].dump() +
+             ", which was not offered (this runtime speaks 1)";
+    }
+    std::lock_guard lock(mu_);
+    manifest_ = std::move(m["manifest"]);
+    const auto name = manifest_.find("name");
+    name_ = name != manifest_.end() && name->is_string() ? name->get<std::string>() : "";
+    greeted_ = true;
+    cv_.notify_all();
+    return "";
+  }
+  if (type == "result") {
+    if (!greeted_) return "'result' before 'hello'";
+    std::string text = m["result"].dump(-1, ' ', false, Json::error_handler_t::replace);
+    std::lock_guard lock(mu_);
+    auto it = calls_.find(m["id"].get<std::uint64_t>());
+    if (it != calls_.end() && !it->second.done) {  // an unknown id is ignored (docs/protocol.md)
+      it->second.done = it->second.answered = true;
+      it->second.result = std::move(text);
+      cv_.notify_all();
+    }
+    return "";
+  }
+  // "log", the only other type parseFrame admits from a plugin. It may come before hello:
+  // plugboard-host forwards what a plugin logs while it loads.
+  const std::string text =
+      "[" + (greeted_ ? name_ : label_) + "] " + m["message"].get<std::string>();
+  const std::string level = m.value("level", "info");
+  if (level == "debug") {
+    launch_->log.debug(text);
+  } else if (level == "warn") {
+    launch_->log.warn(text);
+  } else if (level == "error") {
+    launch_->log.error(text);
+  } else {
+    launch_->log.info(text);
+  }
+  return "";
+}
+
+void Child::readStderr() {
+  char buf[4096];
+  std::string line;  // an incomplete line, for the log
+  const auto logLine = [&] {
+    launch_->log.info("[" + label_ + "] stderr: " + line);
+    line.clear();
+  };
+  while (waitReadable(err_.get()) == Ready::kData) {
+    const ssize_t n = ::read(err_.get(), buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) break;
+    const std::string_view bytes(buf, static_cast<std::size_t>(n));
+    {
+      std::lock_guard lock(mu_);
+      stderr_tail_.append(bytes);
+      if (stderr_tail_.size() > kStderrTailBytes) {
+        stderr_tail_.erase(0, stderr_tail_.size() - kStderrTailBytes);
+        stderr_cut_ = true;
+      }
+    }
+    for (char c : bytes) {
+      if (c == '\n') {
+        logLine();
+      } else {
+        line += c;
+        if (line.size() >= kStderrLogLine) logLine();
+      }
+    }
+  }
+  if (!line.empty()) logLine();
+  std::lock_guard lock(mu_);
+  stderr_eof_ = true;
+  cv_.notify_all();
+}
+
+// Waits for the child to exit without reaping it, so that killFor() can never signal a
+// recycled pid; kills it if it lingers after closing its output. Then kills what is left
+// of its process group (whatever the plugin started) and reaps it.
+void Child::reap() {
+  const auto deadline = Clock::now() + kShutdownGrace;
+  Millis pause{1};
+  bool killed = false;
+  for (;;) {
+    siginfo_t info{};
+    const int rc = ::waitid(P_PID, pid_, &info, WEXITED | WNOWAIT | (killed ? 0 : WNOHANG));
+    if (rc == 0 && info.si_pid == pid_) break;
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc < 0) break;  // ECHILD: reaped elsewhere (SIGCHLD ignored); the status is unknown
+    if (Clock::now() >= deadline) {
+      killFor("closed its output but did not exit");
+      killed = true;
+      continue;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, Millis(50));
+  }
+  std::lock_guard lock(mu_);
+  ::kill(-pid_, SIGKILL);  // the exited leader, unreaped, keeps the group id ours
+  int status = 0;
+  pid_t reaped;
+  do {
+    reaped = ::waitpid(pid_, &status, 0);
+  } while (reaped < 0 && errno == EINTR);
+  if (reaped == pid_) status_ = status;
+  reaped_ = true;
+}
+
+// Ends every call in flight with an Error that says why the child ended.
+void Child::finish() {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, kStderrDrain, [&] { return stderr_eof_; });
+  end_cause_ = !kill_cause_.empty() ? kill_cause_
+               : closing_           ? "was shut down"
+               : status_            ? describeStatus(*status_, launch_->settings)
+                                    : "ended (its exit status is unknown)";
+  end_tail_ = tailOf(stderr_tail_, stderr_cut_);
+  const std::string message =
+      who() + " " + end_cause_ + (end_tail_.empty() ? "" : "; stderr: " + end_tail_);
+  for (auto& [id, call] : calls_) {
+    if (call.done) continue;
+    call.done = true;
+    call.result = Result::Error(message).toText();
+  }
+  ended_ = true;
+  const bool report = greeted_ && !closing_;
+  cv_.notify_all();
+  lock.unlock();
+  if (report) launch_->log.warn(message + "; the next call starts it again");
+}
+
+}  // namespace plugboard::process_deployer

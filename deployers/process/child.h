@@ -1,0 +1,114 @@
+// deployers/process/child.h: one plugboard-host child process serving one plugin over
+// protocol v1 (docs/protocol.md), with several calls in flight.
+//
+// Per child, a reader thread matches results to the waiting calls and forwards log lines,
+// and a second thread keeps the tail of the child's stderr for error messages. When the
+// child dies or breaks the protocol, every call in flight ends with an Error that names
+// the plugin, the cause and that tail. A Child is never started again: its owner starts
+// a new one. Thread-safe.
+#ifndef PLUGBOARD_DEPLOYERS_PROCESS_CHILD_H_
+#define PLUGBOARD_DEPLOYERS_PROCESS_CHILD_H_
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+
+#include <plugboard/sdk.hpp>
+
+#include "deployers/process/settings.h"
+#include "deployers/process/spawn.h"
+
+namespace plugboard::process_deployer {
+
+// A running plugboard-host and the calls in flight in it. Thread-safe.
+class Child {
+ public:
+  // Starts the plugin's child and completes the hello. Throws std::runtime_error naming
+  // the plugin file and why it did not start (exit code or signal, and stderr's tail).
+  static std::shared_ptr<Child> start(std::shared_ptr<const Launch> launch);
+  // Sends `shutdown`, closes the child's input, kills it if it has not exited within 2 s,
+  // reaps it and joins the threads. REQUIRES: no call is waiting in this child.
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  const Json& manifest() const { return manifest_; }
+  // The plugin's name from its manifest (empty if it has none).
+  const std::string& name() const { return name_; }
+  // False once the child has ended or is being killed.
+  bool alive() const;
+  // Registers call `id` before its execute frame goes out; false, with the reason in
+  // `error`, when the child has already ended.
+  bool begin(std::uint64_t id, std::string& error);
+  // REQUIRES: begin(id) succeeded; `request` is one JSON object.
+  void sendExecute(std::uint64_t id, std::string_view request);
+  // Asks call `id` to stop; unless it answers within the cancel grace, kills the child.
+  void cancel(std::uint64_t id);
+  struct Answer {
+    std::string result;     // result JSON text
+    bool answered = false;  // false: the child died and `result` is an Error saying why
+  };
+  // Blocks until call `id` ends. REQUIRES: begin(id) succeeded.
+  Answer wait(std::uint64_t id);
+
+ private:
+  struct Call {
+    bool done = false;
+    bool answered = false;
+    std::string result;
+    std::optional<Clock::time_point> kill_at;  // set by cancel()
+  };
+
+  Child(std::shared_ptr<const Launch> launch, Spawned spawned, std::pair<Fd, Fd> wake);
+  void readFrames();  // the reader thread
+  void readStderr();  // the stderr thread
+  // Handles one frame from the child; returns the protocol error, if any.
+  std::string handleLine(const std::string& line);
+  void reap();
+  void finish();
+  // Kills the child (and its process group), recording `cause` unless one is recorded.
+  void killFor(const std::string& cause);
+  bool send(const std::string& frame);
+  void closeInput();
+  enum class Ready { kData, kExited, kStop };
+  Ready waitReadable(int fd, int exit_fd = -1);
+  void wake();
+  std::string who() const;
+
+  const std::shared_ptr<const Launch> launch_;
+  const pid_t pid_;
+  const std::string label_;  // the plugin file's stem, for stderr lines in the log
+  Fd in_, out_, err_, wake_read_, wake_write_;
+  std::thread reader_, stderr_reader_;
+
+  std::mutex write_mu_;  // one frame at a time on in_; taken before mu_, never after
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::uint64_t, Call> calls_;  // calls in flight
+  bool greeted_ = false;
+  Json manifest_;     // written once by the reader, before greeted_
+  std::string name_;  // the plugin's name, from manifest_
+  bool closing_ = false;
+  std::string kill_cause_;  // why we killed it; empty if we did not
+  bool reaped_ = false;     // pid_ may be recycled: never signal it again
+  std::optional<int> status_;
+  bool ended_ = false;  // reaped, and every call in flight ended
+  std::string end_cause_, end_tail_;
+  std::string stderr_tail_;
+  bool stderr_cut_ = false;
+  bool stderr_eof_ = false;
+};
+
+}  // namespace plugboard::process_deployer
+
+#endif  // PLUGBOARD_DEPLOYERS_PROCESS_CHILD_H_

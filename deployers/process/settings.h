@@ -1,0 +1,54 @@
+// deployers/process/settings.h: the process deployer's options (docs/deployers.md), and
+// finding plugboard-host.
+//
+// Settings holds one step's options: the deployer's config gives defaults, a step's
+// options override them (applyOptions). Free functions; thread-safe, except that a
+// Settings must not be changed while another thread reads it.
+#ifndef PLUGBOARD_DEPLOYERS_PROCESS_SETTINGS_H_
+#define PLUGBOARD_DEPLOYERS_PROCESS_SETTINGS_H_
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <plugboard/sdk.hpp>
+
+namespace plugboard::process_deployer {
+
+using Clock = std::chrono::steady_clock;
+using Millis = std::chrono::milliseconds;
+
+struct Settings {
+  std::string host;                   // empty: next to this module, else PATH
+  std::optional<rlim_t> memory;       // RLIMIT_AS, bytes
+  std::string memory_text;            // as the user wrote it
+  std::optional<rlim_t> cpu_seconds;  // RLIMIT_CPU
+  std::optional<rlim_t> open_files;   // RLIMIT_NOFILE
+  std::map<std::string, std::string> env;
+  std::string cwd;
+  std::optional<Json> config;
+  Millis cancel_grace{1000};
+  Millis start_timeout{10000};
+};
+
+// Reads `options` over `s`: each key present replaces the value in `s`, except "env",
+// whose variables are added to (or replace) those already there. Throws
+// std::invalid_argument naming the option.
+void applyOptions(Settings& s, const Json& options);
+
+// plugboard-host where the build or an install puts it relative to this module:
+// <build>/deployers/process.so and <build>/plugboard-host, or
+// <prefix>/lib[/<arch>]/plugboard/deployers/process.so and <prefix>/bin/plugboard-host;
+// else the first in PATH. Empty when there is none.
+std::string defaultHost();
+
+// The host to run: `option` (option 'host': a path, or a name looked up in PATH), else
+// `fallback` (defaultHost()). Throws std::runtime_error when there is none.
+std::string resolveHost(const std::string& option, const std::string& fallback);
+
+}  // namespace plugboard::process_deployer
+
+#endif  // PLUGBOARD_DEPLOYERS_PROCESS_SETTINGS_H_
