@@ -1,0 +1,295 @@
+"""The plugin's side of protocol v1 (docs/protocol.md) on stdin and stdout.
+
+Mirrors tools/plugboard-host/main.cc: the protocol keeps a private, close-on-exec copy of
+the real stdout, and fd 1 and sys.stdout point at stderr; calls run on their own threads
+unless the plugin is serial; `cancel` sets the flag the call's Request sees; exit 0 after
+`shutdown` or end of input (once the calls in flight answered, for up to 10 s), 2 on a
+protocol error, with the reason on stderr.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import queue
+import sys
+import threading
+from typing import Any, Dict, Optional
+
+from . import PROTOCOL_VERSION, Plugin, Request, error
+_sdk = sys.modules[__package__]
+
+FRAME_LIMIT = 16 * 1024 * 1024  # bytes, newline excluded
+DRAIN_SECONDS = 10.0            # how long shutdown waits for the calls in flight
+
+
+class ProtocolError(Exception):
+    pass
+
+
+def _quoted(line: bytes) -> str:
+    shown = line[:80].decode("utf-8", "replace")
+    shown = "".join(" " if ord(c) < 0x20 else c for c in shown)
+    return "'" + shown + ("...'" if len(line) > 80 else "'")
+
+
+def _is_id(m: dict) -> bool:
+    v = m.get("id")
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def parse_frame(line: bytes) -> dict:
+    """Checks one line from the runtime as core/protocol.cc's parseFrame() does."""
+    if line.endswith(b"\r"):
+        line = line[:-1]
+    try:
+        m = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        m = None
+    if not isinstance(m, dict):
+        raise ProtocolError("not a protocol message (a JSON object per line): " + _quoted(line))
+    kind = m.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError('message without a "type": ' + _quoted(line))
+
+    def bad(what: str) -> ProtocolError:
+        return ProtocolError(f"'{kind}' message {what}: {_quoted(line)}")
+
+    if kind == "hello":
+        p = m.get("protocols")
+        if not isinstance(p, list) or not p:
+            raise bad('needs "protocols", a list of versions')
+        if any(not isinstance(v, int) or isinstance(v, bool) for v in p):
+            raise bad("lists a version that is not an integer")
+    elif kind == "execute":
+        if not _is_id(m):
+            raise bad('needs a non-negative integer "id"')
+        if not isinstance(m.get("request"), dict):
+            raise bad('needs an object "request"')
+    elif kind == "cancel":
+        if not _is_id(m):
+            raise bad('needs a non-negative integer "id"')
+    elif kind != "shutdown":
+        raise ProtocolError(f"unknown message type '{kind}' from the runtime: {_quoted(line)}")
+    return m
+
+
+class Channel:
+    """Writes whole frames to the protocol descriptor, one at a time."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+        self._lock = threading.Lock()
+        self.broken = False
+
+    def send(self, message: dict) -> None:
+        try:
+            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError):
+            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=repr)
+        data = (text + "\n").encode("utf-8", "replace")
+        with self._lock:
+            if self.broken:
+                return
+            view = memoryview(data)
+            while view:
+                try:
+                    n = os.write(self._fd, view)
+                except InterruptedError:
+                    continue
+                except OSError:
+                    self.broken = True  # the runtime went away; reading will notice
+                    return
+                view = view[n:]
+
+
+class _Call:
+    __slots__ = ("id", "raw", "cancel")
+
+    def __init__(self, call_id: int, raw: dict):
+        self.id = call_id
+        self.raw = raw
+        self.cancel = threading.Event()
+
+
+_current = threading.local()  # .call_id while a handler runs on this thread
+
+
+class _LogHandler(logging.Handler):
+    """Forwards `logging` records as log frames (with the call's id inside a call)."""
+
+    def __init__(self, sink):
+        super().__init__(logging.DEBUG)
+        self._sink = sink
+        self.setFormatter(logging.Formatter("%(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            level = ("debug" if record.levelno <= logging.DEBUG else
+                     "info" if record.levelno <= logging.INFO else
+                     "warn" if record.levelno <= logging.WARNING else "error")
+            self._sink(level, self.format(record), getattr(_current, "call_id", None))
+        except Exception:  # noqa: BLE001
+            self.handleError(record)
+
+
+class Server:
+    def __init__(self, plugin: Plugin, channel: Channel, frame_limit: int = FRAME_LIMIT):
+        self.plugin = plugin
+        self.channel = channel
+        self.frame_limit = frame_limit
+        self.lock = threading.Lock()
+        self.idle = threading.Condition(self.lock)
+        self.calls: Dict[int, _Call] = {}
+        self.greeted = False
+        self.serial_queue: Optional[queue.Queue] = None
+        if plugin.serial:
+            self.serial_queue = queue.Queue()
+            threading.Thread(target=self._serial_worker, name="plugboard-serial", daemon=True).start()
+
+    # -- logging
+    def log(self, level: str, message: str, call_id: Optional[int]) -> None:
+        frame: Dict[str, Any] = {"type": "log", "level": level, "message": message}
+        if call_id is None:
+            call_id = getattr(_current, "call_id", None)
+        if call_id is not None:
+            frame["id"] = call_id
+        self.channel.send(frame)
+
+    # -- calls
+    def _run_call(self, call: _Call) -> None:
+        _current.call_id = call.id
+        try:
+            if call.cancel.is_set():
+                result = error("cancelled before it started").to_json()
+            else:
+                outcome = self.plugin.call(Request(call.raw, call.cancel, call.id))
+                try:
+                    result = outcome.to_json()
+                    json.dumps(result, allow_nan=False)
+                except (TypeError, ValueError) as e:
+                    result = error(f"plugin '{self.plugin.name}' returned a result that is not JSON: {e}").to_json()
+        except BaseException as e:  # noqa: BLE001 - nothing may kill the serving thread
+            result = error(f"plugin '{self.plugin.name}' failed: {type(e).__name__}: {e}").to_json()
+        finally:
+            _current.call_id = None
+        self.channel.send({"type": "result", "id": call.id, "result": result})
+        with self.lock:
+            self.calls.pop(call.id, None)
+            self.idle.notify_all()
+
+    def _serial_worker(self) -> None:
+        while True:
+            call = self.serial_queue.get()
+            self._run_call(call)
+
+    # -- frames
+    def handle(self, m: dict) -> bool:
+        """Handles one checked frame; False when the conversation is over."""
+        kind = m["type"]
+        if kind == "hello":
+            if PROTOCOL_VERSION not in m["protocols"]:
+                raise ProtocolError(f"the runtime offers protocols {json.dumps(m['protocols'], separators=(',', ':'))}; "
+                                    f"this plugin speaks {PROTOCOL_VERSION}")
+            self.channel.send({"type": "hello", "protocol": PROTOCOL_VERSION,
+                               "manifest": self.plugin.manifest()})
+            self.greeted = True
+            return True
+        if not self.greeted:
+            raise ProtocolError(f"'{kind}' before 'hello'")
+        if kind == "execute":
+            call = _Call(m["id"], m["request"])
+            with self.lock:
+                if call.id in self.calls:
+                    raise ProtocolError(f"'execute' for id {call.id}, which is already in flight")
+                self.calls[call.id] = call
+            if self.serial_queue is not None:
+                self.serial_queue.put(call)
+            else:
+                threading.Thread(target=self._run_call, args=(call,), name=f"plugboard-call-{call.id}",
+                                 daemon=True).start()
+            return True
+        if kind == "cancel":
+            with self.lock:
+                call = self.calls.get(m["id"])
+            if call is not None:
+                call.cancel.set()
+            return True
+        return False  # shutdown
+
+    def serve(self, fd: int = 0) -> int:
+        buf = bytearray()
+        scanned = 0
+        while True:
+            nl = buf.find(b"\n", scanned)
+            if nl < 0:
+                scanned = len(buf)
+                if len(buf) > self.frame_limit:
+                    raise ProtocolError(f"a protocol frame exceeds the limit of {self.frame_limit} bytes "
+                                        "before its newline")
+                try:
+                    chunk = os.read(fd, 65536)
+                except InterruptedError:
+                    continue
+                if not chunk:
+                    return 0  # end of input: like shutdown
+                buf += chunk
+                continue
+            if nl > self.frame_limit:
+                raise ProtocolError(f"a protocol frame of {nl} bytes exceeds the limit of {self.frame_limit}")
+            line = bytes(buf[:nl])
+            del buf[:nl + 1]
+            scanned = 0
+            if not line.strip():
+                continue
+            if not self.handle(parse_frame(line)):
+                return 0
+
+    def drain(self, seconds: float) -> None:
+        with self.lock:
+            self.idle.wait_for(lambda: not self.calls, timeout=seconds)
+
+
+def _fail(plugin: Plugin, status: int, message: str) -> None:
+    try:
+        sys.stderr.write(f"plugin '{plugin.name}': {message}\n")
+        sys.stderr.flush()
+    finally:
+        os._exit(status)
+
+
+def serve(plugin: Plugin, frame_limit: int = FRAME_LIMIT, drain_seconds: float = DRAIN_SECONDS) -> None:
+    """Serves `plugin` on fds 0 and 1; exits the process."""
+    # The protocol keeps the real stdout, closed on exec; everything else written to fd 1
+    # or sys.stdout (prints, child processes) goes to stderr.
+    try:
+        sys.stdout.flush()
+    except Exception:  # noqa: BLE001
+        pass
+    try:
+        protocol_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+        os.dup2(2, 1)
+    except OSError as e:
+        _fail(plugin, 2, f"cannot set up stdout: {e}")
+    sys.stdout = sys.stderr
+    channel = Channel(protocol_fd)
+    server = Server(plugin, channel, frame_limit)
+    _sdk._log_sink = server.log
+    root = logging.getLogger()
+    root.addHandler(_LogHandler(server.log))
+    if root.level == logging.WARNING:  # the default: let info records through
+        root.setLevel(logging.INFO)
+
+    try:
+        status = server.serve(0)
+    except ProtocolError as e:
+        _fail(plugin, 2, str(e))
+    except BaseException as e:  # noqa: BLE001
+        _fail(plugin, 2, f"{type(e).__name__}: {e}")
+    server.drain(drain_seconds)
+    try:
+        sys.stderr.flush()
+    finally:
+        os._exit(status)
