@@ -91,7 +91,7 @@ std::thread runThread(Child* child, void (Child::*body)()) {
 Child::Child(std::shared_ptr<const Launch> launch, Spawned spawned, std::pair<Fd, Fd> wake)
     : launch_(std::move(launch)),
       pid_(spawned.pid),
-      label_(fs::path(launch_->plugin).stem().string()),
+      label_(launch_->log_name),
       in_(std::move(spawned.in)),
       out_(std::move(spawned.out)),
       err_(std::move(spawned.err)),
@@ -100,7 +100,7 @@ Child::Child(std::shared_ptr<const Launch> launch, Spawned spawned, std::pair<Fd
 
 std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
   const auto failed = [&](const std::string& why) {
-    return std::runtime_error("plugin " + launch->plugin + " did not start: " + why);
+    return std::runtime_error("plugin " + launch->label + " did not start: " + why);
   };
   std::shared_ptr<Child> child;
   try {
@@ -123,7 +123,7 @@ std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
     child->cv_.wait(lock, [&] { return child->ended_; });
   }
   if (child->ended_) {
-    std::string why = fs::path(launch->host).filename().string() + " " + child->end_cause_;
+    std::string why = fs::path(launch->program).filename().string() + " " + child->end_cause_;
     if (child->kill_cause_.empty() && launch->settings.memory) {
       why += " (option 'memory' limits it to " + launch->settings.memory_text +
              "; is that too small?)";
@@ -169,7 +169,8 @@ bool Child::alive() const {
 }
 
 std::string Child::who() const {
-  return "plugin " + (name_.empty() ? launch_->plugin : "'" + name_ + "'") + " (process)";
+  return "plugin " + (name_.empty() ? launch_->label : "'" + name_ + "'") + " (" +
+         launch_->deployer + ")";
 }
 
 bool Child::begin(std::uint64_t id, std::string& error) {

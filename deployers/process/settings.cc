@@ -150,6 +150,8 @@ fs::path moduleDir() {
 
 }  // namespace
 
+std::string moduleDirectory() { return moduleDir().string(); }
+
 std::string defaultHost() {
   if (fs::path dir = moduleDir(); !dir.empty()) {
     if (isExecutableFile(dir.parent_path() / kHostName))

@@ -1,5 +1,6 @@
 // deployers/process/settings.h: the process deployer's options (docs/deployers.md), and
-// finding plugboard-host.
+// finding plugboard-host. The python deployer reuses the options (library
+// plugboard_child_process).
 //
 // Settings holds one step's options: the deployer's config gives defaults, a step's
 // options override them (applyOptions). Free functions; thread-safe, except that a
@@ -15,6 +16,18 @@
 #include <string>
 
 #include <plugboard/sdk.hpp>
+
+// The manifest "config" entries of the options every deployer of child processes takes
+// (parsed by applyOptions), for concatenation into its PLUGBOARD_DEPLOYER manifest.
+#define PLUGBOARD_CHILD_PROCESS_OPTIONS                                                                  \
+  R"("memory": {"type": "size", "description": "address-space limit of the child, RLIMIT_AS, e.g. 512M"},)" \
+  R"("cpu_time": {"type": "duration", "description": "CPU time the child may use in its whole life, )"      \
+  R"(RLIMIT_CPU in seconds rounded up; past it the child is killed and the next call starts a new one"},)"   \
+  R"("open_files": {"type": "integer", "description": "limit on the child's open file descriptors, )"       \
+  R"(RLIMIT_NOFILE"},)"                                                                                    \
+  R"("cwd": {"type": "string", "description": "working directory of the child; default: the runtime's"},)"  \
+  R"("cancel_grace": {"type": "duration", "description": "how long a cancelled call may take to answer )"   \
+  R"(before the child is killed; default 1s"})"
 
 namespace plugboard::process_deployer {
 
@@ -38,6 +51,10 @@ struct Settings {
 // whose variables are added to (or replace) those already there. Throws
 // std::invalid_argument naming the option.
 void applyOptions(Settings& s, const Json& options);
+
+// The directory of the module this code is linked into, symbolic links resolved; empty
+// if unknown.
+std::string moduleDirectory();
 
 // plugboard-host where the build or an install puts it relative to this module:
 // <build>/deployers/process.so and <build>/plugboard-host, or

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
@@ -24,26 +25,53 @@ std::string errnoText(int err) { return std::error_code(err, std::generic_catego
 // ---------------------------------------------------------------------------------------
 // Starting a child
 
-std::shared_ptr<const Launch> makeLaunch(std::string plugin, std::string host, Settings settings,
-                                         plugboard::Logger log) {
+std::shared_ptr<const Launch> makeLaunch(std::string label, std::string log_name,
+                                         std::string deployer, std::string program,
+                                         std::vector<std::string> args,
+                                         const std::map<std::string, std::string>& extra_env,
+                                         Settings settings, plugboard::Logger log) {
   auto launch = std::make_shared<Launch>();
-  launch->argv = {host, plugin};
-  if (settings.config) {
-    launch->argv.push_back("--config");
-    launch->argv.push_back(settings.config->dump(-1, ' ', false, Json::error_handler_t::replace));
-  }
+  launch->argv.push_back(program);
+  for (auto& a : args) launch->argv.push_back(std::move(a));
+  std::map<std::string, std::string> added = extra_env;
+  for (const auto& [name, value] : settings.env) added[name] = value;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
-    if (settings.env.count(std::string(entry.substr(0, entry.find('=')))) == 0) {
+    if (added.count(std::string(entry.substr(0, entry.find('=')))) == 0) {
       launch->env.emplace_back(entry);
     }
   }
-  for (const auto& [name, value] : settings.env) launch->env.push_back(name + "=" + value);
-  launch->plugin = std::move(plugin);
-  launch->host = std::move(host);
+  for (const auto& [name, value] : added) launch->env.push_back(name + "=" + value);
+  launch->label = std::move(label);
+  launch->log_name = std::move(log_name);
+  launch->deployer = std::move(deployer);
+  launch->program = std::move(program);
   launch->settings = std::move(settings);
   launch->log = log;
   return launch;
+}
+
+std::shared_ptr<const Launch> makeHostLaunch(std::string plugin, std::string host,
+                                             Settings settings, plugboard::Logger log) {
+  std::vector<std::string> args = {plugin};
+  if (settings.config) {
+    args.push_back("--config");
+    args.push_back(settings.config->dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+  std::string stem = std::filesystem::path(plugin).stem().string();
+  return makeLaunch(std::move(plugin), std::move(stem), "process", std::move(host),
+                    std::move(args), {}, std::move(settings), log);
+}
+
+// Sets SIGPIPE to SIG_IGN unless the runtime chose its own disposition. See process.cc.
+void ignoreSigpipe() {
+  struct sigaction current {};
+  if (::sigaction(SIGPIPE, nullptr, &current) != 0) return;
+  if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) return;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGPIPE, &ignore, nullptr);
 }
 
 std::pair<Fd, Fd> makePipe() {
@@ -103,7 +131,7 @@ Spawned spawn(const Launch& launch) {
   envp.push_back(nullptr);
   const std::vector<Limit> limits = limitsFor(launch.settings);
   const char* cwd = launch.settings.cwd.empty() ? nullptr : launch.settings.cwd.c_str();
-  const char* host = launch.host.c_str();
+  const char* program = launch.program.c_str();
   sigset_t no_signals;
   sigemptyset(&no_signals);
   struct sigaction default_action {};
@@ -135,7 +163,7 @@ Spawned spawn(const Launch& launch) {
       if (::setrlimit(limits[i].resource, &limits[i].value) != 0)
         fail(kSetLimit, static_cast<int>(i));
     }
-    ::execve(host, argv.data(), envp.data());
+    ::execve(program, argv.data(), envp.data());
     fail(kExec, 0);
   }
 
@@ -165,7 +193,7 @@ Spawned spawn(const Launch& launch) {
           hint = " (option 'memory' limits it to " + launch.settings.memory_text +
                  "; that is too small)";
         }
-        throw std::runtime_error("cannot run " + launch.host + ": " + why + hint);
+        throw std::runtime_error("cannot run " + launch.program + ": " + why + hint);
       }
       default:
         throw std::runtime_error("cannot set up the child's stdin, stdout and stderr: " + why);

@@ -149,7 +149,7 @@ args = { name = "still here" }
 TEST_F(DeployTest, ValidateResolvesEveryStepToADeployerAndArtifactBeforeRunning) {
   const std::string registry = dir_.write("registry.toml", R"(
 [plugins.pyonly."1.0.0"]
-python = { module = "pyonly" }
+container = { image = "localhost/pyonly:1.0.0" }
 )");
   const std::string wf = dir_.write("wf.toml", R"(
 name = "bad"
@@ -183,11 +183,11 @@ args = { name = "x" }
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("step 'artifact': deployer 'native' deploys native artifacts, and plugin pyonly@1.0.0 "
-                       "has only: python"),
+                       "has only: container"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("step 'nodeployer': no installed deployer deploys any artifact of plugin pyonly@1.0.0 "
-                       "(it has: python)"),
+                       "(it has: container)"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("step 'fine'"), std::string::npos) << r.err;
@@ -244,7 +244,7 @@ TEST_F(DeployTest, DeployersAreListedAndInspectedWithoutLoading) {
   auto listed = Json::parse(list.out);
   std::vector<std::string> names;
   for (const auto& d : listed["deployers"]) names.push_back(d.value("name", ""));
-  EXPECT_EQ(names, (std::vector<std::string>{"native", "process"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"native", "process", "python"}));
   EXPECT_EQ(listed["deployers"][1]["deploys"], Json::array({"native"}));
 
   auto inspect = plugboard({"inspect", (deployerDir() / "process.so").string(), "--load"});

@@ -1,0 +1,182 @@
+// python: runs a Python plugin (a module or a script that calls plugboard_sdk's run())
+// in a child process of its own, over protocol v1 on its stdin and stdout.
+//
+// Artifacts: {"module": "pyhello", "path": "/abs/dir"} runs `<python> -m pyhello` with
+// PYTHONPATH=/abs/dir:<sdk_path>[:the runtime's]; {"path": "/abs/file.py"} runs
+// `<python> /abs/file.py` with PYTHONPATH=/abs:<sdk_path>[:the runtime's]. The child code
+// (spawning, the protocol, crash/hang/garbage handling, restart with backoff) is the
+// process deployer's (library plugboard_child_process). Only mode "process" exists yet.
+// Options are described in the manifest at the bottom and in docs/deployers.md.
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <plugboard/deployer.hpp>
+
+#include "deployers/process/child.h"
+#include "deployers/process/handle.h"
+#include "deployers/process/settings.h"
+#include "deployers/process/spawn.h"
+
+namespace plugboard::python_deployer {
+namespace {
+
+namespace fs = std::filesystem;
+using process_deployer::Child;
+using process_deployer::Settings;
+
+constexpr const char* kDefaultPython = "/usr/bin/python3";
+
+// The python deployer's own options, over the process deployer's Settings.
+struct PythonSettings {
+  std::string python = kDefaultPython;
+  std::string venv;
+  std::string mode = "process";
+  std::string sdk_path;  // empty: <module dir>/../python
+  Settings child;
+};
+
+// Reads `options` over `s`; throws std::invalid_argument naming the option.
+void applyPythonOptions(PythonSettings& s, const Json& options) {
+  if (!options.is_object()) throw std::invalid_argument("the options must be a JSON object");
+  Json rest = Json::object();
+  for (const auto& [key, value] : options.items()) {
+    if (key == "python" || key == "venv" || key == "mode" || key == "sdk_path") {
+      if (!value.is_string() || value.get_ref<const std::string&>().empty()) {
+        throw std::invalid_argument("option '" + key + "' must be a non-empty string, got " +
+                                    value.dump());
+      }
+      const std::string text = value.get<std::string>();
+      if (key == "mode") {
+        if (text == "embedded")
+          throw std::invalid_argument("mode 'embedded' is not available yet; use mode 'process'");
+        if (text != "process") {
+          throw std::invalid_argument("option 'mode' must be 'process' (or, later, 'embedded'), got '" +
+                                      text + "'");
+        }
+        s.mode = text;
+      } else {
+        (key == "python" ? s.python : key == "venv" ? s.venv : s.sdk_path) = text;
+      }
+    } else if (key == "host" || key == "config") {
+      throw std::invalid_argument("unknown option '" + key + "'");
+    } else {
+      rest[key] = value;
+    }
+  }
+  process_deployer::applyOptions(s.child, rest);
+}
+
+std::string defaultSdkPath() {
+  const std::string dir = process_deployer::moduleDirectory();
+  if (dir.empty()) return {};
+  return (fs::path(dir).parent_path() / "python").lexically_normal().string();
+}
+
+class PythonDeployer : public plugboard::Deployer {
+ public:
+  void setUp(const Json& config) override {
+    process_deployer::ignoreSigpipe();
+    applyPythonOptions(defaults_, config);
+  }
+
+  plugboard::Deployed open(const Json& artifact, const Json& options) override {
+    if (!artifact.is_object()) throw std::invalid_argument("the artifact must be a table");
+    const auto text = [&](const char* key) -> std::string {
+      const auto it = artifact.find(key);
+      if (it == artifact.end()) return {};
+      if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
+        throw std::invalid_argument(std::string("the artifact's '") + key +
+                                    "' must be a non-empty string");
+      }
+      return it->get<std::string>();
+    };
+    const std::string module = text("module");
+    const std::string path = text("path");
+    if (module.empty() && path.empty()) {
+      throw std::invalid_argument(
+          "the artifact has neither a 'module' (with a 'path' to its directory) nor a 'path' "
+          "to a .py file");
+    }
+
+    PythonSettings s = defaults_;
+    applyPythonOptions(s, options);
+
+    std::map<std::string, std::string> env = {{"PYTHONDONTWRITEBYTECODE", "1"},
+                                              {"PYTHONUNBUFFERED", "1"}};
+    std::string python = fs::absolute(s.python).lexically_normal().string();
+    if (!s.venv.empty()) {
+      const fs::path venv = fs::absolute(s.venv).lexically_normal();
+      python = (venv / "bin" / "python").string();
+      env["VIRTUAL_ENV"] = venv.string();
+    }
+    const std::string sdk = s.sdk_path.empty()
+                                ? defaultSdkPath()
+                                : fs::absolute(s.sdk_path).lexically_normal().string();
+    std::error_code ec;
+    if (sdk.empty() || !fs::is_directory(fs::path(sdk) / "plugboard_sdk", ec)) {
+      throw std::runtime_error("cannot find the Python SDK (plugboard_sdk) in '" + sdk +
+                               "'; set the deployer's option 'sdk_path'");
+    }
+
+    std::string label, log_name, first_dir;
+    std::vector<std::string> args;
+    if (!module.empty()) {
+      label = "'" + module + "'";
+      log_name = module;
+      if (!path.empty()) first_dir = fs::absolute(path).lexically_normal().string();
+      args = {"-m", module};
+    } else {
+      const fs::path file = fs::absolute(path).lexically_normal();
+      label = file.string();
+      log_name = file.stem().string();
+      first_dir = file.parent_path().string();
+      args = {file.string()};
+    }
+
+    // PYTHONPATH: the plugin's directory, the SDK, then what option 'env' or the runtime set.
+    std::string pythonpath = first_dir.empty() ? sdk : first_dir + ":" + sdk;
+    std::string existing;
+    if (auto it = s.child.env.find("PYTHONPATH"); it != s.child.env.end()) {
+      existing = it->second;
+      s.child.env.erase(it);
+    } else if (const char* e = std::getenv("PYTHONPATH"); e != nullptr) {
+      existing = e;
+    }
+    if (!existing.empty()) pythonpath += ":" + existing;
+    env["PYTHONPATH"] = pythonpath;
+
+    auto launch = process_deployer::makeLaunch(std::move(label), std::move(log_name), "python",
+                                               std::move(python), std::move(args), env,
+                                               std::move(s.child), log());
+    std::shared_ptr<Child> child = Child::start(launch);
+    Json manifest = child->manifest();
+    return {std::move(manifest), std::make_unique<process_deployer::RestartingHandle>(
+                                     std::move(launch), std::move(child))};
+  }
+
+ private:
+  PythonSettings defaults_;
+};
+
+}  // namespace
+}  // namespace plugboard::python_deployer
+
+PLUGBOARD_DEPLOYER(plugboard::python_deployer::PythonDeployer, R"({
+  "name": "python", "version": "1.0.0", "deploys": ["python"], "priority": 40,
+  "description": "Runs a Python plugin (a module or a .py file using plugboard_sdk) in a child process of its own: a crash, hang or protocol error ends that child only, and the next call starts a new one",
+  "config": {
+    )" PLUGBOARD_CHILD_PROCESS_OPTIONS R"(,
+    "python": {"type": "string", "description": "path to the Python interpreter; default /usr/bin/python3; PATH is not searched"},
+    "venv": {"type": "string", "description": "a virtualenv directory: its bin/python is run, with VIRTUAL_ENV set"},
+    "mode": {"type": "string", "description": "how the plugin runs: 'process', the only mode yet"},
+    "sdk_path": {"type": "string", "description": "directory holding plugboard_sdk, put on PYTHONPATH; default: <module dir>/../python, where the build and install put it"},
+    "env": {"type": "string-map", "description": "environment variables for the child, added to the runtime's own; a PYTHONPATH here comes after the plugin's directory and the SDK"},
+    "start_timeout": {"type": "duration", "description": "how long the child may take to import the plugin and answer hello; default 10s"}
+  }
+})")

@@ -1,0 +1,103 @@
+// The python deployer (process mode) through the real binary: Python plugins from the
+// registry beside native and process steps in one workflow. (More cases come with the
+// rest of the Python issue: exceptions, prints, sys.exit, syntax errors, cancel.)
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+#include "tests/support/subprocess.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+Json step(const Json& report, const std::string& id) {
+  for (const auto& s : report["steps"]) {
+    if (s["id"] == id) return s;
+  }
+  ADD_FAILURE() << "no step " << id;
+  return Json::object();
+}
+
+class PythonDeployerTest : public ::testing::Test {
+ protected:
+  std::string write(const std::string& name, const std::string& text) {
+    writeFile(dir_.path() / name, text);
+    return (dir_.path() / name).string();
+  }
+  RunResult plugboard(std::vector<std::string> args) {
+    args.insert(args.begin(), binary().string());
+    return run(args, "");
+  }
+  std::string registry() {
+    const std::string python = (sourceDir() / "plugins" / "python").string();
+    return write("registry.toml", "[plugins.pyhello.\"1.0.0\"]\npython = { module = \"pyhello\", path = \"" + python +
+                                      "\" }\n[plugins.pycounter.\"1.0.0\"]\npython = { path = \"" + python +
+                                      "/pycounter.py\" }\n");
+  }
+  TempDir dir_;
+};
+
+TEST_F(PythonDeployerTest, PythonStepsPassOutputsWithNativeAndProcessSteps) {
+  auto r = plugboard({"run", write("wf.toml", R"(
+name = "mixed"
+[[steps]]
+id = "native"
+plugin = "hello"
+args = { name = "Ada" }
+[[steps]]
+id = "py"
+plugin = "pyhello"
+depends = ["native"]
+args = { name = "${steps.native.outputs.parameters.greeting}" }
+[[steps]]
+id = "count"
+plugin = "pycounter"
+args = { id = "x", times = 3 }
+[[steps]]
+id = "isolated"
+plugin = "hello"
+deploy = "process"
+depends = ["py"]
+args = { name = "${steps.py.outputs.parameters.greeting}" }
+)"),
+                      "--plugins", pluginDir().string(), "--registry", registry(), "--output", "json",
+                      "--poll-interval", "10ms"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto report = Json::parse(r.out);
+  EXPECT_EQ(step(report, "py")["outputs"]["parameters"]["greeting"], "Hello, Hello, Ada!!");
+  EXPECT_EQ(step(report, "py")["plugin"], "pyhello@1.0.0");
+  EXPECT_EQ(step(report, "isolated")["outputs"]["parameters"]["greeting"], "Hello, Hello, Hello, Ada!!!");
+  EXPECT_EQ(step(report, "count")["phase"], "Succeeded");
+  EXPECT_EQ(step(report, "count")["calls"], 3);  // requeued twice
+}
+
+TEST_F(PythonDeployerTest, AWrongInterpreterOrAMissingModuleIsAStepErrorNamingIt) {
+  const std::string reg = registry();
+  auto wrong = plugboard({"run", write("a.toml", R"(
+name = "a"
+[[steps]]
+id = "py"
+plugin = "pyhello"
+deploy = { deployer = "python", python = "/nonexistent/python3" }
+args = { name = "x" }
+)"),
+                          "--plugins", pluginDir().string(), "--registry", reg, "--output", "json"});
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.err;
+  const std::string message = step(Json::parse(wrong.out), "py")["message"];
+  EXPECT_NE(message.find("cannot run /nonexistent/python3"), std::string::npos) << message;
+
+  write("missing.toml", "[plugins.ghost.\"1.0.0\"]\npython = { module = \"no_such_module\", path = \"" +
+                            dir_.path().string() + "\" }\n");
+  auto missing = plugboard({"run", write("b.toml", "name = \"b\"\n[[steps]]\nid = \"py\"\nplugin = \"ghost\"\n"),
+                            "--plugins", pluginDir().string(), "--registry", (dir_.path() / "missing.toml").string(),
+                            "--output", "json"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.err;
+  const std::string why = step(Json::parse(missing.out), "py")["message"];
+  EXPECT_NE(why.find("No module named no_such_module"), std::string::npos) << why;
+}
+
+}  // namespace
+}  // namespace plugboard::testing
