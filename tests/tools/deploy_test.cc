@@ -5,6 +5,7 @@
 
 #include "tests/support/files.h"
 #include "tests/support/plugin_dir.h"
+#include "tests/support/run_report.h"
 #include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
@@ -21,13 +22,6 @@ class DeployTest : public ::testing::Test {
   std::vector<std::string> runArgs(const std::string& workflow) {
     return {"run", dir_.write("wf.toml", workflow), "--plugins", dir_.plugins(), "--output", "json"};
   }
-  static Json step(const Json& report, const std::string& id) {
-    for (const auto& s : report["steps"]) {
-      if (s["id"] == id) return s;
-    }
-    ADD_FAILURE() << "no step " << id;
-    return Json::object();
-  }
 
   PluginDir dir_;
 };
@@ -37,8 +31,8 @@ TEST_F(DeployTest, TheBundledDeployersExampleRuns) {
                       "--param", "who=Ada", "--output", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto report = Json::parse(r.out);
-  EXPECT_EQ(step(report, "count")["outputs"]["parameters"]["words"], "2");
-  EXPECT_EQ(step(report, "shout")["outputs"]["parameters"]["text"], "HELLO, ADA!");
+  EXPECT_EQ(reportStep(report, "count")["outputs"]["parameters"]["words"], "2");
+  EXPECT_EQ(reportStep(report, "shout")["outputs"]["parameters"]["text"], "HELLO, ADA!");
 }
 
 TEST_F(DeployTest, AStepRunsThroughTheDeployerItNamesBesideDefaultSteps) {
@@ -63,9 +57,9 @@ args = { again = "${steps.echo.outputs.parameters.said}" }
 )"));
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto report = Json::parse(r.out);
-  EXPECT_EQ(step(report, "echo")["outputs"]["parameters"]["said"], "Hello, Ada!");
-  EXPECT_EQ(step(report, "plain")["outputs"]["parameters"]["again"], "Hello, Ada!");
-  EXPECT_EQ(step(report, "greet")["plugin"], "hello@1.2.0");
+  EXPECT_EQ(reportStep(report, "echo")["outputs"]["parameters"]["said"], "Hello, Ada!");
+  EXPECT_EQ(reportStep(report, "plain")["outputs"]["parameters"]["again"], "Hello, Ada!");
+  EXPECT_EQ(reportStep(report, "greet")["plugin"], "hello@1.2.0");
 }
 
 TEST_F(DeployTest, NativeAndProcessStepsOfTheSameAndDifferentPluginsShareOneWorkflow) {
@@ -98,12 +92,12 @@ args = { said = "${steps.greet.outputs.parameters.greeting}", native_pid = "${st
 )"), "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto report = Json::parse(r.out);
-  const std::string runtime_pid = step(report, "echo")["outputs"]["parameters"]["native_pid"];
-  const std::string child_pid = step(report, "isolated")["outputs"]["parameters"]["pid"];
+  const std::string runtime_pid = reportStep(report, "echo")["outputs"]["parameters"]["native_pid"];
+  const std::string child_pid = reportStep(report, "isolated")["outputs"]["parameters"]["pid"];
   EXPECT_NE(runtime_pid, child_pid);  // in the runtime, and in a child
   // One child per plugin per run, shared by the steps that use it.
-  EXPECT_EQ(step(report, "isolated_again")["outputs"]["parameters"]["pid"], child_pid);
-  EXPECT_EQ(step(report, "echo")["outputs"]["parameters"]["said"], "Hello, Ada!");
+  EXPECT_EQ(reportStep(report, "isolated_again")["outputs"]["parameters"]["pid"], child_pid);
+  EXPECT_EQ(reportStep(report, "echo")["outputs"]["parameters"]["said"], "Hello, Ada!");
 }
 
 TEST_F(DeployTest, ASegfaultInProcessModeFailsItsStepAndTheRunGoesOn) {
@@ -132,16 +126,16 @@ args = { name = "still here" }
 )"), "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto report = Json::parse(r.out);
-  const Json crash = step(report, "crash");
+  const Json crash = reportStep(report, "crash");
   EXPECT_EQ(crash["phase"], "Error");
   EXPECT_NE(crash["message"].get<std::string>().find("plugin 'crashy' (process) crashed: killed by signal 11 (SIGSEGV)"),
             std::string::npos)
       << crash["message"];
-  EXPECT_EQ(step(report, "other")["phase"], "Succeeded");
+  EXPECT_EQ(reportStep(report, "other")["phase"], "Succeeded");
   // Other options, so another child: the crash of the first does not touch it. (Calls in
   // flight in the child that crashed would end with the same Error.)
-  EXPECT_EQ(step(report, "beside")["phase"], "Succeeded");
-  const Json hang = step(report, "hang");
+  EXPECT_EQ(reportStep(report, "beside")["phase"], "Succeeded");
+  const Json hang = reportStep(report, "hang");
   EXPECT_NE(hang["phase"], "Succeeded");
   EXPECT_NE(hang["message"].get<std::string>().find("deadline of 300ms passed"), std::string::npos) << hang;
 }
@@ -207,8 +201,8 @@ args = { name = "Grace" }
   auto r = plugboard(args);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto report = Json::parse(r.out);
-  EXPECT_EQ(step(report, "greet")["outputs"]["parameters"]["greeting"], "Hello, Grace!");
-  EXPECT_EQ(step(report, "greet")["plugin"], "greeter@2.0.0");
+  EXPECT_EQ(reportStep(report, "greet")["outputs"]["parameters"]["greeting"], "Hello, Grace!");
+  EXPECT_EQ(reportStep(report, "greet")["plugin"], "greeter@2.0.0");
 }
 
 TEST_F(DeployTest, WithoutADeployerOfNativePluginsAStepSaysWhereItLooked) {
@@ -218,7 +212,7 @@ TEST_F(DeployTest, WithoutADeployerOfNativePluginsAStepSaysWhereItLooked) {
   auto r = plugboard(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto report = Json::parse(r.out);
-  const std::string message = step(report, "greet")["message"];
+  const std::string message = reportStep(report, "greet")["message"];
   EXPECT_NE(message.find("needs a deployer of native plugins, and none is installed (deployer directories: " +
                          empty.path().string()),
             std::string::npos)

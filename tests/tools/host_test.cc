@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tests/support/paths.h"
+#include "tests/support/protocol_lines.h"
 #include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
@@ -13,36 +14,12 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string lines(const std::vector<Json>& messages) {
-  std::string out;
-  for (const auto& m : messages) out += m.dump() + "\n";
-  return out;
-}
-
-std::vector<Json> parseLines(const std::string& out) {
-  std::vector<Json> messages;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    auto j = Json::parse(line, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << "not a protocol line on stdout: " << line;
-    messages.push_back(j);
-  }
-  return messages;
-}
-
 std::string host() { return (buildDir() / "plugboard-host").string(); }
 
 const Json kHello = {{"type", "hello"}, {"protocols", {1}}};
 
 Json execute(int id, const Json& args) {
   return {{"type", "execute"}, {"id", id}, {"request", {{"rpc", "template.execute"}, {"key", "scripted"}, {"via", "name"}, {"args", args}}}};
-}
-
-const Json* resultFor(const std::vector<Json>& messages, int id) {
-  for (const auto& m : messages) {
-    if (m["type"] == "result" && m["id"] == id) return &m;
-  }
-  return nullptr;
 }
 
 TEST(HostTest, GreetsRunsCallsAndKeepsStrayOutputOffTheChannel) {

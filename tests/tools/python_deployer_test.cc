@@ -6,6 +6,7 @@
 
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
+#include "tests/support/run_report.h"
 #include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
@@ -13,13 +14,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-Json step(const Json& report, const std::string& id) {
-  for (const auto& s : report["steps"]) {
-    if (s["id"] == id) return s;
-  }
-  ADD_FAILURE() << "no step " << id;
-  return Json::object();
-}
 
 class PythonDeployerTest : public ::testing::Test {
  protected:
@@ -67,11 +61,11 @@ args = { name = "${steps.py.outputs.parameters.greeting}" }
                       "--poll-interval", "10ms"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto report = Json::parse(r.out);
-  EXPECT_EQ(step(report, "py")["outputs"]["parameters"]["greeting"], "Hello, Hello, Ada!!");
-  EXPECT_EQ(step(report, "py")["plugin"], "pyhello@1.0.0");
-  EXPECT_EQ(step(report, "isolated")["outputs"]["parameters"]["greeting"], "Hello, Hello, Hello, Ada!!!");
-  EXPECT_EQ(step(report, "count")["phase"], "Succeeded");
-  EXPECT_EQ(step(report, "count")["calls"], 3);  // requeued twice
+  EXPECT_EQ(reportStep(report, "py")["outputs"]["parameters"]["greeting"], "Hello, Hello, Ada!!");
+  EXPECT_EQ(reportStep(report, "py")["plugin"], "pyhello@1.0.0");
+  EXPECT_EQ(reportStep(report, "isolated")["outputs"]["parameters"]["greeting"], "Hello, Hello, Hello, Ada!!!");
+  EXPECT_EQ(reportStep(report, "count")["phase"], "Succeeded");
+  EXPECT_EQ(reportStep(report, "count")["calls"], 3);  // requeued twice
 }
 
 TEST_F(PythonDeployerTest, AWrongInterpreterOrAMissingModuleIsAStepErrorNamingIt) {
@@ -86,7 +80,7 @@ args = { name = "x" }
 )"),
                           "--plugins", pluginDir().string(), "--registry", reg, "--output", "json"});
   EXPECT_EQ(wrong.exit_code, 1) << wrong.err;
-  const std::string message = step(Json::parse(wrong.out), "py")["message"];
+  const std::string message = reportStep(Json::parse(wrong.out), "py")["message"];
   EXPECT_NE(message.find("cannot run /nonexistent/python3"), std::string::npos) << message;
 
   write("missing.toml", "[plugins.ghost.\"1.0.0\"]\npython = { module = \"no_such_module\", path = \"" +
@@ -95,7 +89,7 @@ args = { name = "x" }
                             "--plugins", pluginDir().string(), "--registry", (dir_.path() / "missing.toml").string(),
                             "--output", "json"});
   EXPECT_EQ(missing.exit_code, 1) << missing.err;
-  const std::string why = step(Json::parse(missing.out), "py")["message"];
+  const std::string why = reportStep(Json::parse(missing.out), "py")["message"];
   EXPECT_NE(why.find("No module named no_such_module"), std::string::npos) << why;
 }
 

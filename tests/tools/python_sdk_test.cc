@@ -11,29 +11,13 @@
 
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
+#include "tests/support/protocol_lines.h"
 #include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string lines(const std::vector<Json>& messages) {
-  std::string out;
-  for (const auto& m : messages) out += m.dump() + "\n";
-  return out;
-}
-
-std::vector<Json> parseLines(const std::string& out) {
-  std::vector<Json> messages;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    auto j = Json::parse(line, nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << "not a protocol line on stdout: " << line;
-    messages.push_back(j);
-  }
-  return messages;
-}
 
 // Runs `python3 <script>` (or `python3 -m <module>`) with the SDK and the example plugins
 // on PYTHONPATH.
@@ -51,13 +35,6 @@ const Json kShutdown = {{"type", "shutdown"}};
 
 Json execute(int id, const Json& args, const std::string& via = "name", const std::string& rpc = "template.execute") {
   return {{"type", "execute"}, {"id", id}, {"request", {{"rpc", rpc}, {"key", "k"}, {"via", via}, {"args", args}}}};
-}
-
-const Json* resultFor(const std::vector<Json>& messages, int id) {
-  for (const auto& m : messages) {
-    if (m["type"] == "result" && m["id"] == id) return &m;
-  }
-  return nullptr;
 }
 
 // A plugin written for these tests; %CONCURRENCY% is replaced.

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/plugin_dir.h"
+#include "tests/support/run_report.h"
 #include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
@@ -27,13 +28,6 @@ class RunTest : public ::testing::Test {
     EXPECT_TRUE(last_.exit_code == 0 || last_.exit_code == 1) << last_.err;
     return Json::parse(last_.out);
   }
-  static Json step(const Json& report, const std::string& id) {
-    for (const auto& s : report["steps"]) {
-      if (s["id"] == id) return s;
-    }
-    ADD_FAILURE() << "no step " << id;
-    return Json::object();
-  }
 
   PluginDir dir_;
   RunResult last_;
@@ -45,10 +39,10 @@ TEST_F(RunTest, TheBundledExampleRunsAndPassesOutputsAlong) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto report = Json::parse(r.out);
   EXPECT_EQ(report["succeeded"], true);
-  EXPECT_EQ(step(report, "greet")["outputs"]["parameters"]["greeting"], "Hello, Ada!");
-  EXPECT_EQ(step(report, "shout")["outputs"]["parameters"]["text"], "HELLO, ADA!");
-  EXPECT_EQ(step(report, "count")["outputs"]["parameters"]["words"], "2");
-  EXPECT_EQ(step(report, "report")["plugin"], "legacy-executor-plugin@0.9.0");
+  EXPECT_EQ(reportStep(report, "greet")["outputs"]["parameters"]["greeting"], "Hello, Ada!");
+  EXPECT_EQ(reportStep(report, "shout")["outputs"]["parameters"]["text"], "HELLO, ADA!");
+  EXPECT_EQ(reportStep(report, "count")["outputs"]["parameters"]["words"], "2");
+  EXPECT_EQ(reportStep(report, "report")["plugin"], "legacy-executor-plugin@0.9.0");
   for (const auto& s : report["steps"]) {
     for (const char* key : {"phase", "message", "outputs", "attempts", "duration_ms"}) {
       EXPECT_TRUE(s.contains(key)) << key;
@@ -61,9 +55,9 @@ TEST_F(RunTest, TheSecondExampleRunsWithItsPolledStep) {
                       pluginDir().string(), "--param", "nap=0.05", "--output", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto report = Json::parse(r.out);
-  EXPECT_EQ(step(report, "recount")["plugin"], "multi@1.0.0");
-  EXPECT_EQ(step(report, "recount")["outputs"]["parameters"]["words"], "5");
-  EXPECT_EQ(step(report, "summary")["outputs"]["parameters"]["workflow"], "pipeline");
+  EXPECT_EQ(reportStep(report, "recount")["plugin"], "multi@1.0.0");
+  EXPECT_EQ(reportStep(report, "recount")["outputs"]["parameters"]["words"], "5");
+  EXPECT_EQ(reportStep(report, "summary")["outputs"]["parameters"]["workflow"], "pipeline");
 }
 
 TEST_F(RunTest, PlainOutputLogsEachChangeAndASummary) {
@@ -104,12 +98,12 @@ id = "independent"
 plugin = "echo"
 )");
   EXPECT_EQ(last_.exit_code, 1);
-  EXPECT_EQ(step(report, "broken")["phase"], "Failed");
-  EXPECT_EQ(step(report, "broken")["message"], "no luck");
-  EXPECT_EQ(step(report, "after")["phase"], "Skipped");
-  EXPECT_EQ(step(report, "after")["message"], "skipped: dependency 'broken' Failed");
-  EXPECT_EQ(step(report, "later")["message"], "skipped: dependency 'after' Skipped");
-  EXPECT_EQ(step(report, "independent")["phase"], "Succeeded");
+  EXPECT_EQ(reportStep(report, "broken")["phase"], "Failed");
+  EXPECT_EQ(reportStep(report, "broken")["message"], "no luck");
+  EXPECT_EQ(reportStep(report, "after")["phase"], "Skipped");
+  EXPECT_EQ(reportStep(report, "after")["message"], "skipped: dependency 'broken' Failed");
+  EXPECT_EQ(reportStep(report, "later")["message"], "skipped: dependency 'after' Skipped");
+  EXPECT_EQ(reportStep(report, "independent")["phase"], "Succeeded");
 }
 
 TEST_F(RunTest, ADeadlineCancelsTheCallAndFailsOnlyThatStep) {
@@ -123,10 +117,10 @@ timeout = "200ms"
 id = "quick"
 plugin = "echo"
 )");
-  EXPECT_EQ(step(report, "slow")["phase"], "Failed");
-  EXPECT_EQ(step(report, "slow")["message"], "deadline of 200ms passed; the call was cancelled");
-  EXPECT_LT(step(report, "slow")["duration_ms"].get<int>(), 5000);
-  EXPECT_EQ(step(report, "quick")["phase"], "Succeeded");
+  EXPECT_EQ(reportStep(report, "slow")["phase"], "Failed");
+  EXPECT_EQ(reportStep(report, "slow")["message"], "deadline of 200ms passed; the call was cancelled");
+  EXPECT_LT(reportStep(report, "slow")["duration_ms"].get<int>(), 5000);
+  EXPECT_EQ(reportStep(report, "quick")["phase"], "Succeeded");
   EXPECT_EQ(report["abandoned_calls"], 0);
 }
 
@@ -138,8 +132,8 @@ plugin = "scripted"
 args = { sleep_ms = 4000, ignore_cancel = true }
 timeout = "100ms"
 )");
-  EXPECT_EQ(step(report, "stubborn")["phase"], "Failed");
-  EXPECT_EQ(step(report, "stubborn")["message"], "deadline of 100ms passed; the call was cancelled");
+  EXPECT_EQ(reportStep(report, "stubborn")["phase"], "Failed");
+  EXPECT_EQ(reportStep(report, "stubborn")["message"], "deadline of 100ms passed; the call was cancelled");
   EXPECT_EQ(report["abandoned_calls"], 1);
 }
 
@@ -160,12 +154,12 @@ args = { id = "c", requeue_ms = 3600000 }
 timeout = "2s"
 )");
   EXPECT_EQ(last_.exit_code, 0) << last_.out;
-  EXPECT_EQ(step(report, "poll-interval")["outputs"]["parameters"]["calls"], "3");
-  EXPECT_EQ(step(report, "poll-interval")["calls"], 3);
-  EXPECT_EQ(step(report, "own-delay")["calls"], 4);
+  EXPECT_EQ(reportStep(report, "poll-interval")["outputs"]["parameters"]["calls"], "3");
+  EXPECT_EQ(reportStep(report, "poll-interval")["calls"], 3);
+  EXPECT_EQ(reportStep(report, "own-delay")["calls"], 4);
   // Succeeded with an hour's requeue asked: done after one call, never requeued.
-  EXPECT_EQ(step(report, "succeeded-with-requeue")["calls"], 1);
-  EXPECT_EQ(step(report, "succeeded-with-requeue")["phase"], "Succeeded");
+  EXPECT_EQ(reportStep(report, "succeeded-with-requeue")["calls"], 1);
+  EXPECT_EQ(reportStep(report, "succeeded-with-requeue")["phase"], "Succeeded");
 }
 
 TEST_F(RunTest, RetriesFollowThePolicy) {
@@ -181,11 +175,11 @@ plugin = "scripted"
 args = { id = "g", fail_times = 5 }
 retry = { limit = 1, backoff = "10ms" }
 )");
-  EXPECT_EQ(step(report, "recovers")["phase"], "Succeeded");
-  EXPECT_EQ(step(report, "recovers")["attempts"], 3);
-  EXPECT_EQ(step(report, "gives-up")["phase"], "Failed");
-  EXPECT_EQ(step(report, "gives-up")["attempts"], 2);
-  EXPECT_EQ(step(report, "gives-up")["message"], "planned failure on call 2");
+  EXPECT_EQ(reportStep(report, "recovers")["phase"], "Succeeded");
+  EXPECT_EQ(reportStep(report, "recovers")["attempts"], 3);
+  EXPECT_EQ(reportStep(report, "gives-up")["phase"], "Failed");
+  EXPECT_EQ(reportStep(report, "gives-up")["attempts"], 2);
+  EXPECT_EQ(reportStep(report, "gives-up")["message"], "planned failure on call 2");
 }
 
 TEST_F(RunTest, AThrowingPluginGivesAnErrorNamingIt) {
@@ -195,8 +189,8 @@ id = "boom"
 plugin = "scripted"
 args = { throw = "kaboom" }
 )");
-  EXPECT_EQ(step(report, "boom")["phase"], "Error");
-  EXPECT_EQ(step(report, "boom")["message"], "plugin 'scripted' threw: kaboom");
+  EXPECT_EQ(reportStep(report, "boom")["phase"], "Error");
+  EXPECT_EQ(reportStep(report, "boom")["message"], "plugin 'scripted' threw: kaboom");
 }
 
 TEST_F(RunTest, ASerialPluginIsNeverEnteredTwiceWhileParallelStepsRun) {
