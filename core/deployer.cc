@@ -226,18 +226,23 @@ bool DeployerSet::refresh() {
 
 const CatalogEntry* DeployerSet::find(const std::string& name) const { return catalog().find(name); }
 
-std::vector<const CatalogEntry*> DeployerSet::forKind(const std::string& kind) const {
+std::vector<const CatalogEntry*> DeployerSet::inOrder() const {
   const Catalog& current = catalog();
   std::vector<const CatalogEntry*> out;
   for (const auto& e : current.entries()) {
-    if (current.find(e.manifest.name) != &e) continue;  // the highest version only
-    if (std::find(e.manifest.deploys.begin(), e.manifest.deploys.end(), kind) != e.manifest.deploys.end()) {
-      out.push_back(&e);
-    }
+    if (current.find(e.manifest.name) == &e) out.push_back(&e);  // the highest version only
   }
   std::stable_sort(out.begin(), out.end(), [](const CatalogEntry* a, const CatalogEntry* b) {
     if (a->manifest.priority != b->manifest.priority) return a->manifest.priority > b->manifest.priority;
     return a->manifest.name < b->manifest.name;
+  });
+  return out;
+}
+
+std::vector<const CatalogEntry*> DeployerSet::forKind(const std::string& kind) const {
+  std::vector<const CatalogEntry*> out = inOrder();
+  std::erase_if(out, [&](const CatalogEntry* e) {
+    return std::find(e->manifest.deploys.begin(), e->manifest.deploys.end(), kind) == e->manifest.deploys.end();
   });
   return out;
 }

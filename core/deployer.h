@@ -74,7 +74,10 @@ class DeployerSet {
   const Catalog& catalog() const;
   // The deployer named `name` (case-insensitive), or nullptr.
   const CatalogEntry* find(const std::string& name) const;
-  // Deployers of artifact kind `kind`, highest priority first, then by name.
+  // Every deployer (its highest version), highest priority first, then by name: the
+  // default order.
+  std::vector<const CatalogEntry*> inOrder() const;
+  // Those of inOrder() that deploy artifact kind `kind`.
   std::vector<const CatalogEntry*> forKind(const std::string& kind) const;
   // The loaded deployer for `entry` (loaded on first use; a failure is kept and repeated).
   Expected<std::shared_ptr<DeployerModule>> module(const CatalogEntry& entry);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 
 #include <spdlog/spdlog.h>
 
@@ -75,29 +74,27 @@ Expected<std::optional<StepTarget>> StepPlugins::target(const WorkflowStep& step
     return std::optional<StepTarget>(std::move(*t));
   }
   // The default order: the first deployer, by priority, that has an artifact for the plugin.
-  std::vector<const CatalogEntry*> order;
-  for (const auto& e : deployers_.catalog().entries()) {
-    if (deployers_.find(e.manifest.name) == &e) order.push_back(&e);
-  }
-  std::stable_sort(order.begin(), order.end(), [](const CatalogEntry* a, const CatalogEntry* b) {
-    if (a->manifest.priority != b->manifest.priority) return a->manifest.priority > b->manifest.priority;
-    return a->manifest.name < b->manifest.name;
-  });
-  for (const CatalogEntry* deployer : order) {
+  for (const CatalogEntry* deployer : deployers_.inOrder()) {
     if (auto t = pick(*deployer)) return std::optional<StepTarget>(std::move(*t));
   }
   return Error("no installed deployer deploys any artifact of plugin " + plugin + " (it has: " + join(kinds) + ")");
 }
 
 Expected<std::shared_ptr<StartedPlugin>> StepPlugins::start(const StepTarget& target) {
-  const std::string key =
-      target.deployer->label + "\n" + artifactDigest(target.artifact) + "\n" + target.options.dump();
+  const std::string as_written =
+      target.deployer->label + "\n" + target.artifact.dump() + "\n" + target.options.dump();
   std::shared_ptr<Slot> slot;
   {
     std::lock_guard lock(mu_);
+    if (auto it = targets_.find(as_written); it != targets_.end()) slot = it->second;
+  }
+  if (!slot) {
+    const std::string key =
+        target.deployer->label + "\n" + artifactDigest(target.artifact) + "\n" + target.options.dump();
+    std::lock_guard lock(mu_);
     auto& s = slots_[key];
     if (!s) s = std::make_shared<Slot>();
-    slot = s;
+    slot = targets_.emplace(as_written, s).first->second;
   }
   std::lock_guard lock(slot->mu);
   if (slot->started) return *slot->started;

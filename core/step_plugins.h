@@ -57,8 +57,11 @@ class StepPlugins {
     std::mutex mu;  // held while starting
     std::optional<Expected<std::shared_ptr<StartedPlugin>>> started;
   };
-  std::mutex mu_;  // guards slots_
+  std::mutex mu_;  // guards slots_ and targets_
   std::map<std::string, std::shared_ptr<Slot>> slots_;  // by deployer, artifact digest, options
+  // By deployer, artifact and options as written: a step's later calls (requeues,
+  // retries) find their plugin without hashing the artifact's file again.
+  std::map<std::string, std::shared_ptr<Slot>> targets_;
 };
 
 }  // namespace plugboard::core

@@ -138,24 +138,25 @@ std::optional<Deployment> setUpDeployers(const core::Config& config, const core:
 core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, const core::Config& config) {
   return [deployers, dirs = config.deployer_dirs, chosen = config.plugin_deploy](
              const core::CatalogEntry& entry) -> core::Expected<std::unique_ptr<core::PluginHandle>> {
-    std::vector<std::string> searched;
-    for (const auto& d : dirs) searched.push_back(d.string());
-    const std::string where = "(deployer directories: " + join(searched) +
-                              "; set --deployers DIR or deployer_dirs in the config)";
+    const auto where = [&dirs] {
+      std::vector<std::string> searched;
+      for (const auto& d : dirs) searched.push_back(d.string());
+      return "(deployer directories: " + join(searched) + "; set --deployers DIR or deployer_dirs in the config)";
+    };
     const core::CatalogEntry* deployer = nullptr;
     core::Json options = core::Json::object();
     if (auto it = chosen.find(core::toLower(entry.manifest.name)); it != chosen.end()) {
       deployer = deployers->find(it->second.deployer);
       if (deployer == nullptr) {
         return core::Error("plugin '" + entry.manifest.name + "' is configured to run through deployer '" +
-                           it->second.deployer + "', which is not installed " + where);
+                           it->second.deployer + "', which is not installed " + where());
       }
       options = it->second.options;
     } else if (auto native = deployers->forKind("native"); !native.empty()) {
       deployer = native.front();
     } else {
       return core::Error("plugin '" + entry.manifest.name +
-                         "' needs a deployer of native plugins, and none is installed " + where);
+                         "' needs a deployer of native plugins, and none is installed " + where());
     }
     auto module = deployers->module(*deployer);
     if (!module) return module.error();
