@@ -105,7 +105,8 @@ Expected<std::shared_ptr<StartedPlugin>> StepPlugins::start(const StepTarget& ta
   }
   auto handle = (*module)->open(target.artifact, target.options);
   if (!handle) {
-    slot->started = Expected<std::shared_ptr<StartedPlugin>>(handle.error());
+    slot->started = Expected<std::shared_ptr<StartedPlugin>>(
+        Error(target.describe() + ": " + handle.error().message(), handle.error().code()));
   } else {
     auto started = std::make_shared<StartedPlugin>();
     started->handle = std::move(*handle);

@@ -1,16 +1,23 @@
-// python: runs a Python plugin (a module or a script that calls plugboard_sdk's run())
-// in a child process of its own, over protocol v1 on its stdin and stdout.
+// python: runs a Python plugin (a module or a script using plugboard_sdk) in a child
+// process of its own, over protocol v1 on its stdin and stdout (mode "process", the
+// default), or inside the runtime's process (mode "embedded", embedded.cc).
 //
-// Artifacts: {"module": "pyhello", "path": "/abs/dir"} runs `<python> -m pyhello` with
-// PYTHONPATH=/abs/dir:<sdk_path>[:the runtime's]; {"path": "/abs/file.py"} runs
-// `<python> /abs/file.py` with PYTHONPATH=/abs:<sdk_path>[:the runtime's]. The child code
+// Artifacts: {"module": "pyhello", "path": "/abs/dir"} runs
+// `<python> -m plugboard_sdk --module pyhello` with PYTHONPATH=/abs/dir:<sdk_path>[:the
+// runtime's]; {"path": "/abs/file.py"} runs `<python> -m plugboard_sdk --path /abs/file.py`
+// with PYTHONPATH=/abs:<sdk_path>[:the runtime's] (the SDK's launcher, __main__.py). The child code
 // (spawning, the protocol, crash/hang/garbage handling, restart with backoff) is the
-// process deployer's (library plugboard_child_process). Only mode "process" exists yet.
+// process deployer's (library plugboard_child_process). Embedded mode lives in a library of
+// its own, loaded on first use (embedded.h).
 // Options are described in the manifest at the bottom and in docs/deployers.md.
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -22,6 +29,7 @@
 #include "deployers/process/handle.h"
 #include "deployers/process/settings.h"
 #include "deployers/process/spawn.h"
+#include "deployers/python/embedded.h"
 
 namespace plugboard::python_deployer {
 namespace {
@@ -39,7 +47,11 @@ struct PythonSettings {
   std::string mode = "process";
   std::string sdk_path;  // empty: <module dir>/../python
   Settings child;
+  std::set<std::string> process_only;  // options given that embedded mode cannot honour
 };
+
+// Options of the process deployer that need a process of the plugin's own.
+bool processOnly(const std::string& key) { return key != "cancel_grace"; }
 
 // Reads `options` over `s`; throws std::invalid_argument naming the option.
 void applyPythonOptions(PythonSettings& s, const Json& options) {
@@ -53,10 +65,8 @@ void applyPythonOptions(PythonSettings& s, const Json& options) {
       }
       const std::string text = value.get<std::string>();
       if (key == "mode") {
-        if (text == "embedded")
-          throw std::invalid_argument("mode 'embedded' is not available yet; use mode 'process'");
-        if (text != "process") {
-          throw std::invalid_argument("option 'mode' must be 'process' (or, later, 'embedded'), got '" +
+        if (text != "process" && text != "embedded") {
+          throw std::invalid_argument("option 'mode' must be 'process' or 'embedded', got '" +
                                       text + "'");
         }
         s.mode = text;
@@ -67,9 +77,39 @@ void applyPythonOptions(PythonSettings& s, const Json& options) {
       throw std::invalid_argument("unknown option '" + key + "'");
     } else {
       rest[key] = value;
+      if (processOnly(key)) s.process_only.insert(key);
     }
   }
   process_deployer::applyOptions(s.child, rest);
+}
+
+std::string defaultSdkPath();
+
+// The embedded mode's library, loaded once with global symbols so that the C extension
+// modules the interpreter imports find libpython's (they are not linked with it), and never
+// unloaded (an interpreter cannot be). dlopen rather than Boost.DLL for RTLD_NODELETE.
+OpenEmbeddedFn embeddedOpener() {
+  static std::once_flag once;
+  static OpenEmbeddedFn open = nullptr;
+  static std::string failure;
+  std::call_once(once, [] {
+    const std::string dir = process_deployer::moduleDirectory();
+    const std::string path =
+        (fs::path(dir).parent_path() / "python" / kEmbeddedLibrary).lexically_normal().string();
+    void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+    if (lib == nullptr) {
+      const char* why = ::dlerror();
+      failure = "mode 'embedded' is not available: cannot load " + path + ": " +
+                (why != nullptr ? why : "unknown error") +
+                " (plugboard builds it when libpython3-dev is installed; use mode 'process')";
+      return;
+    }
+    open = reinterpret_cast<OpenEmbeddedFn>(::dlsym(lib, kOpenEmbeddedSymbol));
+    if (open == nullptr) failure = "mode 'embedded' is not available: " + path + " has no " +
+                                   kOpenEmbeddedSymbol;
+  });
+  if (open == nullptr) throw std::runtime_error(failure);
+  return open;
 }
 
 std::string defaultSdkPath() {
@@ -106,6 +146,7 @@ class PythonDeployer : public plugboard::Deployer {
 
     PythonSettings s = defaults_;
     applyPythonOptions(s, options);
+    if (s.mode == "embedded") return openEmbedded(s, module, path);
 
     std::map<std::string, std::string> env = {{"PYTHONDONTWRITEBYTECODE", "1"},
                                               {"PYTHONUNBUFFERED", "1"}};
@@ -115,14 +156,7 @@ class PythonDeployer : public plugboard::Deployer {
       python = (venv / "bin" / "python").string();
       env["VIRTUAL_ENV"] = venv.string();
     }
-    const std::string sdk = s.sdk_path.empty()
-                                ? defaultSdkPath()
-                                : fs::absolute(s.sdk_path).lexically_normal().string();
-    std::error_code ec;
-    if (sdk.empty() || !fs::is_directory(fs::path(sdk) / "plugboard_sdk", ec)) {
-      throw std::runtime_error("cannot find the Python SDK (plugboard_sdk) in '" + sdk +
-                               "'; set the deployer's option 'sdk_path'");
-    }
+    const std::string sdk = sdkPath(s);
 
     std::string label, log_name, first_dir;
     std::vector<std::string> args;
@@ -130,13 +164,13 @@ class PythonDeployer : public plugboard::Deployer {
       label = "'" + module + "'";
       log_name = module;
       if (!path.empty()) first_dir = fs::absolute(path).lexically_normal().string();
-      args = {"-m", module};
+      args = {"-m", "plugboard_sdk", "--module", module};
     } else {
       const fs::path file = fs::absolute(path).lexically_normal();
       label = file.string();
       log_name = file.stem().string();
       first_dir = file.parent_path().string();
-      args = {file.string()};
+      args = {"-m", "plugboard_sdk", "--path", file.string()};
     }
 
     // PYTHONPATH: the plugin's directory, the SDK, then what option 'env' or the runtime set.
@@ -161,6 +195,48 @@ class PythonDeployer : public plugboard::Deployer {
   }
 
  private:
+  plugboard::Deployed openEmbedded(const PythonSettings& s, const std::string& module,
+                                   const std::string& path) {
+    if (!s.process_only.empty()) {
+      throw std::invalid_argument(
+          "option '" + *s.process_only.begin() +
+          "' applies to mode 'process' only: an embedded plugin runs inside the runtime's "
+          "process (set in the step's deploy options or the deployer's config)");
+    }
+    EmbeddedSpec spec;
+    spec.module = module;
+    if (!module.empty()) {
+      if (!path.empty()) spec.directory = fs::absolute(path).lexically_normal().string();
+      spec.label = "'" + module + "'";
+    } else {
+      spec.file = fs::absolute(path).lexically_normal().string();
+      spec.label = spec.file;
+      std::error_code ec;
+      if (!fs::is_regular_file(spec.file, ec))
+        throw std::runtime_error("cannot load " + spec.file + ": no such file");
+    }
+    spec.sdk = sdkPath(s);
+    if (s.venv.empty()) spec.python = fs::absolute(s.python).lexically_normal().string();
+    if (!s.venv.empty()) spec.venv = fs::absolute(s.venv).lexically_normal().string();
+    spec.cancel_grace_s = static_cast<double>(s.child.cancel_grace.count()) / 1000.0;
+    spec.log = log();
+    plugboard::Deployed out;
+    embeddedOpener()(spec, out);
+    return out;
+  }
+
+  static std::string sdkPath(const PythonSettings& s) {
+    const std::string sdk = s.sdk_path.empty()
+                                ? defaultSdkPath()
+                                : fs::absolute(s.sdk_path).lexically_normal().string();
+    std::error_code ec;
+    if (sdk.empty() || !fs::is_directory(fs::path(sdk) / "plugboard_sdk", ec)) {
+      throw std::runtime_error("cannot find the Python SDK (plugboard_sdk) in '" + sdk +
+                               "'; set the deployer's option 'sdk_path'");
+    }
+    return sdk;
+  }
+
   PythonSettings defaults_;
 };
 
@@ -169,12 +245,12 @@ class PythonDeployer : public plugboard::Deployer {
 
 PLUGBOARD_DEPLOYER(plugboard::python_deployer::PythonDeployer, R"({
   "name": "python", "version": "1.0.0", "deploys": ["python"], "priority": 40,
-  "description": "Runs a Python plugin (a module or a .py file using plugboard_sdk) in a child process of its own: a crash, hang or protocol error ends that child only, and the next call starts a new one",
+  "description": "Runs a Python plugin (a module or a .py file using plugboard_sdk): in a child process of its own (mode 'process': a crash, hang or protocol error ends that child only, and the next call starts a new one) or inside the runtime's process (mode 'embedded': fastest, no isolation) and without a child",
   "config": {
     )" PLUGBOARD_CHILD_PROCESS_OPTIONS R"(,
     "python": {"type": "string", "description": "path to the Python interpreter; default /usr/bin/python3; PATH is not searched"},
     "venv": {"type": "string", "description": "a virtualenv directory: its bin/python is run, with VIRTUAL_ENV set"},
-    "mode": {"type": "string", "description": "how the plugin runs: 'process', the only mode yet"},
+    "mode": {"type": "string", "description": "'process' (default): a child process per plugin; 'embedded': in the runtime's own interpreter (libpython), without isolation; process-only options are refused there"},
     "sdk_path": {"type": "string", "description": "directory holding plugboard_sdk, put on PYTHONPATH; default: <module dir>/../python, where the build and install put it"},
     "env": {"type": "string-map", "description": "environment variables for the child, added to the runtime's own; a PYTHONPATH here comes after the plugin's directory and the SDK"},
     "start_timeout": {"type": "duration", "description": "how long the child may take to import the plugin and answer hello; default 10s"}

@@ -398,7 +398,10 @@ class Plugin:
         return text
 
     def run(self, **kwargs) -> None:
-        """Serves this plugin over protocol v1 on stdin/stdout; does not return."""
+        """Serves this plugin over protocol v1 on stdin/stdout; does not return (returns at
+        once in the python deployer's embedded mode, which calls the plugin itself)."""
+        if _embedded:
+            return
         from . import _host
         _host.serve(self, **kwargs)
 
@@ -418,6 +421,7 @@ def _strings(values: Optional[Iterable[str]], what: str) -> List[str]:
 # --------------------------------------------------------------------------- registration
 
 _registered: Optional[Plugin] = None
+_embedded = False  # True inside the runtime's process (the python deployer's embedded mode)
 _pending_handlers: Dict[Optional[str], Any] = {}  # rpc -> (handler, input schema)
 _lock = _threading.Lock()
 
@@ -481,6 +485,8 @@ def run(plugin: Optional[Plugin] = None, **kwargs) -> None:
     """Serves the registered plugin (or `plugin`) over protocol v1 on stdin/stdout and
     exits the process: 0 after shutdown or end of input, 2 on a protocol error. Call it
     from the plugin module's ``if __name__ == "__main__":``."""
+    if _embedded:
+        return  # the python deployer's embedded mode calls the plugin itself
     from . import _host
     target = plugin if plugin is not None else _registered
     if target is None:

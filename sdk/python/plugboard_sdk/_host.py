@@ -260,20 +260,33 @@ def _fail(plugin: Plugin, status: int, message: str) -> None:
         os._exit(status)
 
 
-def serve(plugin: Plugin, frame_limit: int = FRAME_LIMIT, drain_seconds: float = DRAIN_SECONDS) -> None:
-    """Serves `plugin` on fds 0 and 1; exits the process."""
-    # The protocol keeps the real stdout, closed on exec; everything else written to fd 1
-    # or sys.stdout (prints, child processes) goes to stderr.
+_protocol_fd: Optional[int] = None  # set by claim_stdout()
+
+
+def claim_stdout() -> int:
+    """Keeps a private, close-on-exec copy of the real stdout for the protocol and points
+    fd 1 and sys.stdout at stderr, so that nothing the plugin prints reaches the runtime
+    as a frame. Idempotent: the launcher (python -m plugboard_sdk) calls it before the
+    plugin's module is imported, run() again when it serves."""
+    global _protocol_fd
+    if _protocol_fd is not None:
+        return _protocol_fd
     try:
         sys.stdout.flush()
     except Exception:  # noqa: BLE001
         pass
+    _protocol_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return _protocol_fd
+
+
+def serve(plugin: Plugin, frame_limit: int = FRAME_LIMIT, drain_seconds: float = DRAIN_SECONDS) -> None:
+    """Serves `plugin` on fds 0 and 1; exits the process."""
     try:
-        protocol_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-        os.dup2(2, 1)
+        protocol_fd = claim_stdout()
     except OSError as e:
         _fail(plugin, 2, f"cannot set up stdout: {e}")
-    sys.stdout = sys.stderr
     channel = Channel(protocol_fd)
     server = Server(plugin, channel, frame_limit)
     _sdk._log_sink = server.log
