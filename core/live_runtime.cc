@@ -80,16 +80,20 @@ std::vector<std::string> LiveRuntime::draining() const {
   return {out.begin(), out.end()};
 }
 
-void LiveRuntime::watchAlso(std::vector<std::filesystem::path> dirs, std::function<bool()> changed) {
-  other_dirs_ = std::move(dirs);
-  others_changed_ = std::move(changed);
+void LiveRuntime::watchAlso(std::function<std::vector<std::filesystem::path>()> dirs,
+                            std::function<bool()> changed) {
+  other_dirs_.push_back(std::move(dirs));
+  others_changed_.push_back(std::move(changed));
 }
 
 void LiveRuntime::addWatches() {
   // Watch each plugin directory, and its parent so that a directory created (or
   // replaced) later is noticed.
   std::vector<std::filesystem::path> all = dirs_;
-  all.insert(all.end(), other_dirs_.begin(), other_dirs_.end());
+  for (const auto& dirs : other_dirs_) {
+    const auto more = dirs();
+    all.insert(all.end(), more.begin(), more.end());
+  }
   for (const auto& dir : all) {
     ::inotify_add_watch(inotify_, dir.c_str(), kFileEvents | IN_ONLYDIR);
     const auto parent = dir.has_parent_path() ? dir.parent_path() : std::filesystem::path(".");
@@ -101,6 +105,10 @@ void LiveRuntime::reload() {
   std::lock_guard serial(reload_mu_);
   const auto start = std::chrono::steady_clock::now();
   MirrorState state = mirror_->sync(dirs_, trust_);
+  // Ask every source (no short cut: each brings its own state up to date).
+  bool others = false;
+  for (const auto& changed : others_changed_) others = changed() || others;
+  if (extra_) extra_(state.entries, state.problems);
   std::shared_ptr<Dispatcher> previous = current();
   auto sameProblems = [&] {
     const auto& before = previous->catalog().problems();
@@ -110,7 +118,6 @@ void LiveRuntime::reload() {
     }
     return true;
   };
-  const bool others = previous && others_changed_ && others_changed_();
   if (previous && state.changes.empty() && sameProblems() && !others) return;  // nothing to apply
   auto catalog = std::make_shared<const Catalog>(Catalog::fromEntries(std::move(state.entries),
                                                                       std::move(state.problems)));

@@ -44,18 +44,24 @@ class LiveRuntime {
   int reloads() const { return reloads_.load(); }
   // Applies the plugin directories' current state now (what the watcher does).
   void reload();
-  // Before start(): also watch `dirs`; after each change anywhere, `changed` is asked
-  // whether what it keeps changed, and when it did a new generation is made even if no
-  // plugin file changed (plugins that failed to load are then tried again).
-  void watchAlso(std::vector<std::filesystem::path> dirs, std::function<bool()> changed);
+  // Before start(): also watch the directories `dirs` returns (asked again after each
+  // change); after each change anywhere, `changed` is asked whether what it keeps changed,
+  // and when it did a new generation is made even if no plugin file changed (plugins that
+  // failed to load are then tried again). Several calls add up.
+  void watchAlso(std::function<std::vector<std::filesystem::path>()> dirs, std::function<bool()> changed);
+  // Before start(): `add` appends entries (and problems) to each generation's catalog, after
+  // the plugin directories' (serve's plugins from the registry, core/registry_plugins.h).
+  using ExtraEntries = std::function<void(std::vector<CatalogEntry>&, std::vector<CatalogProblem>&)>;
+  void addEntriesWith(ExtraEntries add) { extra_ = std::move(add); }
 
  private:
   void watchLoop(Millis debounce);
   void addWatches();
 
   std::vector<std::filesystem::path> dirs_;
-  std::vector<std::filesystem::path> other_dirs_;
-  std::function<bool()> others_changed_;
+  std::vector<std::function<std::vector<std::filesystem::path>()>> other_dirs_;
+  std::vector<std::function<bool()>> others_changed_;
+  ExtraEntries extra_;
   TrustPolicy trust_;
   DispatcherOptions options_;
   std::unique_ptr<PluginMirror> mirror_;

@@ -32,6 +32,43 @@ std::string StepTarget::describe() const {
   return "plugin " + plugin + " through deployer '" + deployer->manifest.name + "' (" + kind + " artifact)";
 }
 
+Expected<StepTarget> chooseTarget(const DeployerSet& deployers, const RegistryEntry& entry,
+                                  const std::string& deployer_name, const Json& options) {
+  const std::string plugin = entry.name + "@" + entry.version.text();
+  std::vector<std::string> kinds;
+  for (const auto& [kind, _] : entry.artifacts) kinds.push_back(kind);
+
+  auto pick = [&](const CatalogEntry& deployer) -> std::optional<StepTarget> {
+    for (const auto& kind : deployer.manifest.deploys) {
+      if (auto a = entry.artifacts.find(kind); a != entry.artifacts.end()) {
+        return StepTarget{&deployer, plugin, kind, a->second, options};
+      }
+    }
+    return std::nullopt;
+  };
+
+  if (!deployer_name.empty()) {
+    const CatalogEntry* deployer = deployers.find(deployer_name);
+    if (deployer == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& e : deployers.catalog().entries()) names.push_back(e.manifest.name);
+      return Error("no deployer '" + deployer_name + "' (installed deployers: " + join(names) + ")");
+    }
+    auto t = pick(*deployer);
+    if (!t) {
+      return Error("deployer '" + deployer->manifest.name + "' deploys " + join(deployer->manifest.deploys, " or ") +
+                   " artifacts, and plugin " + plugin + " has only: " + join(kinds));
+    }
+    if (Status st = checkDeployerOptions(deployer->manifest, t->options); !st) return st.error();
+    return std::move(*t);
+  }
+  // The default order: the first deployer, by priority, that has an artifact for the plugin.
+  for (const CatalogEntry* deployer : deployers.inOrder()) {
+    if (auto t = pick(*deployer)) return std::move(*t);
+  }
+  return Error("no installed deployer deploys any artifact of plugin " + plugin + " (it has: " + join(kinds) + ")");
+}
+
 StepPlugins::StepPlugins(DeployerSet& deployers, const Registry* registry, const Catalog& catalog)
     : deployers_(deployers), registry_(registry), catalog_(catalog) {}
 
@@ -45,39 +82,9 @@ Expected<std::optional<StepTarget>> StepPlugins::target(const WorkflowStep& step
     if (step.deployer.empty()) return std::optional<StepTarget>();  // reported as an unknown plugin
     return entry.error();
   }
-  const std::string plugin = entry->name + "@" + entry->version.text();
-  std::vector<std::string> kinds;
-  for (const auto& [kind, _] : entry->artifacts) kinds.push_back(kind);
-
-  auto pick = [&](const CatalogEntry& deployer) -> std::optional<StepTarget> {
-    for (const auto& kind : deployer.manifest.deploys) {
-      if (auto a = entry->artifacts.find(kind); a != entry->artifacts.end()) {
-        return StepTarget{&deployer, plugin, kind, a->second, step.deploy_options};
-      }
-    }
-    return std::nullopt;
-  };
-
-  if (!step.deployer.empty()) {
-    const CatalogEntry* deployer = deployers_.find(step.deployer);
-    if (deployer == nullptr) {
-      std::vector<std::string> names;
-      for (const auto& e : deployers_.catalog().entries()) names.push_back(e.manifest.name);
-      return Error("no deployer '" + step.deployer + "' (installed deployers: " + join(names) + ")");
-    }
-    auto t = pick(*deployer);
-    if (!t) {
-      return Error("deployer '" + deployer->manifest.name + "' deploys " + join(deployer->manifest.deploys, " or ") +
-                   " artifacts, and plugin " + plugin + " has only: " + join(kinds));
-    }
-    if (Status st = checkDeployerOptions(deployer->manifest, t->options); !st) return st.error();
-    return std::optional<StepTarget>(std::move(*t));
-  }
-  // The default order: the first deployer, by priority, that has an artifact for the plugin.
-  for (const CatalogEntry* deployer : deployers_.inOrder()) {
-    if (auto t = pick(*deployer)) return std::optional<StepTarget>(std::move(*t));
-  }
-  return Error("no installed deployer deploys any artifact of plugin " + plugin + " (it has: " + join(kinds) + ")");
+  auto target = chooseTarget(deployers_, *entry, step.deployer, step.deploy_options);
+  if (!target) return target.error();
+  return std::optional<StepTarget>(std::move(*target));
 }
 
 Expected<std::shared_ptr<StartedPlugin>> StepPlugins::start(const StepTarget& target) {

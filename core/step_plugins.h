@@ -33,6 +33,11 @@ struct StepTarget {
   std::string describe() const;  // "plugin hello@1.0.0 through deployer 'process' (native artifact)"
 };
 
+// The deployer and artifact for registry entry `entry`: through `deployer_name` when not
+// empty (its options checked), else the first deployer by priority with an artifact for it.
+Expected<StepTarget> chooseTarget(const DeployerSet& deployers, const RegistryEntry& entry,
+                                  const std::string& deployer_name, const Json& options);
+
 struct StartedPlugin {
   std::unique_ptr<PluginHandle> handle;
   std::mutex serial;  // held around calls to a serial plugin

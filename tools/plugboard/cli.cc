@@ -135,9 +135,13 @@ std::optional<Deployment> setUpDeployers(const core::Config& config, const core:
   return d;
 }
 
-core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, const core::Config& config) {
-  return [deployers, dirs = config.deployer_dirs, chosen = config.plugin_deploy](
+core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, const core::Config& config,
+                                std::shared_ptr<core::RegistryPlugins> registry_plugins) {
+  return [deployers, dirs = config.deployer_dirs, chosen = config.plugin_deploy, registry_plugins](
              const core::CatalogEntry& entry) -> core::Expected<std::unique_ptr<core::PluginHandle>> {
+    if (registry_plugins) {
+      if (auto started = registry_plugins->open(entry)) return std::move(*started);
+    }
     const auto where = [&dirs] {
       std::vector<std::string> searched;
       for (const auto& d : dirs) searched.push_back(d.string());

@@ -18,6 +18,7 @@
 #include "core/catalog.h"
 #include "core/config.h"
 #include "core/deployer.h"
+#include "core/registry_plugins.h"
 #include "core/dispatcher.h"
 #include "core/registry.h"
 #include "core/step_plugins.h"
@@ -95,7 +96,9 @@ struct Deployment {
 std::optional<Deployment> setUpDeployers(const core::Config& config, const core::Catalog& plugins);
 // Opens plugin-directory plugins through the deployer the config's [deploy] names for
 // them, else the highest-priority deployer of native plugins.
-core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, const core::Config& config);
+// `registry_plugins` (may be null): serve's plugins from the registry, already started.
+core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, const core::Config& config,
+                                std::shared_ptr<core::RegistryPlugins> registry_plugins = nullptr);
 
 // Scans the configured plugin directories with the configured trust rules, logging each
 // refused file as a warning.

@@ -76,11 +76,27 @@ int cmdServe(const Args& args) {
   const core::Catalog no_plugins;  // serve's steps are Argo templates: only the dispatcher's opener is used
   auto deployment = setUpDeployers(*config, no_plugins);
   if (!deployment) return kExitUsage;
-  core::LiveRuntime runtime(config->plugin_dirs, config->trust,
-                            core::DispatcherOptions{.priority = config->priority,
-                                                    .open = pluginOpener(deployment->deployers, *config)});
+  // Plugins only the registry knows are started when a generation is built (their
+  // manifests come from their deployers) and started again when their files change.
+  std::shared_ptr<core::RegistryPlugins> registry_plugins;
+  if (deployment->registry) {
+    registry_plugins = std::make_shared<core::RegistryPlugins>(*deployment->deployers, config->registry,
+                                                               *deployment->registry, config->plugin_deploy);
+  }
+  core::LiveRuntime runtime(
+      config->plugin_dirs, config->trust,
+      core::DispatcherOptions{.priority = config->priority,
+                              .open = pluginOpener(deployment->deployers, *config, registry_plugins)});
   // Deployer modules dropped into their directories become usable too.
-  runtime.watchAlso(config->deployer_dirs, [deployers = deployment->deployers] { return deployers->refresh(); });
+  runtime.watchAlso([dirs = config->deployer_dirs] { return dirs; },
+                    [deployers = deployment->deployers] { return deployers->refresh(); });
+  if (registry_plugins) {
+    runtime.watchAlso([registry_plugins] { return registry_plugins->watchedDirs(); },
+                      [registry_plugins] { return registry_plugins->changed(); });
+    runtime.addEntriesWith([registry_plugins](auto& entries, auto& problems) {
+      registry_plugins->addEntries(entries, problems);
+    });
+  }
   if (core::Status st = runtime.start(watch); !st) {
     std::cerr << "plugboard: " << st.error().message() << "\n";
     return kExitFailed;

@@ -103,6 +103,9 @@ def set_up(fallback_log: LogFn) -> None:
     global _fallback_log
     _fallback_log = fallback_log
     _sdk._embedded = True
+    # Like process mode's PYTHONDONTWRITEBYTECODE: no __pycache__ beside plugins, and so no
+    # stale bytecode when a plugin's file is replaced within the same second at equal size.
+    sys.dont_write_bytecode = True
     _sdk._log_sink = lambda level, text, call_id: _log(level, text)
     sys.stdout = _LineWriter("info", "stdout")
     sys.stderr = _LineWriter("info", "stderr")

@@ -1,0 +1,100 @@
+// plugboard serve with Python plugins that only the registry knows, in both modes of the
+// python deployer: routed by name, started again when their file changes, and a broken
+// change leaves the version started before serving.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+#include "tests/support/plugin_dir.h"
+#include "tests/support/server_process.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string greeter(const std::string& word) {
+  return "import os\nimport plugboard_sdk as pb\n\n"
+         "@pb.plugin(name=\"greeter\", version=\"1.0.0\", provides=[\"template.execute\"])\n"
+         "def execute(request):\n"
+         "    return pb.succeeded({\"greeting\": \"" + word + ", \" + request.args[\"name\"] + \"!\",\n"
+         "                         \"pid\": str(os.getpid())})\n";
+}
+
+// Replaces `file` as editors and deploy tools do: a new file renamed over the old one.
+void replaceFile(const std::filesystem::path& file, const std::string& text) {
+  writeFile(file.string() + ".tmp", text);
+  std::filesystem::rename(file.string() + ".tmp", file);
+}
+
+Json parameters(HttpClient& client, const std::string& key, const Json& args) {
+  const Json body = {{"workflow", {{"metadata", {{"name", "wf"}}}}},
+                     {"template", {{"name", "t"}, {"plugin", {{key, args}}}}}};
+  auto r = client.request("POST", "/api/v1/template.execute", body.dump());
+  EXPECT_EQ(r.status, 200) << r.body;
+  const Json node = Json::parse(r.body, nullptr, false).value("node", Json::object());
+  Json out = {{"phase", node.value("phase", "")}, {"message", node.value("message", "")}};
+  for (const auto& p : node.value("outputs", Json::object()).value("parameters", Json::array())) {
+    out[p["name"].get<std::string>()] = p["value"];
+  }
+  return out;
+}
+
+class ServePythonTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesTheOldServing) {
+  PluginDir dir({"hello"}, {});
+  TempDir py;
+  const auto file = py.path() / "greeter.py";
+  writeFile(file, greeter("Hello"));
+  writeFile(py.path() / "registry.toml",
+            "[plugins.greeter.\"1.0.0\"]\npython = { path = \"" + file.string() + "\" }\n");
+  const std::string config = dir.write(
+      "plugboard.toml", "registry = \"" + (py.path() / "registry.toml").string() +
+                            "\"\n[deploy]\ngreeter = { deployer = \"python\", mode = \"" +
+                            GetParam() + "\" }\n");
+  ServeProcess serve({"--plugins", dir.plugins(), "--config", config, "--log-level", "info"});
+  HttpClient client(serve.port());
+
+  const Json first = parameters(client, "greeter", {{"name", "Ada"}});
+  ASSERT_EQ(first["phase"], "Succeeded") << first << serve.output();
+  EXPECT_EQ(first["greeting"], "Hello, Ada!");
+  EXPECT_EQ(parameters(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
+  // Process mode: a child of its own; embedded: the runtime's process.
+  EXPECT_EQ(first["pid"] == std::to_string(serve.pid()), GetParam() == "embedded") << first;
+
+  replaceFile(file, greeter("Howdy"));
+  Json answer;
+  for (int i = 0; i < 100; ++i) {
+    answer = parameters(client, "greeter", {{"name", "Ada"}});
+    if (answer["greeting"] == "Howdy, Ada!") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(answer["greeting"], "Howdy, Ada!") << answer << serve.output();
+  if (GetParam() == "process") EXPECT_NE(answer["pid"], first["pid"]);  // a new child
+
+  // A change that does not compile: the version started before keeps answering, and the
+  // plugin list says why the new one was refused.
+  replaceFile(file, "import plugboard_sdk as pb\ndef broken(:\n");
+  bool reported = false;
+  for (int i = 0; i < 100 && !reported; ++i) {
+    const auto list = client.request("GET", "/api/v1/plugins");
+    reported = list.body.find("SyntaxError") != std::string::npos;
+    if (!reported) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(reported) << client.request("GET", "/api/v1/plugins").body << serve.output();
+  EXPECT_EQ(parameters(client, "greeter", {{"name", "Bob"}})["greeting"], "Howdy, Bob!");
+  EXPECT_EQ(serve.stop(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ServePythonTest, ::testing::Values("process", "embedded"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace plugboard::testing
