@@ -1,6 +1,6 @@
-// The python deployer (process mode) through the real binary: Python plugins from the
-// registry beside native and process steps in one workflow. (More cases come with the
-// rest of the Python issue: exceptions, prints, sys.exit, syntax errors, cancel.)
+// The python deployer through the real binary: Python plugins from the registry beside
+// native and process steps in one workflow, and the bundled examples/mixed.toml. (Each
+// failure case in both modes: python_modes_test.cc.)
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -91,6 +91,20 @@ args = { name = "x" }
   EXPECT_EQ(missing.exit_code, 1) << missing.err;
   const std::string why = reportStep(Json::parse(missing.out), "py")["message"];
   EXPECT_NE(why.find("No module named no_such_module"), std::string::npos) << why;
+}
+
+TEST_F(PythonDeployerTest, TheMixedExampleRunsNativeProcessAndBothPythonModes) {
+  auto r = plugboard({"run", (sourceDir() / "examples" / "mixed.toml").string(), "--plugins",
+                      pluginDir().string(), "--registry",
+                      (sourceDir() / "examples" / "registry.toml").string(), "--param", "who=Ada",
+                      "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  EXPECT_EQ(reportStep(report, "isolated")["outputs"]["parameters"]["text"], "HELLO, ADA!");
+  EXPECT_EQ(reportStep(report, "python")["outputs"]["parameters"]["greeting"], "Hello, HELLO, ADA!!");
+  EXPECT_EQ(reportStep(report, "embedded")["outputs"]["parameters"]["greeting"],
+            "Hello, Hello, HELLO, ADA!!!");
+  EXPECT_EQ(reportStep(report, "count")["outputs"]["parameters"]["words"], "4");
 }
 
 }  // namespace
