@@ -1,10 +1,10 @@
 """The plugin's side of protocol v1 (docs/protocol.md) on stdin and stdout.
 
 Mirrors tools/plugboard-host/main.cc: the protocol keeps a private, close-on-exec copy of
-the real stdout, and fd 1 and sys.stdout point at stderr; calls run on their own threads
-unless the plugin is serial; `cancel` sets the flag the call's Request sees; exit 0 after
-`shutdown` or end of input (once the calls in flight answered, for up to 10 s), 2 on a
-protocol error, with the reason on stderr.
+the real stdout, and fd 1 and sys.stdout point at stderr; calls run on a pool of threads
+(leader/followers) unless the plugin is serial; `cancel` sets the flag the call's Request
+sees; exit 0 after `shutdown` or end of input (once the calls in flight answered, for up to
+10 s), 2 on a protocol error, with the reason on stderr.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 import queue
 import sys
 import threading
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Union
 
 from . import PROTOCOL_VERSION, Plugin, Request, error
 _sdk = sys.modules[__package__]
@@ -76,6 +76,10 @@ def parse_frame(line: bytes) -> dict:
     return m
 
 
+# One encoder: json.dumps() with options builds a new one on every call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 class Channel:
     """Writes whole frames to the protocol descriptor, one at a time."""
 
@@ -86,9 +90,12 @@ class Channel:
 
     def send(self, message: dict) -> None:
         try:
-            text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            text = _encode(message)
         except (TypeError, ValueError):
             text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=repr)
+        self.send_text(text)
+
+    def send_text(self, text: str) -> None:
         data = (text + "\n").encode("utf-8", "replace")
         with self._lock:
             if self.broken:
@@ -165,17 +172,17 @@ class Server:
             if call.cancel.is_set():
                 result = error("cancelled before it started").to_json()
             else:
-                outcome = self.plugin.call(Request(call.raw, call.cancel, call.id))
-                try:
-                    result = outcome.to_json()
-                    json.dumps(result, allow_nan=False)
-                except (TypeError, ValueError) as e:
-                    result = error(f"plugin '{self.plugin.name}' returned a result that is not JSON: {e}").to_json()
+                result = self.plugin.call(Request(call.raw, call.cancel, call.id)).to_json()
         except BaseException as e:  # noqa: BLE001 - nothing may kill the serving thread
             result = error(f"plugin '{self.plugin.name}' failed: {type(e).__name__}: {e}").to_json()
         finally:
             _current.call_id = None
-        self.channel.send({"type": "result", "id": call.id, "result": result})
+        try:
+            text = _encode({"type": "result", "id": call.id, "result": result})
+        except (TypeError, ValueError) as e:
+            text = _encode({"type": "result", "id": call.id, "result": error(
+                f"plugin '{self.plugin.name}' returned a result that is not JSON: {e}").to_json()})
+        self.channel.send_text(text)
         with self.lock:
             self.calls.pop(call.id, None)
             self.idle.notify_all()
@@ -186,8 +193,9 @@ class Server:
             self._run_call(call)
 
     # -- frames
-    def handle(self, m: dict) -> bool:
-        """Handles one checked frame; False when the conversation is over."""
+    def handle(self, m: dict) -> Union[bool, _Call]:
+        """Handles one checked frame: False when the conversation is over, the call to run
+        for an `execute` (unless the plugin is serial: then its thread runs it), else True."""
         kind = m["type"]
         if kind == "hello":
             if PROTOCOL_VERSION not in m["protocols"]:
@@ -205,11 +213,9 @@ class Server:
                 if call.id in self.calls:
                     raise ProtocolError(f"'execute' for id {call.id}, which is already in flight")
                 self.calls[call.id] = call
-            if self.serial_queue is not None:
-                self.serial_queue.put(call)
-            else:
-                threading.Thread(target=self._run_call, args=(call,), name=f"plugboard-call-{call.id}",
-                                 daemon=True).start()
+            if self.serial_queue is None:
+                return call
+            self.serial_queue.put(call)
             return True
         if kind == "cancel":
             with self.lock:
@@ -219,33 +225,78 @@ class Server:
             return True
         return False  # shutdown
 
-    def serve(self, fd: int = 0) -> int:
-        buf = bytearray()
-        scanned = 0
+    def _next_frame(self) -> Optional[bytes]:
+        """The next non-blank line from the runtime; None at end of input. Leader only."""
+        buf = self._buf
         while True:
-            nl = buf.find(b"\n", scanned)
+            nl = buf.find(b"\n", self._scanned)
             if nl < 0:
-                scanned = len(buf)
+                self._scanned = len(buf)
                 if len(buf) > self.frame_limit:
                     raise ProtocolError(f"a protocol frame exceeds the limit of {self.frame_limit} bytes "
                                         "before its newline")
                 try:
-                    chunk = os.read(fd, 65536)
+                    chunk = os.read(self._fd, 65536)
                 except InterruptedError:
                     continue
                 if not chunk:
-                    return 0  # end of input: like shutdown
+                    return None
                 buf += chunk
                 continue
             if nl > self.frame_limit:
                 raise ProtocolError(f"a protocol frame of {nl} bytes exceeds the limit of {self.frame_limit}")
             line = bytes(buf[:nl])
             del buf[:nl + 1]
-            scanned = 0
-            if not line.strip():
-                continue
-            if not self.handle(parse_frame(line)):
-                return 0
+            self._scanned = 0
+            if line.strip():
+                return line
+
+    def _follow(self) -> None:
+        """One thread of the pool, leader/followers as in plugboard-host: it waits to lead,
+        reads frames until one is a call, hands the reading to the next thread (started
+        when none is free) and runs the call itself, so no call waits for a thread."""
+        try:
+            while True:
+                with self._lead:
+                    call = None
+                    while not isinstance(call, _Call):
+                        line = self._next_frame()
+                        if line is None:
+                            self._finish(0)  # end of input: like shutdown
+                        call = self.handle(parse_frame(line))
+                        if call is False:
+                            self._finish(0)
+                    with self.lock:
+                        self._free -= 1
+                        grow = self._free == 0
+                        if grow:
+                            self._free += 1
+                    if grow:
+                        threading.Thread(target=self._follow, name="plugboard-call", daemon=True).start()
+                self._run_call(call)
+                with self.lock:
+                    self._free += 1
+        except ProtocolError as e:
+            _fail(self.plugin, 2, str(e))
+        except BaseException as e:  # noqa: BLE001
+            _fail(self.plugin, 2, f"{type(e).__name__}: {e}")
+
+    def serve(self, fd: int = 0, drain_seconds: float = DRAIN_SECONDS) -> None:
+        """Serves frames from `fd` on a pool of threads; exits the process at the end."""
+        self._fd = fd
+        self._buf = bytearray()
+        self._scanned = 0
+        self._lead = threading.Lock()  # held by the thread reading frames
+        self._free = 1                 # threads not running a call
+        self._drain_seconds = drain_seconds
+        self._follow()
+
+    def _finish(self, status: int) -> None:
+        self.drain(self._drain_seconds)
+        try:
+            sys.stderr.flush()
+        finally:
+            os._exit(status)
 
     def drain(self, seconds: float) -> None:
         with self.lock:
@@ -295,14 +346,4 @@ def serve(plugin: Plugin, frame_limit: int = FRAME_LIMIT, drain_seconds: float =
     if root.level == logging.WARNING:  # the default: let info records through
         root.setLevel(logging.INFO)
 
-    try:
-        status = server.serve(0)
-    except ProtocolError as e:
-        _fail(plugin, 2, str(e))
-    except BaseException as e:  # noqa: BLE001
-        _fail(plugin, 2, f"{type(e).__name__}: {e}")
-    server.drain(drain_seconds)
-    try:
-        sys.stderr.flush()
-    finally:
-        os._exit(status)
+    server.serve(0, drain_seconds)
