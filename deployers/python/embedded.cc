@@ -260,8 +260,17 @@ void checkInterpreter(const std::string& python) {
 
 class EmbeddedHandle : public plugboard::Handle {
  public:
+  // REQUIRES: the GIL.
   EmbeddedHandle(PyObject* loaded, std::shared_ptr<LogSink> sink, std::string who)
-      : loaded_(loaded), sink_(std::move(sink)), who_(std::move(who)) {}
+      : loaded_(loaded),
+        execute_(PyObject_GetAttrString(loaded, "execute")),
+        sink_(std::move(sink)),
+        who_(std::move(who)) {
+    if (execute_ == nullptr) {
+      Py_DECREF(loaded_);
+      throw std::runtime_error(who_ + ": " + takeError());
+    }
+  }
 
   ~EmbeddedHandle() override {
     sink_->alive.store(false, std::memory_order_release);
@@ -271,14 +280,20 @@ class EmbeddedHandle : public plugboard::Handle {
     } else {
       PyErr_Clear();
     }
+    Py_DECREF(execute_);
     Py_DECREF(loaded_);
   }
 
   std::string execute(std::uint64_t call_id, std::string_view request) override {
     Gil gil;
-    PyObject* r = PyObject_CallMethod(loaded_, "execute", "Ks#",
-                                      static_cast<unsigned long long>(call_id), request.data(),
-                                      static_cast<Py_ssize_t>(request.size()));
+    PyObject* args[2] = {PyLong_FromUnsignedLongLong(call_id),
+                         PyUnicode_FromStringAndSize(request.data(),
+                                                     static_cast<Py_ssize_t>(request.size()))};
+    PyObject* r = args[0] != nullptr && args[1] != nullptr
+                      ? PyObject_Vectorcall(execute_, args, 2, nullptr)
+                      : nullptr;
+    Py_XDECREF(args[0]);
+    Py_XDECREF(args[1]);
     if (r == nullptr) return Result::Error(who_ + ": " + takeError()).toText();
     Py_ssize_t size = 0;
     const char* text = PyUnicode_AsUTF8AndSize(r, &size);
@@ -300,7 +315,8 @@ class EmbeddedHandle : public plugboard::Handle {
   }
 
  private:
-  PyObject* const loaded_;  // plugboard_sdk._embedded.Loaded, owned; used with the GIL
+  PyObject* const loaded_;   // plugboard_sdk._embedded.Loaded, owned; used with the GIL
+  PyObject* const execute_;  // its bound method execute, owned
   const std::shared_ptr<LogSink> sink_;
   const std::string who_;
 };

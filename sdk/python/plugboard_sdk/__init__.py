@@ -339,10 +339,13 @@ class Plugin:
     def call(self, request: Request) -> Result:
         """Runs one call: declines polled calls unless accepted, refuses RPCs not
         provided, and turns whatever the handler raises into an Error result."""
-        if request.polled and not self.accepts_polled_calls:
+        raw = request.raw
+        if raw.get("via") == "poll" and not self.accepts_polled_calls:
             return not_handled()
-        rpc = request.rpc
-        provides = self.provides
+        rpc = raw.get("rpc")
+        if not isinstance(rpc, str):
+            rpc = "template.execute"
+        provides = self._provides if self._explicit_provides else self.handlers
         if provides and rpc not in provides:
             return error(f"plugin '{self.name}' does not provide RPC '{rpc}' "
                          f"(it provides {', '.join(provides)})")
@@ -400,7 +403,7 @@ class Plugin:
     def run(self, **kwargs) -> None:
         """Serves this plugin over protocol v1 on stdin/stdout; does not return (returns at
         once in the python deployer's embedded mode, which calls the plugin itself)."""
-        if _embedded:
+        if _embedded_mode:
             return
         from . import _host
         _host.serve(self, **kwargs)
@@ -421,7 +424,7 @@ def _strings(values: Optional[Iterable[str]], what: str) -> List[str]:
 # --------------------------------------------------------------------------- registration
 
 _registered: Optional[Plugin] = None
-_embedded = False  # True inside the runtime's process (the python deployer's embedded mode)
+_embedded_mode = False  # True inside the runtime's process (the python deployer's embedded mode)
 _pending_handlers: Dict[Optional[str], Any] = {}  # rpc -> (handler, input schema)
 _lock = _threading.Lock()
 
@@ -485,7 +488,7 @@ def run(plugin: Optional[Plugin] = None, **kwargs) -> None:
     """Serves the registered plugin (or `plugin`) over protocol v1 on stdin/stdout and
     exits the process: 0 after shutdown or end of input, 2 on a protocol error. Call it
     from the plugin module's ``if __name__ == "__main__":``."""
-    if _embedded:
+    if _embedded_mode:
         return  # the python deployer's embedded mode calls the plugin itself
     from . import _host
     target = plugin if plugin is not None else _registered

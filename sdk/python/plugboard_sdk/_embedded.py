@@ -102,7 +102,7 @@ def set_up(fallback_log: LogFn) -> None:
     """Called once, when the runtime starts the interpreter."""
     global _fallback_log
     _fallback_log = fallback_log
-    _sdk._embedded = True
+    _sdk._embedded_mode = True
     # Like process mode's PYTHONDONTWRITEBYTECODE: no __pycache__ beside plugins, and so no
     # stale bytecode when a plugin's file is replaced within the same second at equal size.
     sys.dont_write_bytecode = True
@@ -175,11 +175,50 @@ def load(module: str, directory: str, path: str, venv: str, log_fn: LogFn, grace
         return Loaded(plugin, log_fn, grace)
 
 
+# One encoder: json.dumps() with options builds a new one on every call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+_flag_lock = threading.Lock()
+
+
+class _CancelFlag:
+    """What Request needs of a threading.Event (is_set, wait, set), making the Event only
+    when a call waits: most calls never do, and an Event costs more than the call."""
+
+    __slots__ = ("_set", "_event")
+
+    def __init__(self):
+        self._set = False
+        self._event: Optional[threading.Event] = None
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        self._set = True
+        event = self._event
+        if event is not None:
+            event.set()
+
+    def wait(self, timeout: Optional[float] = None) -> bool:
+        event = self._event
+        if event is None:
+            with _flag_lock:  # one Event, however many threads wait
+                event = self._event
+                if event is None:
+                    event = threading.Event()
+                    self._event = event
+            if self._set:  # set() may have run before the event existed
+                event.set()
+        return event.wait(timeout)
+
+
 class _Call:
     __slots__ = ("cancel", "thread", "interrupted", "done")
 
     def __init__(self):
-        self.cancel = threading.Event()
+        self.cancel = _CancelFlag()
         self.thread = threading.get_ident()
         self.interrupted = False
         self.done = False
@@ -217,8 +256,7 @@ class Loaded:
             if call.interrupted:
                 return self._error(f"did not stop within {self.grace:g}s of being cancelled, "
                                    "and was interrupted")
-            result = outcome.to_json()
-            return json.dumps(result, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            return _encode(outcome.to_json())
         except (TypeError, ValueError) as e:
             return self._error(f"returned a result that is not JSON: {e}")
         except BaseException as e:  # noqa: BLE001 - CallInterrupted between handler and here
