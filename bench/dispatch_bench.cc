@@ -30,6 +30,7 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/bench_support.h"
+#include "bench/sidecar_client.h"
 #include "core/argo.h"
 #include "core/catalog.h"
 #include "core/dispatcher.h"
@@ -178,58 +179,6 @@ struct InProcess {
   plugboard::core::CallControl control;
 };
 
-// The Argo-style sidecar: bench/sidecar.py under /usr/bin/python3, one keep-alive
-// connection with Nagle off.
-class Sidecar {
- public:
-  Sidecar() {
-    int out[2];
-    if (pipe(out) != 0) std::abort();
-    const std::string script = (plugboard::testing::sourceDir() / "bench/sidecar.py").string();
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], 1);
-      execl("/usr/bin/python3", "python3", script.c_str(), "0", nullptr);
-      _exit(127);
-    }
-    close(out[1]);
-    char line[64] = {};
-    ssize_t n = read(out[0], line, sizeof line - 1);
-    close(out[0]);
-    int port = 0;
-    if (n <= 0 || std::sscanf(line, "ready %d", &port) != 1) {
-      std::fprintf(stderr, "dispatch_bench: the sidecar did not start\n");
-      std::exit(1);
-    }
-    socket_.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
-    socket_.set_option(tcp::no_delay(true));
-  }
-  ~Sidecar() {
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
-  }
-  void call() {
-    namespace http = boost::beast::http;
-    http::request<http::string_body> req{http::verb::post, "/api/v1/template.execute", 11};
-    req.set(http::field::host, "127.0.0.1");
-    req.set(http::field::content_type, "application/json");
-    req.keep_alive(true);
-    req.body() = kArgoBody;
-    req.prepare_payload();
-    http::write(socket_, req);
-    http::response<http::string_body> res;
-    http::read(socket_, buffer_, res);
-    if (Json::parse(res.body())["node"]["phase"] != "Succeeded") std::abort();
-  }
-
- private:
-  using tcp = boost::asio::ip::tcp;
-  pid_t pid_ = 0;
-  boost::asio::io_context io_;
-  tcp::socket socket_{io_};
-  boost::beast::flat_buffer buffer_;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -265,7 +214,7 @@ int main(int argc, char** argv) {
                 http_calls);
     std::printf("| what | median µs | p99 µs | sidecar / this |\n|---|---:|---:|---:|\n");
     InProcess in_process;
-    Sidecar sidecar;
+    plugboard::bench::Sidecar sidecar(kArgoBody);
     const auto s = timeInterleaved(http_calls, {[&] { in_process.dispatchOnly(); },
                                                 [&] { in_process.argoPath(); },
                                                 [&] { sidecar.call(); }});

@@ -8,12 +8,7 @@
 // small args to the echo plugin. Prints a markdown table: median and p99 in µs, and the
 // ratio of each median to the pipe floor's (a blocking ping-pong). A second floor row
 // waits by yielding, as the process deployer's callers do at first.
-#include <fcntl.h>
-#include <sched.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +16,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "bench/pipe_floor.h"
 #include "core/deployer.h"
 #include "tests/support/paths.h"
 
@@ -28,6 +24,7 @@ namespace {
 
 using plugboard::bench::Stats;
 using plugboard::bench::statsOf;
+using plugboard::bench::timePipeFloor;
 using Clock = std::chrono::steady_clock;
 namespace core = plugboard::core;
 
@@ -50,65 +47,6 @@ Stats timeHandle(core::PluginHandle& handle, int calls) {
       std::exit(1);
     }
   }
-  return statsOf(std::move(samples));
-}
-
-void writeAll(int fd, const std::string& s) {
-  for (std::size_t done = 0; done < s.size();) {
-    const ssize_t n = ::write(fd, s.data() + done, s.size() - done);
-    if (n <= 0) std::exit(1);
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-// Reads up to and including the next newline (the messages are one line each). On a
-// non-blocking descriptor it yields the processor while nothing has come.
-void readLine(int fd, std::string& buf) {
-  buf.clear();
-  char chunk[4096];
-  while (buf.empty() || buf.back() != '\n') {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EAGAIN) {
-      sched_yield();
-      continue;
-    }
-    if (n <= 0) ::_exit(0);
-    buf.append(chunk, static_cast<std::size_t>(n));
-  }
-}
-
-// The floor: a child that answers each line with a line of the result's size, as a
-// plugin host would, without any work in between.
-// With `yielding`, the parent waits for each answer by yielding the processor rather than
-// sleeping in read(), as the process deployer's callers do for their first 200 µs.
-Stats timePipeFloor(int calls, const std::string& request, const std::string& reply, bool yielding) {
-  int to_child[2], from_child[2];
-  if (::pipe(to_child) != 0 || ::pipe(from_child) != 0) std::exit(1);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(to_child[1]);
-    ::close(from_child[0]);
-    std::string buf;
-    for (;;) {
-      readLine(to_child[0], buf);
-      writeAll(from_child[1], reply);
-    }
-  }
-  ::close(to_child[0]);
-  ::close(from_child[1]);
-  if (yielding) ::fcntl(from_child[0], F_SETFL, O_NONBLOCK);
-  std::vector<double> samples;
-  samples.reserve(calls);
-  std::string buf;
-  for (int i = 0; i < calls; ++i) {
-    const auto start = Clock::now();
-    writeAll(to_child[1], request);
-    readLine(from_child[0], buf);
-    samples.push_back(micros(start, Clock::now()));
-  }
-  ::close(to_child[1]);
-  ::close(from_child[0]);
-  ::waitpid(pid, nullptr, 0);
   return statsOf(std::move(samples));
 }
 
