@@ -62,7 +62,8 @@ Stats timeHandle(core::PluginHandle& handle, int calls) {
 
 class Deployers {
  public:
-  Deployers() : set_(core::Catalog::scan({plugboard::testing::deployerDir()}, {}, "deployer"), {}) {}
+  Deployers()
+      : set_(core::Catalog::scan({plugboard::testing::deployerDir()}, {}, "deployer"), {}) {}
   std::unique_ptr<core::PluginHandle> open(const char* deployer, const core::Json& artifact,
                                            const core::Json& options = core::Json::object()) {
     const core::CatalogEntry* entry = set_.find(deployer);
@@ -98,7 +99,8 @@ int main(int argc, char** argv) {
   }
   Deployers deployers;
   const core::Json echo = {{"path", plugboard::testing::plugin("echo").string()}};
-  const core::Json pyecho = {{"path", (plugboard::testing::sourceDir() / "bench/pyecho.py").string()}};
+  const core::Json pyecho = {
+      {"path", (plugboard::testing::sourceDir() / "bench/pyecho.py").string()}};
   const core::Json embedded = {{"mode", "embedded"}};
 
   // Start-up first, so that the first embedded open is the interpreter's start.
@@ -121,15 +123,18 @@ int main(int argc, char** argv) {
       sidecar_start.push_back(micros(start, Clock::now()) / 1000.0);
     }
   }
-  std::printf("Start-up: open to first result, ms (median of %d; embedded's first open also starts the interpreter)\n\n",
-              starts);
+  std::printf(
+      "Start-up: open to first result, ms (median of %d; embedded's first open also starts the "
+      "interpreter)\n\n",
+      starts);
   std::printf("| what | median ms | min ms | max ms |\n|---|---:|---:|---:|\n");
   const auto startRow = [](const char* what, std::vector<double> v) {
     const Stats s = statsOf(std::move(v));
     std::printf("| %s | %.2f | %.2f | %.2f |\n", what, s.median, s.min, s.max);
   };
   startRow("`native` deployer, C++ echo (dlopen)", native_start);
-  std::printf("| python, embedded: first open (interpreter start + import) | %.2f | | |\n", embedded_first);
+  std::printf("| python, embedded: first open (interpreter start + import) | %.2f | | |\n",
+              embedded_first);
   if (!embedded_later.empty()) startRow("python, embedded: later opens (import)", embedded_later);
   startRow("python, process (spawn python3, import, hello)", process_start);
   startRow("Python http.server sidecar (spawn, listen, connect, first call)", sidecar_start);
@@ -146,8 +151,9 @@ int main(int argc, char** argv) {
   timeHandle(*child, 1000);
   timeCalls(300, [&] { sidecar.call(); });
 
-  std::printf("\nPer call: one trivial function, small args (%d calls per row, %d through the sidecar)\n\n", calls,
-              sidecar_calls);
+  std::printf(
+      "\nPer call: one trivial function, small args (%d calls per row, %d through the sidecar)\n\n",
+      calls, sidecar_calls);
   std::printf("| round | what | median µs | p99 µs | ratio |\n|---:|---|---:|---:|---|\n");
   for (int r = 1; r <= rounds; ++r) {
     const Stats floor = plugboard::bench::timePipeFloor(calls, request, reply, false);
@@ -155,14 +161,17 @@ int main(int argc, char** argv) {
     const Stats emb = timeHandle(*inside, calls);
     const Stats proc = timeHandle(*child, calls);
     const Stats http = timeCalls(sidecar_calls, [&] { sidecar.call(); });
-    std::printf("| %d | pipe ping-pong between two processes (floor) | %.1f | %.1f | |\n", r, floor.median, floor.p99);
-    std::printf("| %d | C++ echo in-process (`native`) | %.1f | %.1f | |\n", r, in_cpp.median, in_cpp.p99);
+    std::printf("| %d | pipe ping-pong between two processes (floor) | %.1f | %.1f | |\n", r,
+                floor.median, floor.p99);
+    std::printf("| %d | C++ echo in-process (`native`) | %.1f | %.1f | |\n", r, in_cpp.median,
+                in_cpp.p99);
     std::printf("| %d | python, embedded | %.1f | %.1f | %.2fx native |\n", r, emb.median, emb.p99,
                 emb.median / in_cpp.median);
-    std::printf("| %d | python, process | %.1f | %.1f | %.2fx pipe floor |\n", r, proc.median, proc.p99,
-                proc.median / floor.median);
-    std::printf("| %d | Python http.server sidecar | %.1f | %.1f | %.1fx embedded, %.1fx process |\n", r,
-                http.median, http.p99, http.median / emb.median, http.median / proc.median);
+    std::printf("| %d | python, process | %.1f | %.1f | %.2fx pipe floor |\n", r, proc.median,
+                proc.p99, proc.median / floor.median);
+    std::printf(
+        "| %d | Python http.server sidecar | %.1f | %.1f | %.1fx embedded, %.1fx process |\n", r,
+        http.median, http.p99, http.median / emb.median, http.median / proc.median);
     std::fflush(stdout);
   }
   return 0;

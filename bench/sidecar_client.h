@@ -44,7 +44,8 @@ class Sidecar {
       std::fprintf(stderr, "bench: the sidecar did not start\n");
       std::exit(1);
     }
-    socket_.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
+    socket_.connect(
+        {boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
     socket_.set_option(tcp::no_delay(true));
   }
   ~Sidecar() {

@@ -41,7 +41,8 @@ std::vector<fs::path> artifactFiles(const Json& artifact) {
   std::error_code ec;
   if (!fs::is_directory(base / relative, ec)) return {file};
   std::vector<fs::path> files;
-  for (fs::recursive_directory_iterator it(base / relative, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(base / relative, ec), end; !ec && it != end;
+       it.increment(ec)) {
     if (it->path().extension() == ".py" && it->is_regular_file(ec)) files.push_back(it->path());
     if (files.size() >= kMaxPackageFiles) break;
   }
@@ -205,8 +206,9 @@ void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
     const auto files = artifactFiles(w.target->artifact);
     const fs::path where = files.empty() ? file_ : files.front();
     if (!s.error.empty()) {
-      problems.push_back({where, "cannot start " + w.target->describe() + ": " + s.error +
-                                     (previous.handle ? " (the version started before keeps serving)" : "")});
+      problems.push_back(
+          {where, "cannot start " + w.target->describe() + ": " + s.error +
+                      (previous.handle ? " (the version started before keeps serving)" : "")});
       if (previous.handle) s = previous;  // tried again when something changes
     }
     if (s.handle) {
@@ -232,7 +234,8 @@ void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
   // generations that hold them are gone.
 }
 
-std::optional<std::unique_ptr<PluginHandle>> RegistryPlugins::open(const CatalogEntry& entry) const {
+std::optional<std::unique_ptr<PluginHandle>> RegistryPlugins::open(
+    const CatalogEntry& entry) const {
   if (!entry.load_path.string().starts_with(kLoadPathPrefix) || !entry.keep) return std::nullopt;
   auto shared = std::static_pointer_cast<PluginHandle>(std::const_pointer_cast<void>(entry.keep));
   return std::unique_ptr<PluginHandle>(std::make_unique<SharedHandle>(std::move(shared)));

@@ -133,9 +133,15 @@ PyMethodDef kModuleMethods[] = {
      "interrupt(thread_id, exc): raise exc in the thread (None withdraws it)"},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_plugboard_embedded",
-                       "The runtime's side of plugboard_sdk._embedded", -1, kModuleMethods,
-                       nullptr, nullptr, nullptr, nullptr};
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT,
+                       "_plugboard_embedded",
+                       "The runtime's side of plugboard_sdk._embedded",
+                       -1,
+                       kModuleMethods,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr};
 
 // ---------------------------------------------------------------------------------------
 // The interpreter, once per process.
@@ -143,8 +149,8 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "_plugboard_embedded",
 struct Interpreter {
   std::mutex mu;
   bool started = false;
-  std::string failure;  // why it could not start; sticks
-  std::string sdk;      // the plugboard_sdk directory it uses
+  std::string failure;           // why it could not start; sticks
+  std::string sdk;               // the plugboard_sdk directory it uses
   PyObject* embedded = nullptr;  // plugboard_sdk._embedded, owned
 };
 
@@ -209,10 +215,9 @@ Interpreter& start(const EmbeddedSpec& spec) {
       config.site_import = 1;                // the system's dist-packages
       config.parse_argv = 0;
       PyStatus status = PyConfig_SetBytesString(&config, &config.home, PLUGBOARD_PYTHON_HOME);
-      if (!PyStatus_Exception(status) &&
-          std::filesystem::exists(PLUGBOARD_PYTHON_EXECUTABLE)) {
-        status = PyConfig_SetBytesString(&config, &config.program_name,
-                                         PLUGBOARD_PYTHON_EXECUTABLE);
+      if (!PyStatus_Exception(status) && std::filesystem::exists(PLUGBOARD_PYTHON_EXECUTABLE)) {
+        status =
+            PyConfig_SetBytesString(&config, &config.program_name, PLUGBOARD_PYTHON_EXECUTABLE);
       }
       if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
       PyConfig_Clear(&config);
@@ -251,7 +256,8 @@ void checkInterpreter(const std::string& python) {
   }
   if (!ec2 && wanted != built_in) {
     throw std::runtime_error("mode 'embedded' runs the built-in " PLUGBOARD_PYTHON_EXECUTABLE
-                             ", not " + python + "; use mode 'process' for another interpreter");
+                             ", not " +
+                             python + "; use mode 'process' for another interpreter");
   }
 }
 
@@ -286,9 +292,9 @@ class EmbeddedHandle : public plugboard::Handle {
 
   std::string execute(std::uint64_t call_id, std::string_view request) override {
     Gil gil;
-    PyObject* args[2] = {PyLong_FromUnsignedLongLong(call_id),
-                         PyUnicode_FromStringAndSize(request.data(),
-                                                     static_cast<Py_ssize_t>(request.size()))};
+    PyObject* args[2] = {
+        PyLong_FromUnsignedLongLong(call_id),
+        PyUnicode_FromStringAndSize(request.data(), static_cast<Py_ssize_t>(request.size()))};
     PyObject* r = args[0] != nullptr && args[1] != nullptr
                       ? PyObject_Vectorcall(execute_, args, 2, nullptr)
                       : nullptr;
@@ -298,7 +304,7 @@ class EmbeddedHandle : public plugboard::Handle {
     Py_ssize_t size = 0;
     const char* text = PyUnicode_AsUTF8AndSize(r, &size);
     std::string result = text != nullptr ? std::string(text, size)
-                                          : Result::Error(who_ + ": " + takeError()).toText();
+                                         : Result::Error(who_ + ": " + takeError()).toText();
     Py_DECREF(r);
     return result;
   }
@@ -334,11 +340,11 @@ extern "C" __attribute__((visibility("default"))) void plugboard_python_open_emb
   Gil gil;
   PyObject* log = makeLogFunction(sink);
   PyObject* loaded =
-      log == nullptr ? nullptr
-                     : PyObject_CallMethod(in.embedded, "load", "ssssOds", spec.module.c_str(),
-                                           spec.directory.c_str(), spec.file.c_str(),
-                                           spec.venv.c_str(), log, spec.cancel_grace_s,
-                                           spec.label.c_str());
+      log == nullptr
+          ? nullptr
+          : PyObject_CallMethod(in.embedded, "load", "ssssOds", spec.module.c_str(),
+                                spec.directory.c_str(), spec.file.c_str(), spec.venv.c_str(), log,
+                                spec.cancel_grace_s, spec.label.c_str());
   Py_XDECREF(log);
   if (loaded == nullptr) throw std::runtime_error(takeError());
   PyObject* manifest = PyObject_CallMethod(loaded, "manifest", nullptr);

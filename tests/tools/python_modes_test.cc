@@ -111,7 +111,8 @@ args = { mode = "polite" }
 [[steps]]
 id = "stubborn"
 plugin = "slow"
-deploy = )" + deploy("cancel_grace = \"200ms\"") + R"(
+deploy = )" + deploy("cancel_grace = \"200ms\"") +
+                       R"(
 timeout = "300ms"
 args = { mode = "stubborn" }
 )");
@@ -186,12 +187,14 @@ name = "wrong"
 [[steps]]
 id = "py"
 plugin = "pyhello"
-deploy = )" + deploy("python = \"/nonexistent/python3\"") + R"(
+deploy = )" + deploy("python = \"/nonexistent/python3\"") +
+                       R"(
 args = { name = "x" }
 [[steps]]
 id = "fine"
 plugin = "pyhello"
-deploy = )" + deploy() + R"(
+deploy = )" + deploy() +
+                       R"(
 args = { name = "y" }
 )");
   EXPECT_EQ(r.exit_code, 1) << r.err;

@@ -23,7 +23,9 @@ std::string greeter(const std::string& word) {
   return "import os\nimport plugboard_sdk as pb\n\n"
          "@pb.plugin(name=\"greeter\", version=\"1.0.0\", provides=[\"template.execute\"])\n"
          "def execute(request):\n"
-         "    return pb.succeeded({\"greeting\": \"" + word + ", \" + request.args[\"name\"] + \"!\",\n"
+         "    return pb.succeeded({\"greeting\": \"" +
+         word +
+         ", \" + request.args[\"name\"] + \"!\",\n"
          "                         \"pid\": str(os.getpid())})\n";
 }
 
@@ -55,10 +57,10 @@ TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesThe
   writeFile(file, greeter("Hello"));
   writeFile(py.path() / "registry.toml",
             "[plugins.greeter.\"1.0.0\"]\npython = { path = \"" + file.string() + "\" }\n");
-  const std::string config = dir.write(
-      "plugboard.toml", "registry = \"" + (py.path() / "registry.toml").string() +
-                            "\"\n[deploy]\ngreeter = { deployer = \"python\", mode = \"" +
-                            GetParam() + "\" }\n");
+  const std::string config =
+      dir.write("plugboard.toml", "registry = \"" + (py.path() / "registry.toml").string() +
+                                      "\"\n[deploy]\ngreeter = { deployer = \"python\", mode = \"" +
+                                      GetParam() + "\" }\n");
   ServeProcess serve({"--plugins", dir.plugins(), "--config", config, "--log-level", "info"});
   HttpClient client(serve.port());
 
@@ -77,7 +79,9 @@ TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesThe
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(answer["greeting"], "Howdy, Ada!") << answer << serve.output();
-  if (GetParam() == "process") EXPECT_NE(answer["pid"], first["pid"]);  // a new child
+  if (GetParam() == "process") {
+    EXPECT_NE(answer["pid"], first["pid"]);  // a new child
+  }
 
   // A change that does not compile: the version started before keeps answering, and the
   // plugin list says why the new one was refused.
