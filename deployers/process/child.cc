@@ -40,8 +40,16 @@ std::string signalName(int sig) {
   return abbrev != nullptr ? std::string("SIG") + abbrev : "unknown signal";
 }
 
-std::string describeStatus(int status, const Settings& s) {
-  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+std::string describeStatus(int status, const Settings& s, bool exit_code_is_signal) {
+  if (WIFEXITED(status)) {
+    const int code = WEXITSTATUS(status);
+    std::string out = "exited with code " + std::to_string(code);
+    if (exit_code_is_signal && code > 128 && code < 128 + 65) {
+      out += " (the plugin crashed: killed by signal " + std::to_string(code - 128) + ", " +
+             signalName(code - 128) + ")";
+    }
+    return out;
+  }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     std::string out =
@@ -105,7 +113,11 @@ std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
   std::shared_ptr<Child> child;
   try {
     auto wake = makePipe();
-    child.reset(new Child(launch, spawn(*launch), std::move(wake)));
+    const unsigned start = ++*launch->starts;
+    const std::vector<std::string> argv =
+        launch->argv_for_start ? launch->argv_for_start(start) : launch->argv;
+    child.reset(new Child(launch, spawn(*launch, argv), std::move(wake)));
+    child->start_ = start;
     child->reader_ = runThread(child.get(), &Child::readFrames);
     child->stderr_reader_ = runThread(child.get(), &Child::readStderr);
   } catch (const std::exception& e) {
@@ -318,6 +330,14 @@ void Child::readFrames() {
   if (!problem.empty()) killFor("broke the protocol: " + problem);
   reap();
   finish();
+  if (launch_->after_unclean_end) {
+    bool clean;
+    {
+      std::lock_guard lock(mu_);
+      clean = kill_cause_.empty() && status_ && WIFEXITED(*status_) && WEXITSTATUS(*status_) == 0;
+    }
+    if (!clean) launch_->after_unclean_end(start_);
+  }
 }
 
 std::string Child::handleLine(const std::string& line) {
@@ -441,7 +461,7 @@ void Child::finish() {
   cv_.wait_for(lock, kStderrDrain, [&] { return stderr_eof_; });
   end_cause_ = !kill_cause_.empty() ? kill_cause_
                : closing_           ? "was shut down"
-               : status_            ? describeStatus(*status_, launch_->settings)
+               : status_            ? describeStatus(*status_, launch_->settings, launch_->exit_code_is_signal)
                                     : "ended (its exit status is unknown)";
   end_tail_ = tailOf(stderr_tail_, stderr_cut_);
   const std::string message =

@@ -87,6 +87,7 @@ class Child {
   const std::shared_ptr<const Launch> launch_;
   const pid_t pid_;
   const std::string label_;  // the plugin file's stem, for stderr lines in the log
+  unsigned start_ = 0;       // of launch_->starts: 1 for the first child of a launch
   Fd in_, out_, err_, wake_read_, wake_write_;
   std::thread reader_, stderr_reader_;
 

@@ -26,7 +26,7 @@ constexpr const char* kHostName = "plugboard-host";
 // Options
 
 // "256M", "1GiB", "512k", "4096", 4096: binary multiples (1K = 1024 bytes).
-std::optional<std::uint64_t> parseSize(const Json& v) {
+std::optional<std::uint64_t> parseSizeOption(const Json& v) {
   if (v.is_number_unsigned()) return v.get<std::uint64_t>();
   if (v.is_number_integer()) {
     const auto n = v.get<std::int64_t>();
@@ -75,7 +75,7 @@ void applyOptions(Settings& s, const Json& options) {
       }
       (key == "host" ? s.host : s.cwd) = value.get<std::string>();
     } else if (key == "memory") {
-      const auto bytes = parseSize(value);
+      const auto bytes = parseSizeOption(value);
       if (!bytes || *bytes == 0) throw must("a size such as 256M or a number of bytes");
       s.memory = *bytes;
       s.memory_text = value.is_string() ? value.get<std::string>() : std::to_string(*bytes);
@@ -151,6 +151,17 @@ fs::path moduleDir() {
 }  // namespace
 
 std::string moduleDirectory() { return moduleDir().string(); }
+
+std::optional<std::uint64_t> parseSize(const Json& value) { return parseSizeOption(value); }
+
+std::optional<std::string> findExecutable(const std::string& path_or_name) {
+  if (path_or_name.find('/') != std::string::npos) {
+    if (isExecutableFile(path_or_name)) return fs::absolute(path_or_name).lexically_normal().string();
+    return std::nullopt;
+  }
+  if (auto found = searchPath(path_or_name)) return found->string();
+  return std::nullopt;
+}
 
 std::string defaultHost() {
   if (fs::path dir = moduleDir(); !dir.empty()) {

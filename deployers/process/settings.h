@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,6 +56,13 @@ void applyOptions(Settings& s, const Json& options);
 // The directory of the module this code is linked into, symbolic links resolved; empty
 // if unknown.
 std::string moduleDirectory();
+
+// A size option ("256M", "1GiB", 4096: binary multiples) in bytes, or nullopt.
+std::optional<std::uint64_t> parseSize(const Json& value);
+
+// `path_or_name` when it is an executable file's path, else the first executable of that
+// name in PATH; nullopt when there is none.
+std::optional<std::string> findExecutable(const std::string& path_or_name);
 
 // plugboard-host where the build or an install puts it relative to this module:
 // <build>/deployers/process.so and <build>/plugboard-host, or

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
+#include <thread>
 
 extern char** environ;
 
@@ -25,7 +27,7 @@ std::string errnoText(int err) { return std::error_code(err, std::generic_catego
 // ---------------------------------------------------------------------------------------
 // Starting a child
 
-std::shared_ptr<const Launch> makeLaunch(std::string label, std::string log_name,
+std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name,
                                          std::string deployer, std::string program,
                                          std::vector<std::string> args,
                                          const std::map<std::string, std::string>& extra_env,
@@ -116,7 +118,7 @@ std::vector<Limit> limitsFor(const Settings& s) {
 
 }  // namespace
 
-Spawned spawn(const Launch& launch) {
+Spawned spawn(const Launch& launch, const std::vector<std::string>& args) {
   auto [in_read, in_write] = makePipe();
   auto [out_read, out_write] = makePipe();
   auto [err_read, err_write] = makePipe();
@@ -125,7 +127,7 @@ Spawned spawn(const Launch& launch) {
   // Everything the child needs is prepared here: between fork and execve the child makes
   // only async-signal-safe calls, since another thread may hold a lock (malloc's) forever.
   std::vector<char*> argv, envp;
-  for (const auto& a : launch.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   for (const auto& e : launch.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
@@ -201,6 +203,37 @@ Spawned spawn(const Launch& launch) {
   }
   ::fcntl(in_write.get(), F_SETFL, ::fcntl(in_write.get(), F_GETFL) | O_NONBLOCK);
   return {pid, std::move(in_write), std::move(out_read), std::move(err_read)};
+}
+
+int runToEnd(const std::vector<std::string>& argv, Millis timeout) {
+  if (argv.empty()) return -1;
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int rc = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  const auto deadline = Clock::now() + timeout;
+  Millis pause{1};
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (done < 0 && errno != EINTR) return -1;
+    if (Clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      return -1;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, Millis(50));
+  }
 }
 
 }  // namespace plugboard::process_deployer

@@ -12,6 +12,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,11 +36,23 @@ struct Launch {
   std::vector<std::string> argv;  // argv[0] is the program
   std::vector<std::string> env;   // NAME=value: the runtime's environment plus extra
   plugboard::Logger log;
+
+  // For programs that run the plugin elsewhere, such as a container engine
+  // (deployers/container/container.cc):
+  // the argv of the n-th start (1, 2, ...), when set, instead of `argv`;
+  std::function<std::vector<std::string>(unsigned start)> argv_for_start;
+  // called on the child's reader thread after it ended other than by exiting 0 (killed,
+  // crashed, failed to start), with its start number: e.g. to remove what it left behind.
+  // The child's owner waits for it when it destroys the child.
+  std::function<void(unsigned start)> after_unclean_end;
+  // the program's exit code 128+N means the plugin in it was killed by signal N.
+  bool exit_code_is_signal = false;
+  std::shared_ptr<std::atomic<unsigned>> starts = std::make_shared<std::atomic<unsigned>>(0);
 };
 
 // A launch of `program` with `args` after argv[0], in the runtime's environment with
 // `extra_env` and then option 'env' added (each replacing a variable of the same name).
-std::shared_ptr<const Launch> makeLaunch(std::string label, std::string log_name,
+std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name,
                                          std::string deployer, std::string program,
                                          std::vector<std::string> args,
                                          const std::map<std::string, std::string>& extra_env,
@@ -85,9 +99,15 @@ struct Spawned {
   Fd in, out, err;  // the child's stdin (ours to write), stdout and stderr (ours to read)
 };
 
-// Starts the program with fork and execve. Throws std::runtime_error saying what failed
-// (in the child: setting it up, changing directory, a limit, or execve itself).
-Spawned spawn(const Launch& launch);
+// Starts the program with `argv` (launch.argv, or what argv_for_start made) with fork and
+// execve. Throws std::runtime_error saying what failed (in the child: setting it up,
+// changing directory, a limit, or execve itself).
+Spawned spawn(const Launch& launch, const std::vector<std::string>& argv);
+
+// Runs argv[0] (absolute) with `argv`, stdin and stdout on /dev/null and stderr on the
+// runtime's, and waits for it; kills it after `timeout`. Returns its exit code, or -1
+// when it could not run, was killed or did not end in time.
+int runToEnd(const std::vector<std::string>& argv, Millis timeout);
 
 }  // namespace plugboard::process_deployer
 
