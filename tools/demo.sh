@@ -2,7 +2,8 @@
 # The main job on a fresh machine: set up, build, then list the bundled plugins (read
 # without loading) and run the bundled example workflows on them (the second runs steps
 # through the `process` deployer, in child processes; the third adds Python plugins, in a
-# child process and embedded).
+# child process and embedded; the fourth runs hello natively, as Python and from a
+# container image, which it first makes with tools/plugin-image.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/setup.sh
@@ -14,3 +15,6 @@ echo
 "$build_dir/plugboard" run examples/deployers.toml --plugins "$build_dir/plugins"
 echo
 "$build_dir/plugboard" run examples/mixed.toml --plugins "$build_dir/plugins" --registry examples/registry.toml
+echo
+./tools/plugin-image.sh "$build_dir/plugins/hello.so" localhost/plugboard/hello:1.2.0 --host "$build_dir/plugboard-host"
+"$build_dir/plugboard" run examples/containers.toml --plugins "$build_dir/plugins" --registry examples/registry.toml

@@ -241,7 +241,19 @@ class ContainerDeployer : public plugboard::Deployer {
         log.warn("could not remove container " + name + " (podman rm failed)");
     };
     launch->exit_code_is_signal = true;
-    std::shared_ptr<Child> child = Child::start(launch);
+    std::shared_ptr<Child> child;
+    try {
+      child = Child::start(launch);
+    } catch (const std::runtime_error& e) {
+      std::string why = e.what();
+      if (why.find("image not known") != std::string::npos) {
+        why += s.pull == "never"
+                   ? " (option 'pull' is 'never': make the image first, e.g. with "
+                     "tools/plugin-image.sh, or load it with podman load)"
+                   : " (no registry had it either)";
+      }
+      throw std::runtime_error(why);
+    }
     Json manifest = child->manifest();
     return {std::move(manifest), std::make_unique<process_deployer::RestartingHandle>(
                                      std::move(launch), std::move(child))};

@@ -59,6 +59,23 @@ void printSummary(const core::RunReport& report) {
   }
 }
 
+// Loads the deployer of every step that runs through one of its own, so that a deployer
+// that cannot work here (podman not installed, say) fails the run before any step starts;
+// false after printing each such step and why.
+bool deployersReady(const std::string& file, const core::Workflow& workflow, core::StepPlugins& steps,
+                    core::DeployerSet& deployers) {
+  bool ready = true;
+  for (const auto& step : workflow.steps) {
+    auto target = steps.target(step);
+    if (!target || !*target) continue;  // checkWorkflow reported it, or the dispatcher runs it
+    if (auto module = deployers.module(*(*target)->deployer); !module) {
+      std::cerr << file << ": step '" << step.id << "' cannot run: " << module.error().message() << "\n";
+      ready = false;
+    }
+  }
+  return ready;
+}
+
 }  // namespace
 
 int cmdRun(const Args& args) {
@@ -100,6 +117,10 @@ int cmdRun(const Args& args) {
   if (!deployment) return kExitUsage;
   auto prepared = prepareWorkflow(vm["workflow"].as<std::string>(), catalog, *given, deployment->steps.get());
   if (!prepared) return kExitUsage;
+  if (!deployersReady(vm["workflow"].as<std::string>(), prepared->workflow, *deployment->steps,
+                      *deployment->deployers)) {
+    return kExitUsage;
+  }
   run_options.step_plugins = deployment->steps.get();
 
   std::vector<std::string> ids;

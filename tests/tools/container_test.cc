@@ -1,0 +1,221 @@
+// The container deployer through the real binary and podman: hello through a container,
+// outputs between a container step and a native step, a crash inside the container, a
+// deadline that kills it, a missing image, podman missing, Ctrl-C of `run` and SIGTERM of
+// `serve`; and after every test, no container left (podman ps -a).
+//
+// The images come from tests/support/make_test_images.sh (a CTest fixture).
+#include <signal.h>
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+#include "tests/support/plugin_dir.h"
+#include "tests/support/run_report.h"
+#include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+const char* const kHelloImage = "localhost/plugboard-test/hello:latest";
+const char* const kCrashyImage = "localhost/plugboard-test/crashy:latest";
+
+// The names of the containers plugboard made that still exist, running or not.
+std::string leftContainers() {
+  auto r = run({"podman", "ps", "--all", "--filter", "name=^plugboard-", "--format", "{{.Names}}"});
+  return r.exit_code == 0 ? r.out : "podman ps failed: " + r.err;
+}
+
+class ContainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(leftContainers(), "") << "containers left by something else";
+    writeFile(dir_.path() / "registry.toml",
+              std::string("[plugins.hello.\"1.2.0\"]\ncontainer = { image = \"") + kHelloImage +
+                  "\" }\n[plugins.crashy.\"1.0.0\"]\ncontainer = { image = \"" + kCrashyImage +
+                  "\" }\n[plugins.ghost.\"1.0.0\"]\n"
+                  "container = { image = \"localhost/plugboard-test/missing:1\" }\n");
+  }
+  void TearDown() override { EXPECT_EQ(leftContainers(), "") << "containers left behind"; }
+
+  std::string write(const std::string& name, const std::string& text) {
+    writeFile(dir_.path() / name, text);
+    return (dir_.path() / name).string();
+  }
+  std::vector<std::string> runArgs(const std::string& workflow, std::vector<std::string> more = {}) {
+    std::vector<std::string> argv = {binary().string(), "run", write("wf.toml", workflow),
+                                     "--plugins", pluginDir().string(), "--registry",
+                                     (dir_.path() / "registry.toml").string(), "--output", "json"};
+    argv.insert(argv.end(), more.begin(), more.end());
+    return argv;
+  }
+  TempDir dir_;
+};
+
+TEST_F(ContainerTest, HelloAndOutputsPassBetweenAContainerStepAndANativeStep) {
+  auto r = run(runArgs(R"(
+name = "boxed"
+[[steps]]
+id = "box"
+plugin = "hello"
+deploy = "container"
+args = { name = "Ada" }
+[[steps]]
+id = "native"
+plugin = "hello"
+depends = ["box"]
+args = { name = "${steps.box.outputs.parameters.greeting}" }
+[[steps]]
+id = "back"
+plugin = "hello"
+deploy = { deployer = "container", env = { GREETING_FROM = "a container" } }
+depends = ["native"]
+args = { name = "${steps.native.outputs.parameters.greeting}" }
+)"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  EXPECT_EQ(reportStep(report, "box")["outputs"]["parameters"]["greeting"], "Hello, Ada!");
+  EXPECT_EQ(reportStep(report, "box")["plugin"], "hello@1.2.0");
+  EXPECT_EQ(reportStep(report, "native")["outputs"]["parameters"]["greeting"], "Hello, Hello, Ada!!");
+  EXPECT_EQ(reportStep(report, "back")["outputs"]["parameters"]["greeting"],
+            "Hello, Hello, Hello, Ada!!!");
+}
+
+TEST_F(ContainerTest, ACrashInsideTheContainerIsAStepErrorAndADeadlineKillsItsContainer) {
+  auto r = run(runArgs(R"(
+name = "broken"
+[[steps]]
+id = "crash"
+plugin = "crashy"
+deploy = "container"
+args = { crash = "segv" }
+[[steps]]
+id = "spin"
+plugin = "crashy"
+deploy = { deployer = "container", cancel_grace = "200ms" }
+timeout = "500ms"
+args = { crash = "spin" }
+[[steps]]
+id = "fine"
+plugin = "hello"
+deploy = "container"
+args = { name = "still here" }
+)"));
+  ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  const std::string crash = reportStep(report, "crash")["message"];
+  EXPECT_EQ(reportStep(report, "crash")["phase"], "Error");
+  EXPECT_NE(crash.find("plugin 'crashy' (container)"), std::string::npos) << crash;
+  EXPECT_NE(crash.find("killed by signal 11, SIGSEGV"), std::string::npos) << crash;
+  EXPECT_EQ(reportStep(report, "spin")["phase"], "Failed");
+  EXPECT_NE(reportStep(report, "spin")["message"].get<std::string>().find("deadline of 500ms passed"),
+            std::string::npos);
+  EXPECT_EQ(report["abandoned_calls"], 0);  // the spinning container was killed
+  EXPECT_NE(r.err.find("did not answer a cancel within 200ms and was killed"), std::string::npos) << r.err;
+  EXPECT_EQ(reportStep(report, "fine")["outputs"]["parameters"]["greeting"], "Hello, still here!");
+}
+
+TEST_F(ContainerTest, AMissingImageWithPullNeverIsAClearStepError) {
+  auto r = run(runArgs(R"(
+name = "missing"
+[[steps]]
+id = "box"
+plugin = "ghost"
+deploy = { deployer = "container", pull = "never" }
+)"));
+  ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
+  const std::string message = reportStep(Json::parse(r.out), "box")["message"];
+  EXPECT_NE(message.find("plugin ghost@1.0.0 through deployer 'container'"), std::string::npos) << message;
+  EXPECT_NE(message.find("localhost/plugboard-test/missing:1: image not known"), std::string::npos) << message;
+  EXPECT_NE(message.find("option 'pull' is 'never'"), std::string::npos) << message;
+}
+
+TEST_F(ContainerTest, WithoutPodmanTheDeployerIsUnavailableAndOnlyWorkflowsThatNeedItFail) {
+  const std::string config =
+      write("plugboard.toml", "[deployers.container]\npodman = \"/nonexistent/bin/podman\"\n");
+  auto boxed = run(runArgs(R"(
+name = "boxed"
+[[steps]]
+id = "native"
+plugin = "hello"
+args = { name = "Ada" }
+[[steps]]
+id = "box"
+plugin = "hello"
+deploy = "container"
+args = { name = "Ada" }
+)",
+                           {"--config", config}));
+  EXPECT_EQ(boxed.exit_code, 2) << boxed.err << boxed.out;
+  EXPECT_EQ(boxed.out, "");  // nothing ran
+  EXPECT_NE(boxed.err.find("step 'box' cannot run: deployer 'container' is unavailable"), std::string::npos)
+      << boxed.err;
+  EXPECT_NE(boxed.err.find("/nonexistent/bin/podman"), std::string::npos) << boxed.err;
+
+  auto plain = run({binary().string(), "run", (sourceDir() / "examples" / "hello.toml").string(),
+                    "--plugins", pluginDir().string(), "--config", config});
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+}
+
+TEST_F(ContainerTest, CtrlCOfRunRemovesTheContainers) {
+  auto r = run(runArgs(R"(
+name = "interrupted"
+[[steps]]
+id = "slow"
+plugin = "crashy"
+deploy = "container"
+args = { sleep_ms = 20000 }
+[[steps]]
+id = "waiting"
+plugin = "hello"
+deploy = "container"
+args = { name = "x" }
+)"),
+               "", SIGINT, 1500);
+  EXPECT_EQ(r.exit_code, 130) << r.err << r.out;
+  EXPECT_EQ(reportStep(Json::parse(r.out), "slow")["phase"], "Cancelled") << r.out;
+}
+
+TEST_F(ContainerTest, SigtermOfServeRemovesTheContainersOfItsRegistryPlugins) {
+  PluginDir dir({"echo"}, {});
+  const std::string registry =
+      write("serve-registry.toml", std::string("[plugins.hello.\"1.2.0\"]\ncontainer = { image = \"") +
+                                       kHelloImage + "\" }\n[plugins.crashy.\"1.0.0\"]\n" +
+                                       "container = { image = \"" + kCrashyImage + "\" }\n");
+  const std::string config = dir.write("plugboard.toml", "registry = \"" + registry + "\"\n");
+  ServeProcess serve({"--plugins", dir.plugins(), "--config", config});
+  HttpClient client(serve.port());
+  const Json body = {{"workflow", {{"metadata", {{"name", "wf"}}}}},
+                     {"template", {{"name", "t"}, {"plugin", {{"hello", {{"name", "Argo"}}}}}}}};
+  auto reply = client.request("POST", "/api/v1/template.execute", body.dump());
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_NE(reply.body.find("Hello, Argo!"), std::string::npos) << reply.body << serve.output();
+  EXPECT_NE(leftContainers(), "");  // hello's and crashy's, while serving
+  EXPECT_EQ(serve.stop(SIGTERM), 0) << serve.output();
+}
+
+TEST_F(ContainerTest, TheContainersExampleRunsHelloNativelyAsPythonAndFromAnImage) {
+  auto r = run({binary().string(), "run", (sourceDir() / "examples" / "containers.toml").string(),
+                "--plugins", pluginDir().string(), "--registry",
+                (sourceDir() / "examples" / "registry.toml").string(), "--param", "who=Ada",
+                "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  EXPECT_EQ(reportStep(report, "container")["outputs"]["parameters"]["greeting"],
+            "Hello, Hello, Hello, Ada!!!");
+  EXPECT_EQ(reportStep(report, "embedded")["outputs"]["parameters"]["greeting"],
+            "Hello, Hello, Hello, Hello, Ada!!!!");
+  for (const char* step : {"native", "python", "container", "embedded"}) {
+    EXPECT_EQ(reportStep(report, step)["plugin"], "hello@1.2.0") << step;
+  }
+}
+
+}  // namespace
+}  // namespace plugboard::testing
