@@ -143,7 +143,7 @@ args = { name = "still here" }
 TEST_F(DeployTest, ValidateResolvesEveryStepToADeployerAndArtifactBeforeRunning) {
   const std::string registry = dir_.write("registry.toml", R"(
 [plugins.pyonly."1.0.0"]
-container = { image = "localhost/pyonly:1.0.0" }
+wasm = { module = "pyonly.wasm" }
 )");
   const std::string wf = dir_.write("wf.toml", R"(
 name = "bad"
@@ -170,18 +170,18 @@ args = { name = "x" }
 )");
   auto r = plugboard({"validate", wf, "--plugins", dir_.plugins(), "--registry", registry});
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.err.find("wf.toml:6:10: step 'unknown': no deployer 'teleport' (installed deployers: native"),
+  EXPECT_NE(r.err.find("wf.toml:6:10: step 'unknown': no deployer 'teleport' (installed deployers: container, native"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("step 'option': deployer 'native' has no option 'memory' (it takes: config)"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("step 'artifact': deployer 'native' deploys native artifacts, and plugin pyonly@1.0.0 "
-                       "has only: container"),
+                       "has only: wasm"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("step 'nodeployer': no installed deployer deploys any artifact of plugin pyonly@1.0.0 "
-                       "(it has: container)"),
+                       "(it has: wasm)"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("step 'fine'"), std::string::npos) << r.err;
@@ -238,7 +238,7 @@ TEST_F(DeployTest, DeployersAreListedAndInspectedWithoutLoading) {
   auto listed = Json::parse(list.out);
   std::vector<std::string> names;
   for (const auto& d : listed["deployers"]) names.push_back(d.value("name", ""));
-  EXPECT_EQ(names, (std::vector<std::string>{"native", "process", "python"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"container", "native", "process", "python"}));
   EXPECT_EQ(listed["deployers"][1]["deploys"], Json::array({"native"}));
 
   auto inspect = plugboard({"inspect", (deployerDir() / "process.so").string(), "--load"});
