@@ -1,12 +1,14 @@
 // container: runs a plugin packed in a container image (tools/plugin-image.sh makes one
 // from a plugin .so) with podman, one long-lived container per plugin, speaking protocol
-// v1 over the container's stdin and stdout.
+// v1 with it over two pipes passed into the container.
 //
 // Artifact: {"image": "localhost/hello:1.2.0"} (optionally "command": [...], the program
 // to run in it; default: the image's own, plugboard-host serving the plugin). The child is
-//   podman --runtime R --cgroup-manager M run -i --rm --name plugboard-<run>-<plugin>-<n>
-//          --network none --pull missing --log-driver none --init --ulimit ... [options]
-//          IMAGE [command]
+//   podman --runtime R --cgroup-manager M run --rm --name plugboard-<run>-<plugin>-<n>
+//          --network none --pull missing --log-driver none --preserve-fds 2
+//          --env PLUGBOARD_PROTOCOL_FDS=3,4 --init --ulimit ... [options] IMAGE [command]
+// with the protocol's pipes on descriptors 3 and 4, which podman hands to the plugin's
+// process itself (option channel = "stdio": -i instead, podman relaying stdin/stdout).
 // and the rest (the protocol, crash/hang/garbage handling, restart with backoff) is the
 // process deployer's child code (library plugboard_child_process). A container whose
 // podman ended any other way than exiting 0 after `shutdown` (a deadline's kill, a crash,
@@ -56,6 +58,7 @@ struct ContainerSettings {
   std::vector<std::string> mounts;  // SRC:DST, mounted read-only
   std::string user;
   bool init = true;  // a minimal init (catatonit) as PID 1, so that the plugin's signals work
+  std::string channel = "fds";  // the protocol on descriptors 3 and 4, or "stdio"
   std::vector<std::string> args;  // more `podman run` arguments, before the image
   process_deployer::Settings child;
 };
@@ -128,6 +131,9 @@ void applyContainerOptions(ContainerSettings& s, const Json& options) {
           throw must("a list of \"/host/path:/container/path\"");
         }
       }
+    } else if (key == "channel") {
+      s.channel = text();
+      if (s.channel != "fds" && s.channel != "stdio") throw must("'fds' or 'stdio'");
     } else if (key == "init") {
       if (!value.is_boolean()) throw must("true or false");
       s.init = value.get<bool>();
@@ -211,9 +217,14 @@ class ContainerDeployer : public plugboard::Deployer {
         names->by_start[start] = name;
       }
       std::vector<std::string> argv = global;
-      argv.insert(argv.end(), {"run", "-i", "--rm", "--name", name, "--network", s.network,
-                               "--pull", s.pull == "if-not-present" ? "missing" : s.pull,
-                               "--log-driver", "none"});
+      argv.insert(argv.end(), {"run", "--rm", "--name", name, "--network", s.network, "--pull",
+                               s.pull == "if-not-present" ? "missing" : s.pull, "--log-driver",
+                               "none"});
+      if (s.channel == "fds") {  // descriptors 3 and 4 go straight to the plugin
+        argv.insert(argv.end(), {"--preserve-fds", "2", "--env", "PLUGBOARD_PROTOCOL_FDS=3,4"});
+      } else {  // stdin and stdout, relayed by podman
+        argv.push_back("--interactive");
+      }
       if (s.init) argv.push_back("--init");
       for (const auto& u : s.ulimits) argv.insert(argv.end(), {"--ulimit", u});
       if (!s.memory.empty()) argv.insert(argv.end(), {"--memory", s.memory});
@@ -241,6 +252,7 @@ class ContainerDeployer : public plugboard::Deployer {
         log.warn("could not remove container " + name + " (podman rm failed)");
     };
     launch->exit_code_is_signal = true;
+    launch->channel_on_fds_3_4 = s.channel == "fds";
     std::shared_ptr<Child> child;
     try {
       child = Child::start(launch);
@@ -297,6 +309,7 @@ PLUGBOARD_DEPLOYER(plugboard::container_deployer::ContainerDeployer, R"({
     "env": {"type": "string-map", "description": "environment variables set in the container"},
     "mounts": {"type": "string-list", "description": "host paths mounted read-only, each /host/path:/container/path"},
     "user": {"type": "string", "description": "the user the plugin runs as in the container, podman's --user"},
+    "channel": {"type": "string", "description": "how the protocol reaches the plugin: 'fds' (default), descriptors 3 and 4 passed into the container and named by PLUGBOARD_PROTOCOL_FDS, which plugboard-host and the Python SDK honour; or 'stdio', the container's stdin and stdout relayed by podman"},
     "init": {"type": "boolean", "description": "run podman's init (catatonit) as PID 1 in the container, so that a plugin killed by a signal is reported as such; default true"},
     "args": {"type": "string-list", "description": "more podman run arguments, placed before the image"},
     "cancel_grace": {"type": "duration", "description": "how long a cancelled call may take to answer before its container is killed and removed; default 1s"},

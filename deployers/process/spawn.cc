@@ -22,6 +22,9 @@ namespace {
 
 std::string errnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
+// Where the child parks descriptors while it puts others in place.
+constexpr int kHighFd = 64;
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -141,7 +144,12 @@ Spawned spawn(const Launch& launch, const std::vector<std::string>& args) {
   sigemptyset(&default_action.sa_mask);
   enum Stage : int { kSetUpFds, kChangeDir, kSetLimit, kExec };
   const int in_fd = in_read.get(), out_fd = out_write.get(), err_fd = err_write.get();
-  const int report = report_write.get();
+  const bool on_fds = launch.channel_on_fds_3_4;
+  // The report pipe's write end, above every descriptor the child sets up.
+  Fd report_high(::fcntl(report_write.get(), F_DUPFD_CLOEXEC, kHighFd));
+  if (report_high.get() < 0) throw std::runtime_error("cannot move a descriptor: " + errnoText(errno));
+  report_write.reset();
+  const int report = report_high.get();
 
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("cannot fork: " + errnoText(errno));
@@ -156,10 +164,22 @@ Spawned spawn(const Launch& launch, const std::vector<std::string>& args) {
     // A process group of its own: a terminal's Ctrl-C reaches the runtime, which cancels
     // the calls itself; and SIGKILL to the group also ends what the plugin started.
     ::setpgid(0, 0);
-    if (::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail(kSetUpFds, 0);
-    // Descriptors the runtime opened without O_CLOEXEC stay out of the child.
-    ::close_range(3, static_cast<unsigned>(report) - 1, 0);
-    ::close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
+    if (!on_fds) {
+      if (::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail(kSetUpFds, 0);
+      // Descriptors the runtime opened without O_CLOEXEC stay out of the child.
+      ::close_range(3, static_cast<unsigned>(report) - 1, 0);
+      ::close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
+    } else {
+      // Out of the way of 0-4 first (any of the pipes may be one of them), then in place.
+      const int in = ::fcntl(in_fd, F_DUPFD, kHighFd), out = ::fcntl(out_fd, F_DUPFD, kHighFd),
+                err = ::fcntl(err_fd, F_DUPFD, kHighFd), null = ::open("/dev/null", O_RDONLY);
+      if (in < 0 || out < 0 || err < 0 || null < 0 || ::dup2(null, 0) < 0 || ::dup2(err, 1) < 0 ||
+          ::dup2(err, 2) < 0 || ::dup2(in, 3) < 0 || ::dup2(out, 4) < 0) {
+        fail(kSetUpFds, 0);
+      }
+      ::close_range(5, static_cast<unsigned>(report) - 1, 0);
+      ::close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
+    }
     if (cwd != nullptr && ::chdir(cwd) != 0) fail(kChangeDir, 0);
     for (std::size_t i = 0; i < limits.size(); ++i) {
       if (::setrlimit(limits[i].resource, &limits[i].value) != 0)
@@ -172,7 +192,7 @@ Spawned spawn(const Launch& launch, const std::vector<std::string>& args) {
   in_read.reset();
   out_write.reset();
   err_write.reset();
-  report_write.reset();
+  report_high.reset();
   int words[3];
   ssize_t n;
   do {

@@ -45,8 +45,12 @@ struct Launch {
   // crashed, failed to start), with its start number: e.g. to remove what it left behind.
   // The child's owner waits for it when it destroys the child.
   std::function<void(unsigned start)> after_unclean_end;
-  // the program's exit code 128+N means the plugin in it was killed by signal N.
+  // the program's exit code 128+N means the plugin in it was killed by signal N;
   bool exit_code_is_signal = false;
+  // the channel on descriptors 3 (the runtime's frames) and 4 (the plugin's) instead of
+  // stdin and stdout, which are then /dev/null and the stderr pipe: a container engine
+  // passes descriptors through to the plugin, and would relay stdin and stdout itself.
+  bool channel_on_fds_3_4 = false;
   std::shared_ptr<std::atomic<unsigned>> starts = std::make_shared<std::atomic<unsigned>>(0);
 };
 

@@ -75,7 +75,7 @@ args = { name = "${steps.box.outputs.parameters.greeting}" }
 [[steps]]
 id = "back"
 plugin = "hello"
-deploy = { deployer = "container", env = { GREETING_FROM = "a container" } }
+deploy = { deployer = "container", channel = "stdio", env = { GREETING_FROM = "a container" } }
 depends = ["native"]
 args = { name = "${steps.native.outputs.parameters.greeting}" }
 )"));

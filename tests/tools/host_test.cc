@@ -43,6 +43,34 @@ TEST(HostTest, GreetsRunsCallsAndKeepsStrayOutputOffTheChannel) {
   EXPECT_NE(r.err.find("stray print"), std::string::npos);  // on stderr, not the channel
 }
 
+// The channel on descriptors 3 and 4, as the container deployer passes it: the shell
+// puts the test's stdin and stdout there and gives the program /dev/null and stderr.
+RunResult runOnFds3And4(const std::vector<std::string>& argv, const std::string& input,
+                        const std::string& fds = "3,4") {
+  std::vector<std::string> shell = {"/bin/sh", "-c",
+                                    "exec 3<&0 4>&1 </dev/null >&2; PLUGBOARD_PROTOCOL_FDS=" + fds +
+                                        " exec \"$@\"",
+                                    "sh"};
+  shell.insert(shell.end(), argv.begin(), argv.end());
+  return run(shell, input);
+}
+
+TEST(HostTest, ServesTheChannelOnTheDescriptorsPlugboardProtocolFdsNames) {
+  auto r = runOnFds3And4({host(), fixture("scripted").string()},
+                         lines({kHello, execute(1, {{"id", "a"}, {"print", "stray print\n"}}), {{"type", "shutdown"}}}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto messages = parseLines(r.out);
+  const Json* one = resultFor(messages, 1);
+  ASSERT_TRUE(one) << r.out << r.err;
+  EXPECT_EQ((*one)["result"]["phase"], "Succeeded");
+  EXPECT_NE(r.err.find("stray print"), std::string::npos);
+
+  auto wrong = runOnFds3And4({host(), fixture("scripted").string()}, lines({kHello}), "3,77");
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.err.find("PLUGBOARD_PROTOCOL_FDS='3,77' does not name two open descriptors"), std::string::npos)
+      << wrong.err;
+}
+
 TEST(HostTest, CancelStopsARunningCall) {
   auto r = run({host(), plugin("sleep").string()},
                lines({kHello,

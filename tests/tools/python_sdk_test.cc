@@ -139,6 +139,25 @@ TEST_F(PythonSdkTest, GreetsWithTheManifestAndAnswersACall) {
   EXPECT_TRUE(logged) << r.out;
 }
 
+TEST_F(PythonSdkTest, TheLauncherServesOnTheDescriptorsPlugboardProtocolFdsNames) {
+  // As the container deployer passes the channel: descriptors 3 and 4, stdout not used.
+  auto r = python({"-c",
+                   "import os, sys; os.dup2(0, 3); os.dup2(1, 4); os.dup2(2, 1);"
+                   "os.environ['PLUGBOARD_PROTOCOL_FDS'] = '3,4';"
+                   "sys.argv = ['plugboard_sdk', '--path', '" +
+                       (sourceDir() / "plugins/python/hello.py").string() +
+                       "'];"
+                       "import runpy; runpy.run_module('plugboard_sdk', run_name='__main__')"},
+                  lines({kHello, execute(1, {{"name", "Ada"}}), kShutdown}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto messages = parseLines(r.out);
+  ASSERT_FALSE(messages.empty()) << r.err;
+  EXPECT_EQ(messages[0]["manifest"]["name"], "hello");
+  const Json* one = resultFor(messages, 1);
+  ASSERT_TRUE(one) << r.out;
+  EXPECT_EQ((*one)["result"]["message"], "Hello, Ada!");
+}
+
 TEST_F(PythonSdkTest, DeclinesPolledCallsAndRefusesRpcsItDoesNotProvide) {
   auto r = python({(sourceDir() / "plugins/python/pyhello.py").string()},
                   lines({kHello, execute(1, {{"name", "Ada"}}, "poll"),

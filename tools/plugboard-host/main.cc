@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -86,10 +87,14 @@ int fail(int status, const std::string& message) {
 
 }  // namespace
 
+// Names the descriptors of the channel when it is not stdin/stdout: "IN,OUT".
+constexpr const char* kProtocolFdsVariable = "PLUGBOARD_PROTOCOL_FDS";
+
 int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0) {
     std::printf("usage: plugboard-host PLUGIN.so [--config JSON]\n"
-                "Serves one plugin over the out-of-process protocol on stdin/stdout.\n");
+                "Serves one plugin over the out-of-process protocol on stdin/stdout, or on the\n"
+                "descriptors PLUGBOARD_PROTOCOL_FDS=IN,OUT names (docs/protocol.md).\n");
     return argc < 2 ? 2 : 0;
   }
   Json config = Json::object();
@@ -97,9 +102,22 @@ int main(int argc, char** argv) {
     config = Json::parse(argv[3], nullptr, false);
     if (!config.is_object()) return fail(2, "--config must be a JSON object");
   }
-  // The protocol keeps the real stdout; everything else written to stdout goes to stderr.
-  const int protocol_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);  // not inherited by what the plugin starts
-  if (protocol_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return fail(2, "cannot set up stdout");
+  int input_fd = STDIN_FILENO, protocol_fd = -1;
+  if (const char* fds = std::getenv(kProtocolFdsVariable); fds != nullptr) {
+    // The channel on two inherited descriptors (a container engine passes them through):
+    // kept from what the plugin starts, as is the variable.
+    if (std::sscanf(fds, "%d,%d", &input_fd, &protocol_fd) != 2 || input_fd < 0 || protocol_fd < 0 ||
+        ::fcntl(input_fd, F_SETFD, FD_CLOEXEC) != 0 || ::fcntl(protocol_fd, F_SETFD, FD_CLOEXEC) != 0) {
+      return fail(2, std::string(kProtocolFdsVariable) + "='" + fds + "' does not name two open descriptors");
+    }
+    ::unsetenv(kProtocolFdsVariable);
+  } else {
+    // The protocol keeps the real stdout, not inherited by what the plugin starts.
+    protocol_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (protocol_fd < 0) return fail(2, "cannot set up stdout");
+  }
+  // Everything else written to stdout goes to stderr.
+  if (::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return fail(2, "cannot set up stdout");
   Channel channel(protocol_fd);
   auto logger = std::make_shared<spdlog::logger>("plugin", std::make_shared<LogSink>(channel));
   logger->set_level(spdlog::level::debug);
@@ -130,7 +148,7 @@ int main(int argc, char** argv) {
   auto nextLine = [&]() -> std::optional<std::string> {
     char buf[65536];
     while (lines.empty()) {
-      const ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+      const ssize_t n = ::read(input_fd, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return std::nullopt;  // end of input: like shutdown
       std::vector<std::string> got;

@@ -312,28 +312,41 @@ def _fail(plugin: Plugin, status: int, message: str) -> None:
 
 
 _protocol_fd: Optional[int] = None  # set by claim_stdout()
+_input_fd = 0                        # where the runtime's frames come from
 
 
 def claim_stdout() -> int:
     """Keeps a private, close-on-exec copy of the real stdout for the protocol and points
     fd 1 and sys.stdout at stderr, so that nothing the plugin prints reaches the runtime
-    as a frame. Idempotent: the launcher (python -m plugboard_sdk) calls it before the
-    plugin's module is imported, run() again when it serves."""
-    global _protocol_fd
+    as a frame. When PLUGBOARD_PROTOCOL_FDS=IN,OUT names the channel's descriptors (the
+    container deployer passes them through), those are used instead of stdin and stdout.
+    Idempotent: the launcher (python -m plugboard_sdk) calls it before the plugin's module
+    is imported, run() again when it serves."""
+    global _protocol_fd, _input_fd
     if _protocol_fd is not None:
         return _protocol_fd
     try:
         sys.stdout.flush()
     except Exception:  # noqa: BLE001
         pass
-    _protocol_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    fds = os.environ.pop("PLUGBOARD_PROTOCOL_FDS", None)
+    if fds is not None:
+        try:
+            read_fd, write_fd = (int(x) for x in fds.split(","))
+            os.set_inheritable(read_fd, False)
+            os.set_inheritable(write_fd, False)
+        except (ValueError, OSError) as e:
+            raise OSError(f"PLUGBOARD_PROTOCOL_FDS='{fds}' does not name two open descriptors: {e}")
+        _input_fd, _protocol_fd = read_fd, write_fd
+    else:
+        _protocol_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return _protocol_fd
 
 
 def serve(plugin: Plugin, frame_limit: int = FRAME_LIMIT, drain_seconds: float = DRAIN_SECONDS) -> None:
-    """Serves `plugin` on fds 0 and 1; exits the process."""
+    """Serves `plugin` on fds 0 and 1 (or PLUGBOARD_PROTOCOL_FDS's); exits the process."""
     try:
         protocol_fd = claim_stdout()
     except OSError as e:
@@ -346,4 +359,4 @@ def serve(plugin: Plugin, frame_limit: int = FRAME_LIMIT, drain_seconds: float =
     if root.level == logging.WARNING:  # the default: let info records through
         root.setLevel(logging.INFO)
 
-    server.serve(0, drain_seconds)
+    server.serve(_input_fd, drain_seconds)
