@@ -66,13 +66,15 @@ int main(int argc, char** argv) {
     if (flag == "--rounds") rounds = value;
     if (flag == "--starts") starts = value;
   }
-  const std::string make = (plugboard::testing::sourceDir() / "tools/plugin-image.sh").string() + " " +
-                           plugboard::testing::plugin("echo").string() + " " + kImage + " --host " +
+  const std::string make = (plugboard::testing::sourceDir() / "tools/plugin-image.sh").string() +
+                           " " + plugboard::testing::plugin("echo").string() + " " + kImage +
+                           " --host " +
                            (plugboard::testing::buildDir() / "plugboard-host").string() +
                            " --add /usr/bin/true >/dev/null";
   if (std::system(make.c_str()) != 0) fail("could not make the image: " + make);
 
-  core::DeployerSet deployers(core::Catalog::scan({plugboard::testing::deployerDir()}, {}, "deployer"), {});
+  core::DeployerSet deployers(
+      core::Catalog::scan({plugboard::testing::deployerDir()}, {}, "deployer"), {});
   auto open = [&](const char* deployer, const core::Json& artifact) {
     const core::CatalogEntry* entry = deployers.find(deployer);
     if (entry == nullptr) fail(std::string("no deployer ") + deployer);
@@ -84,10 +86,26 @@ int main(int argc, char** argv) {
   };
   const core::Json image = {{"image", kImage}};
   const core::Json so = {{"path", plugboard::testing::plugin("echo").string()}};
-  const std::vector<std::string> podman_true = {
-      "/usr/bin/podman", "--runtime", "runc", "--cgroup-manager", "cgroupfs", "run", "--rm",
-      "--network", "none", "--pull", "never", "--log-driver", "none", "--init",
-      "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096", kImage, "/usr/bin/true"};
+  const std::vector<std::string> podman_true = {"/usr/bin/podman",
+                                                "--runtime",
+                                                "runc",
+                                                "--cgroup-manager",
+                                                "cgroupfs",
+                                                "run",
+                                                "--rm",
+                                                "--network",
+                                                "none",
+                                                "--pull",
+                                                "never",
+                                                "--log-driver",
+                                                "none",
+                                                "--init",
+                                                "--ulimit",
+                                                "nofile=1024:1024",
+                                                "--ulimit",
+                                                "nproc=4096:4096",
+                                                kImage,
+                                                "/usr/bin/true"};
 
   std::vector<double> podman_start, cold_start, cold_whole, process_start;
   for (int i = 0; i < starts; ++i) {
@@ -113,20 +131,29 @@ int main(int argc, char** argv) {
               q = statsOf(process_start);
   std::printf("Cold start, ms (%d each, interleaved)\n\n", starts);
   std::printf("| what | median ms | min ms | max ms |\n|---|---:|---:|---:|\n");
-  std::printf("| `podman run --rm IMAGE true` (same flags) | %.1f | %.1f | %.1f |\n", p.median, p.min, p.max);
-  std::printf("| `container` deployer: open to first result | %.1f | %.1f | %.1f |\n", c.median, c.min, c.max);
-  std::printf("| `container` deployer: open, first result, close (container removed) | %.1f | %.1f | %.1f |\n",
-              w.median, w.min, w.max);
-  std::printf("| `process` deployer: open to first result | %.1f | %.1f | %.1f |\n", q.median, q.min, q.max);
-  std::printf("\ncontainer deployer over podman's own run, medians: to first result %+.1f ms, whole %+.1f ms\n",
-              c.median - p.median, w.median - p.median);
+  std::printf("| `podman run --rm IMAGE true` (same flags) | %.1f | %.1f | %.1f |\n", p.median,
+              p.min, p.max);
+  std::printf("| `container` deployer: open to first result | %.1f | %.1f | %.1f |\n", c.median,
+              c.min, c.max);
+  std::printf(
+      "| `container` deployer: open, first result, close (container removed) | %.1f | %.1f | %.1f "
+      "|\n",
+      w.median, w.min, w.max);
+  std::printf("| `process` deployer: open to first result | %.1f | %.1f | %.1f |\n", q.median,
+              q.min, q.max);
+  std::printf(
+      "\ncontainer deployer over podman's own run, medians: to first result %+.1f ms, whole %+.1f "
+      "ms\n",
+      c.median - p.median, w.median - p.median);
 
   auto boxed = open("container", image);
   auto child = open("process", so);
   timeHandle(*boxed, 1000);  // warm up
   timeHandle(*child, 1000);
-  std::printf("\nWarm round trip of one call to echo with small args (%d calls per row)\n\n", calls);
-  std::printf("| round | what | median µs | p99 µs | median / process |\n|---:|---|---:|---:|---:|\n");
+  std::printf("\nWarm round trip of one call to echo with small args (%d calls per row)\n\n",
+              calls);
+  std::printf(
+      "| round | what | median µs | p99 µs | median / process |\n|---:|---|---:|---:|---:|\n");
   for (int r = 1; r <= rounds; ++r) {
     const Stats proc = timeHandle(*child, calls);
     const Stats box = timeHandle(*boxed, calls);

@@ -58,7 +58,7 @@ struct ContainerSettings {
   std::vector<std::string> mounts;  // SRC:DST, mounted read-only
   std::string user;
   bool init = true;  // a minimal init (catatonit) as PID 1, so that the plugin's signals work
-  std::string channel = "fds";  // the protocol on descriptors 3 and 4, or "stdio"
+  std::string channel = "fds";    // the protocol on descriptors 3 and 4, or "stdio"
   std::vector<std::string> args;  // more `podman run` arguments, before the image
   process_deployer::Settings child;
 };
@@ -157,7 +157,8 @@ std::string pluginPart(const std::string& image) {
   name = name.substr(0, name.find_first_of(":@"));
   std::string out;
   for (char c : name) {
-    out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '-';
+    out +=
+        std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '-';
   }
   return out.empty() ? "plugin" : out;
 }
@@ -217,9 +218,9 @@ class ContainerDeployer : public plugboard::Deployer {
         names->by_start[start] = name;
       }
       std::vector<std::string> argv = global;
-      argv.insert(argv.end(), {"run", "--rm", "--name", name, "--network", s.network, "--pull",
-                               s.pull == "if-not-present" ? "missing" : s.pull, "--log-driver",
-                               "none"});
+      argv.insert(argv.end(),
+                  {"run", "--rm", "--name", name, "--network", s.network, "--pull",
+                   s.pull == "if-not-present" ? "missing" : s.pull, "--log-driver", "none"});
       if (s.channel == "fds") {  // descriptors 3 and 4 go straight to the plugin
         argv.insert(argv.end(), {"--preserve-fds", "2", "--env", "PLUGBOARD_PROTOCOL_FDS=3,4"});
       } else {  // stdin and stdout, relayed by podman
@@ -259,10 +260,9 @@ class ContainerDeployer : public plugboard::Deployer {
     } catch (const std::runtime_error& e) {
       std::string why = e.what();
       if (why.find("image not known") != std::string::npos) {
-        why += s.pull == "never"
-                   ? " (option 'pull' is 'never': make the image first, e.g. with "
-                     "tools/plugin-image.sh, or load it with podman load)"
-                   : " (no registry had it either)";
+        why += s.pull == "never" ? " (option 'pull' is 'never': make the image first, e.g. with "
+                                   "tools/plugin-image.sh, or load it with podman load)"
+                                 : " (no registry had it either)";
       }
       throw std::runtime_error(why);
     }

@@ -461,8 +461,8 @@ void Child::finish() {
   cv_.wait_for(lock, kStderrDrain, [&] { return stderr_eof_; });
   end_cause_ = !kill_cause_.empty() ? kill_cause_
                : closing_           ? "was shut down"
-               : status_            ? describeStatus(*status_, launch_->settings, launch_->exit_code_is_signal)
-                                    : "ended (its exit status is unknown)";
+               : status_ ? describeStatus(*status_, launch_->settings, launch_->exit_code_is_signal)
+                         : "ended (its exit status is unknown)";
   end_tail_ = tailOf(stderr_tail_, stderr_cut_);
   const std::string message =
       who() + " " + end_cause_ + (end_tail_.empty() ? "" : "; stderr: " + end_tail_);

@@ -30,11 +30,10 @@ constexpr int kHighFd = 64;
 // ---------------------------------------------------------------------------------------
 // Starting a child
 
-std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name,
-                                         std::string deployer, std::string program,
-                                         std::vector<std::string> args,
-                                         const std::map<std::string, std::string>& extra_env,
-                                         Settings settings, plugboard::Logger log) {
+std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name, std::string deployer,
+                                   std::string program, std::vector<std::string> args,
+                                   const std::map<std::string, std::string>& extra_env,
+                                   Settings settings, plugboard::Logger log) {
   auto launch = std::make_shared<Launch>();
   launch->argv.push_back(program);
   for (auto& a : args) launch->argv.push_back(std::move(a));

@@ -56,11 +56,10 @@ struct Launch {
 
 // A launch of `program` with `args` after argv[0], in the runtime's environment with
 // `extra_env` and then option 'env' added (each replacing a variable of the same name).
-std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name,
-                                         std::string deployer, std::string program,
-                                         std::vector<std::string> args,
-                                         const std::map<std::string, std::string>& extra_env,
-                                         Settings settings, plugboard::Logger log);
+std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name, std::string deployer,
+                                   std::string program, std::vector<std::string> args,
+                                   const std::map<std::string, std::string>& extra_env,
+                                   Settings settings, plugboard::Logger log);
 
 // The process deployer's launch: plugboard-host serving the plugin .so `plugin`.
 std::shared_ptr<const Launch> makeHostLaunch(std::string plugin, std::string host,

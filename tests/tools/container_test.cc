@@ -49,10 +49,17 @@ class ContainerTest : public ::testing::Test {
     writeFile(dir_.path() / name, text);
     return (dir_.path() / name).string();
   }
-  std::vector<std::string> runArgs(const std::string& workflow, std::vector<std::string> more = {}) {
-    std::vector<std::string> argv = {binary().string(), "run", write("wf.toml", workflow),
-                                     "--plugins", pluginDir().string(), "--registry",
-                                     (dir_.path() / "registry.toml").string(), "--output", "json"};
+  std::vector<std::string> runArgs(const std::string& workflow,
+                                   std::vector<std::string> more = {}) {
+    std::vector<std::string> argv = {binary().string(),
+                                     "run",
+                                     write("wf.toml", workflow),
+                                     "--plugins",
+                                     pluginDir().string(),
+                                     "--registry",
+                                     (dir_.path() / "registry.toml").string(),
+                                     "--output",
+                                     "json"};
     argv.insert(argv.end(), more.begin(), more.end());
     return argv;
   }
@@ -83,7 +90,8 @@ args = { name = "${steps.native.outputs.parameters.greeting}" }
   const Json report = Json::parse(r.out);
   EXPECT_EQ(reportStep(report, "box")["outputs"]["parameters"]["greeting"], "Hello, Ada!");
   EXPECT_EQ(reportStep(report, "box")["plugin"], "hello@1.2.0");
-  EXPECT_EQ(reportStep(report, "native")["outputs"]["parameters"]["greeting"], "Hello, Hello, Ada!!");
+  EXPECT_EQ(reportStep(report, "native")["outputs"]["parameters"]["greeting"],
+            "Hello, Hello, Ada!!");
   EXPECT_EQ(reportStep(report, "back")["outputs"]["parameters"]["greeting"],
             "Hello, Hello, Hello, Ada!!!");
 }
@@ -115,10 +123,12 @@ args = { name = "still here" }
   EXPECT_NE(crash.find("plugin 'crashy' (container)"), std::string::npos) << crash;
   EXPECT_NE(crash.find("killed by signal 11, SIGSEGV"), std::string::npos) << crash;
   EXPECT_EQ(reportStep(report, "spin")["phase"], "Failed");
-  EXPECT_NE(reportStep(report, "spin")["message"].get<std::string>().find("deadline of 500ms passed"),
-            std::string::npos);
+  EXPECT_NE(
+      reportStep(report, "spin")["message"].get<std::string>().find("deadline of 500ms passed"),
+      std::string::npos);
   EXPECT_EQ(report["abandoned_calls"], 0);  // the spinning container was killed
-  EXPECT_NE(r.err.find("did not answer a cancel within 200ms and was killed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did not answer a cancel within 200ms and was killed"), std::string::npos)
+      << r.err;
   EXPECT_EQ(reportStep(report, "fine")["outputs"]["parameters"]["greeting"], "Hello, still here!");
 }
 
@@ -132,8 +142,10 @@ deploy = { deployer = "container", pull = "never" }
 )"));
   ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
   const std::string message = reportStep(Json::parse(r.out), "box")["message"];
-  EXPECT_NE(message.find("plugin ghost@1.0.0 through deployer 'container'"), std::string::npos) << message;
-  EXPECT_NE(message.find("localhost/plugboard-test/missing:1: image not known"), std::string::npos) << message;
+  EXPECT_NE(message.find("plugin ghost@1.0.0 through deployer 'container'"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("localhost/plugboard-test/missing:1: image not known"), std::string::npos)
+      << message;
   EXPECT_NE(message.find("option 'pull' is 'never'"), std::string::npos) << message;
 }
 
@@ -155,7 +167,8 @@ args = { name = "Ada" }
                            {"--config", config}));
   EXPECT_EQ(boxed.exit_code, 2) << boxed.err << boxed.out;
   EXPECT_EQ(boxed.out, "");  // nothing ran
-  EXPECT_NE(boxed.err.find("step 'box' cannot run: deployer 'container' is unavailable"), std::string::npos)
+  EXPECT_NE(boxed.err.find("step 'box' cannot run: deployer 'container' is unavailable"),
+            std::string::npos)
       << boxed.err;
   EXPECT_NE(boxed.err.find("/nonexistent/bin/podman"), std::string::npos) << boxed.err;
 
@@ -185,10 +198,10 @@ args = { name = "x" }
 
 TEST_F(ContainerTest, SigtermOfServeRemovesTheContainersOfItsRegistryPlugins) {
   PluginDir dir({"echo"}, {});
-  const std::string registry =
-      write("serve-registry.toml", std::string("[plugins.hello.\"1.2.0\"]\ncontainer = { image = \"") +
-                                       kHelloImage + "\" }\n[plugins.crashy.\"1.0.0\"]\n" +
-                                       "container = { image = \"" + kCrashyImage + "\" }\n");
+  const std::string registry = write(
+      "serve-registry.toml", std::string("[plugins.hello.\"1.2.0\"]\ncontainer = { image = \"") +
+                                 kHelloImage + "\" }\n[plugins.crashy.\"1.0.0\"]\n" +
+                                 "container = { image = \"" + kCrashyImage + "\" }\n");
   const std::string config = dir.write("plugboard.toml", "registry = \"" + registry + "\"\n");
   ServeProcess serve({"--plugins", dir.plugins(), "--config", config});
   HttpClient client(serve.port());
