@@ -115,6 +115,11 @@ id = "fine"
 plugin = "hello"
 deploy = "container"
 args = { name = "still here" }
+[[steps]]
+id = "options"
+plugin = "crashy"
+deploy = { deployer = "container", env = { COLOUR = "teal" }, memory = "256M", cpus = "1", user = "65534", mounts = ["/etc:/host-etc"] }
+args = { getenv = "COLOUR" }
 )"));
   ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
   const Json report = Json::parse(r.out);
@@ -130,6 +135,11 @@ args = { name = "still here" }
   EXPECT_NE(r.err.find("did not answer a cancel within 200ms and was killed"), std::string::npos)
       << r.err;
   EXPECT_EQ(reportStep(report, "fine")["outputs"]["parameters"]["greeting"], "Hello, still here!");
+  // Options reach podman: the variable is set, the default ulimit applies.
+  const Json options = reportStep(report, "options");
+  EXPECT_EQ(options["phase"], "Succeeded") << options;
+  EXPECT_EQ(options["outputs"]["parameters"]["env"], "teal") << options;
+  EXPECT_EQ(options["outputs"]["parameters"]["nofile"], "1024") << options;
 }
 
 TEST_F(ContainerTest, AMissingImageWithPullNeverIsAClearStepError) {
