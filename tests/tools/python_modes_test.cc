@@ -205,6 +205,24 @@ args = { name = "y" }
   EXPECT_EQ(reportStep(report, "fine")["phase"], "Succeeded");
 }
 
+TEST_P(PythonModesTest, AVirtualenvsPackagesAreImportable) {
+  const auto venv = dir_.path() / "venv";
+  auto made = run({"/usr/bin/python3", "-m", "venv", "--without-pip", venv.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  writeFile(venv / "lib" / "python3.11" / "site-packages" / "only_in_venv.py", "WHERE = 'the venv'\n");
+  writeFile(dir_.path() / "venvuser.py",
+            "import only_in_venv\nimport plugboard_sdk as pb\n\n"
+            "@pb.plugin(name=\"venvuser\", version=\"1.0.0\", provides=[\"template.execute\"])\n"
+            "def execute(request):\n    return pb.succeeded({\"from\": only_in_venv.WHERE})\n");
+  writeFile(dir_.path() / "registry.toml",
+            "[plugins.venvuser.\"1.0.0\"]\npython = { path = \"" +
+                (dir_.path() / "venvuser.py").string() + "\" }\n");
+  auto r = runWorkflow("name = \"v\"\n[[steps]]\nid = \"py\"\nplugin = \"venvuser\"\ndeploy = " +
+                       deploy("venv = \"" + venv.string() + "\"") + "\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(reportStep(Json::parse(r.out), "py")["outputs"]["parameters"]["from"], "the venv");
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, PythonModesTest, ::testing::Values("process", "embedded"),
                          [](const auto& info) { return info.param; });
 
