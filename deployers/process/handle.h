@@ -1,13 +1,12 @@
 // deployers/process/handle.h: a plugin served by a child process that is started again
 // after it dies, with backoff after repeated failures (docs/deployers.md, "Restart").
-// Shared by the process and python deployers. Thread-safe.
+// Shared by the process, python and container deployers (library
+// plugboard_child_process). Thread-safe.
 #ifndef PLUGBOARD_DEPLOYERS_PROCESS_HANDLE_H_
 #define PLUGBOARD_DEPLOYERS_PROCESS_HANDLE_H_
 
-#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
-#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -17,7 +16,6 @@
 
 #include <plugboard/deployer.hpp>
 
-#include "core/duration.h"
 #include "deployers/process/child.h"
 #include "deployers/process/spawn.h"
 
@@ -32,121 +30,19 @@ inline constexpr Millis kMaxBackoff{5000};
 
 class RestartingHandle : public plugboard::Handle {
  public:
-  RestartingHandle(std::shared_ptr<const Launch> launch, std::shared_ptr<Child> child)
-      : launch_(std::move(launch)),
-        who_("plugin '" + child->name() + "' (" + launch_->deployer + ")"),
-        child_(std::move(child)) {}
+  RestartingHandle(std::shared_ptr<const Launch> launch, std::shared_ptr<Child> child);
 
-  std::string execute(std::uint64_t call_id, std::string_view request) override {
-    if (request.find('{') != request.find_first_not_of(" \t\r\n") || !Json::accept(request)) {
-      return Result::Error(who_ + ": the request is not a JSON object").toText();
-    }
-    {
-      std::lock_guard lock(mu_);
-      if (!calls_.emplace(call_id, false).second) {
-        return Result::Error(who_ + ": call " + std::to_string(call_id) + " is already in flight")
-            .toText();
-      }
-    }
-    std::string result = run(call_id, request);
-    std::lock_guard lock(mu_);
-    calls_.erase(call_id);
-    return result;
-  }
-
-  void cancel(std::uint64_t call_id) override {
-    std::shared_ptr<Child> child;
-    {
-      std::lock_guard lock(mu_);
-      auto it = calls_.find(call_id);
-      if (it == calls_.end()) return;
-      it->second = true;
-      cv_.notify_all();
-      child = child_;
-    }
-    if (child) child->cancel(call_id);
-  }
+  std::string execute(std::uint64_t call_id, std::string_view request) override;
+  void cancel(std::uint64_t call_id) override;
 
  private:
-  std::string run(std::uint64_t id, std::string_view request) {
-    std::string error;
-    std::shared_ptr<Child> child = running(id, error);
-    if (!child || !child->begin(id, error)) return Result::Error(error).toText();
-    child->sendExecute(id, request);
-    // A cancel that came before begin() found no call in the child: repeat it.
-    if (cancelAsked(id)) child->cancel(id);
-    Child::Answer answer = child->wait(id);
-    if (answer.answered) {
-      std::lock_guard lock(mu_);
-      failures_ = 0;
-    }
-    return std::move(answer.result);
-  }
-
-  bool cancelAsked(std::uint64_t id) {
-    std::lock_guard lock(mu_);
-    return calls_.at(id);
-  }
-
+  std::string run(std::uint64_t id, std::string_view request);
+  bool cancelAsked(std::uint64_t id);
   // 0 for the first restart after an answered call, then 100 ms, 200 ms, 400 ms ... 5 s.
-  static Millis backoff(int failures) {
-    if (failures == 0) return Millis(0);
-    if (failures > 7) return kMaxBackoff;
-    return std::min(kFirstBackoff * (1 << (failures - 1)), kMaxBackoff);
-  }
-
+  static Millis backoff(int failures);
   // The child to run call `id` in, started again if it died; null with `error` set when
   // it cannot be started or the call was cancelled while waiting for it.
-  std::shared_ptr<Child> running(std::uint64_t id, std::string& error) {
-    std::unique_lock lock(mu_);
-    const std::uint64_t attempts_seen = attempts_;
-    // A call cancelled before it was sent still goes out (run() repeats the cancel),
-    // unless it would have to wait for a restart.
-    cv_.wait(lock, [&] { return !restarting_ || calls_.at(id); });
-    if (restarting_) {
-      error = who_ + ": the call was cancelled while the plugin was being started again";
-      return nullptr;
-    }
-    if (child_ && child_->alive()) return child_;
-    if (attempts_ != attempts_seen && !last_failure_.empty()) {  // the restart it waited for failed
-      error = last_failure_;
-      return nullptr;
-    }
-    restarting_ = true;
-    const Millis delay = backoff(failures_++);
-    if (cv_.wait_for(lock, delay, [&] { return calls_.at(id); })) {
-      restarting_ = false;
-      cv_.notify_all();
-      error = who_ + ": the call was cancelled while the plugin was being started again";
-      return nullptr;
-    }
-    std::shared_ptr<Child> dead = std::move(child_);
-    lock.unlock();
-    dead.reset();
-    std::shared_ptr<Child> fresh;
-    std::string why;
-    try {
-      fresh = Child::start(launch_);
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    lock.lock();
-    restarting_ = false;
-    ++attempts_;
-    cv_.notify_all();
-    if (!fresh) {
-      last_failure_ = who_ + " could not be started again: " + why;
-      error = last_failure_;
-      launch_->log.warn(last_failure_);
-      return nullptr;
-    }
-    last_failure_.clear();
-    launch_->log.info(
-        who_ + " started again" +
-        (delay.count() > 0 ? " after " + plugboard::core::formatGoDuration(delay) : ""));
-    child_ = fresh;
-    return fresh;
-  }
+  std::shared_ptr<Child> running(std::uint64_t id, std::string& error);
 
   const std::shared_ptr<const Launch> launch_;
   const std::string who_;  // "plugin 'name' (deployer)"

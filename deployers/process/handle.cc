@@ -1,0 +1,124 @@
+// deployers/process/handle.cc: see handle.h.
+#include "deployers/process/handle.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "core/duration.h"
+
+namespace plugboard::process_deployer {
+
+RestartingHandle::RestartingHandle(std::shared_ptr<const Launch> launch,
+                                   std::shared_ptr<Child> child)
+    : launch_(std::move(launch)),
+      who_("plugin '" + child->name() + "' (" + launch_->deployer + ")"),
+      child_(std::move(child)) {}
+
+std::string RestartingHandle::execute(std::uint64_t call_id, std::string_view request) {
+  if (request.find('{') != request.find_first_not_of(" \t\r\n") || !Json::accept(request)) {
+    return Result::Error(who_ + ": the request is not a JSON object").toText();
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (!calls_.emplace(call_id, false).second) {
+      return Result::Error(who_ + ": call " + std::to_string(call_id) + " is already in flight")
+          .toText();
+    }
+  }
+  std::string result = run(call_id, request);
+  std::lock_guard lock(mu_);
+  calls_.erase(call_id);
+  return result;
+}
+
+void RestartingHandle::cancel(std::uint64_t call_id) {
+  std::shared_ptr<Child> child;
+  {
+    std::lock_guard lock(mu_);
+    auto it = calls_.find(call_id);
+    if (it == calls_.end()) return;
+    it->second = true;
+    cv_.notify_all();
+    child = child_;
+  }
+  if (child) child->cancel(call_id);
+}
+
+std::string RestartingHandle::run(std::uint64_t id, std::string_view request) {
+  std::string error;
+  std::shared_ptr<Child> child = running(id, error);
+  if (!child || !child->begin(id, error)) return Result::Error(error).toText();
+  child->sendExecute(id, request);
+  // A cancel that came before begin() found no call in the child: repeat it.
+  if (cancelAsked(id)) child->cancel(id);
+  Child::Answer answer = child->wait(id);
+  if (answer.answered) {
+    std::lock_guard lock(mu_);
+    failures_ = 0;
+  }
+  return std::move(answer.result);
+}
+
+bool RestartingHandle::cancelAsked(std::uint64_t id) {
+  std::lock_guard lock(mu_);
+  return calls_.at(id);
+}
+
+Millis RestartingHandle::backoff(int failures) {
+  if (failures == 0) return Millis(0);
+  if (failures > 7) return kMaxBackoff;
+  return std::min(kFirstBackoff * (1 << (failures - 1)), kMaxBackoff);
+}
+
+std::shared_ptr<Child> RestartingHandle::running(std::uint64_t id, std::string& error) {
+  std::unique_lock lock(mu_);
+  const std::uint64_t attempts_seen = attempts_;
+  // A call cancelled before it was sent still goes out (run() repeats the cancel),
+  // unless it would have to wait for a restart.
+  cv_.wait(lock, [&] { return !restarting_ || calls_.at(id); });
+  if (restarting_) {
+    error = who_ + ": the call was cancelled while the plugin was being started again";
+    return nullptr;
+  }
+  if (child_ && child_->alive()) return child_;
+  if (attempts_ != attempts_seen && !last_failure_.empty()) {  // the restart it waited for failed
+    error = last_failure_;
+    return nullptr;
+  }
+  restarting_ = true;
+  const Millis delay = backoff(failures_++);
+  if (cv_.wait_for(lock, delay, [&] { return calls_.at(id); })) {
+    restarting_ = false;
+    cv_.notify_all();
+    error = who_ + ": the call was cancelled while the plugin was being started again";
+    return nullptr;
+  }
+  std::shared_ptr<Child> dead = std::move(child_);
+  lock.unlock();
+  dead.reset();
+  std::shared_ptr<Child> fresh;
+  std::string why;
+  try {
+    fresh = Child::start(launch_);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  lock.lock();
+  restarting_ = false;
+  ++attempts_;
+  cv_.notify_all();
+  if (!fresh) {
+    last_failure_ = who_ + " could not be started again: " + why;
+    error = last_failure_;
+    launch_->log.warn(last_failure_);
+    return nullptr;
+  }
+  last_failure_.clear();
+  launch_->log.info(
+      who_ + " started again" +
+      (delay.count() > 0 ? " after " + plugboard::core::formatGoDuration(delay) : ""));
+  child_ = fresh;
+  return fresh;
+}
+
+}  // namespace plugboard::process_deployer
