@@ -30,7 +30,6 @@
 
 #include <plugboard/deployer.hpp>
 
-#include "deployers/process/child.h"
 #include "deployers/process/handle.h"
 #include "deployers/process/settings.h"
 #include "deployers/process/spawn.h"
@@ -39,7 +38,6 @@ namespace plugboard::container_deployer {
 namespace {
 
 namespace fs = std::filesystem;
-using process_deployer::Child;
 using process_deployer::Millis;
 
 constexpr Millis kRemoveTimeout{30000};
@@ -254,9 +252,8 @@ class ContainerDeployer : public plugboard::Deployer {
     };
     launch->exit_code_is_signal = true;
     launch->channel_on_fds_3_4 = s.channel == "fds";
-    std::shared_ptr<Child> child;
     try {
-      child = Child::start(launch);
+      return process_deployer::startDeployed(std::move(launch));
     } catch (const std::runtime_error& e) {
       std::string why = e.what();
       if (why.find("image not known") != std::string::npos) {
@@ -266,9 +263,6 @@ class ContainerDeployer : public plugboard::Deployer {
       }
       throw std::runtime_error(why);
     }
-    Json manifest = child->manifest();
-    return {std::move(manifest), std::make_unique<process_deployer::RestartingHandle>(
-                                     std::move(launch), std::move(child))};
   }
 
  private:

@@ -8,6 +8,12 @@
 
 namespace plugboard::process_deployer {
 
+plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch) {
+  std::shared_ptr<Child> child = Child::start(launch);
+  Json manifest = child->manifest();
+  return {std::move(manifest), std::make_unique<RestartingHandle>(std::move(launch), std::move(child))};
+}
+
 RestartingHandle::RestartingHandle(std::shared_ptr<const Launch> launch,
                                    std::shared_ptr<Child> child)
     : launch_(std::move(launch)),

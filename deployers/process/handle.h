@@ -56,6 +56,10 @@ class RestartingHandle : public plugboard::Handle {
   std::string last_failure_;    // of the last restart; empty if it worked
 };
 
+// Starts the first child of `launch` and returns the plugin as open() does: its manifest
+// and a RestartingHandle. Throws std::runtime_error as Child::start does.
+plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch);
+
 }  // namespace plugboard::process_deployer
 
 #endif  // PLUGBOARD_DEPLOYERS_PROCESS_HANDLE_H_

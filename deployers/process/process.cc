@@ -35,7 +35,6 @@
 #include <plugboard/deployer.hpp>
 
 #include "core/duration.h"
-#include "deployers/process/child.h"
 #include "deployers/process/handle.h"
 #include "deployers/process/settings.h"
 #include "deployers/process/spawn.h"
@@ -68,10 +67,7 @@ class ProcessDeployer : public plugboard::Deployer {
     std::string host = resolveHost(settings.host, default_host_);
     auto launch = makeHostLaunch(fs::absolute(path->get<std::string>()).string(), std::move(host),
                              std::move(settings), log());
-    std::shared_ptr<Child> child = Child::start(launch);
-    Json manifest = child->manifest();
-    return {std::move(manifest),
-            std::make_unique<RestartingHandle>(std::move(launch), std::move(child))};
+    return startDeployed(std::move(launch));
   }
 
  private:

@@ -25,7 +25,6 @@
 
 #include <plugboard/deployer.hpp>
 
-#include "deployers/process/child.h"
 #include "deployers/process/handle.h"
 #include "deployers/process/settings.h"
 #include "deployers/process/spawn.h"
@@ -35,7 +34,6 @@ namespace plugboard::python_deployer {
 namespace {
 
 namespace fs = std::filesystem;
-using process_deployer::Child;
 using process_deployer::Settings;
 
 constexpr const char* kDefaultPython = "/usr/bin/python3";
@@ -188,10 +186,7 @@ class PythonDeployer : public plugboard::Deployer {
     auto launch = process_deployer::makeLaunch(std::move(label), std::move(log_name), "python",
                                                std::move(python), std::move(args), env,
                                                std::move(s.child), log());
-    std::shared_ptr<Child> child = Child::start(launch);
-    Json manifest = child->manifest();
-    return {std::move(manifest), std::make_unique<process_deployer::RestartingHandle>(
-                                     std::move(launch), std::move(child))};
+    return process_deployer::startDeployed(std::move(launch));
   }
 
  private:
