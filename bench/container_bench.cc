@@ -15,43 +15,25 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/bench_support.h"
-#include "core/deployer.h"
+#include "bench/deployer_calls.h"
 #include "deployers/process/spawn.h"
 #include "tests/support/paths.h"
 
 namespace {
 
+using plugboard::bench::BenchClock;
+using plugboard::bench::benchFailed;
+using plugboard::bench::kEchoRequest;
+using plugboard::bench::mustSucceed;
 using plugboard::bench::Stats;
 using plugboard::bench::statsOf;
-using Clock = std::chrono::steady_clock;
+using plugboard::bench::timeEchoCalls;
 namespace core = plugboard::core;
 
 const char* const kImage = "localhost/plugboard-bench/echo:latest";
-const std::string kRequest =
-    R"({"rpc":"template.execute","key":"echo","via":"name","args":{"greeting":"Hello, bench!"}})";
 
-double millis(Clock::time_point a, Clock::time_point b) {
+double millis(BenchClock::time_point a, BenchClock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
-[[noreturn]] void fail(const std::string& why) {
-  std::fprintf(stderr, "container_bench: %s\n", why.c_str());
-  std::exit(1);
-}
-
-void mustSucceed(const core::Outcome& o) {
-  if (o.phase != core::Phase::kSucceeded) fail("the call failed: " + o.message);
-}
-
-Stats timeHandle(core::PluginHandle& handle, int calls) {
-  std::vector<double> samples;
-  samples.reserve(calls);
-  for (int i = 0; i < calls; ++i) {
-    const auto start = Clock::now();
-    mustSucceed(handle.callText(kRequest, handle.newCallId()));
-    samples.push_back(millis(start, Clock::now()) * 1000.0);
-  }
-  return statsOf(std::move(samples));
 }
 
 }  // namespace
@@ -71,18 +53,11 @@ int main(int argc, char** argv) {
                            " --host " +
                            (plugboard::testing::buildDir() / "plugboard-host").string() +
                            " --add /usr/bin/true >/dev/null";
-  if (std::system(make.c_str()) != 0) fail("could not make the image: " + make);
+  if (std::system(make.c_str()) != 0) benchFailed("could not make the image: " + make);
 
-  core::DeployerSet deployers(
-      core::Catalog::scan({plugboard::testing::deployerDir()}, {}, "deployer"), {});
+  plugboard::bench::BuiltDeployers deployers;
   auto open = [&](const char* deployer, const core::Json& artifact) {
-    const core::CatalogEntry* entry = deployers.find(deployer);
-    if (entry == nullptr) fail(std::string("no deployer ") + deployer);
-    auto module = deployers.module(*entry);
-    if (!module) fail(module.error().message());
-    auto handle = (*module)->open(artifact, core::Json::object());
-    if (!handle) fail(handle.error().message());
-    return std::move(*handle);
+    return deployers.open(deployer, artifact);
   };
   const core::Json image = {{"image", kImage}};
   const core::Json so = {{"path", plugboard::testing::plugin("echo").string()}};
@@ -109,22 +84,22 @@ int main(int argc, char** argv) {
 
   std::vector<double> podman_start, cold_start, cold_whole, process_start;
   for (int i = 0; i < starts; ++i) {
-    auto t0 = Clock::now();
+    auto t0 = BenchClock::now();
     if (plugboard::process_deployer::runToEnd(podman_true, std::chrono::seconds(60)) != 0)
-      fail("podman run ... true failed");
-    podman_start.push_back(millis(t0, Clock::now()));
-    t0 = Clock::now();
+      benchFailed("podman run ... true failed");
+    podman_start.push_back(millis(t0, BenchClock::now()));
+    t0 = BenchClock::now();
     {
       auto h = open("container", image);
-      mustSucceed(h->callText(kRequest, h->newCallId()));
-      cold_start.push_back(millis(t0, Clock::now()));
+      mustSucceed(h->callText(kEchoRequest, h->newCallId()));
+      cold_start.push_back(millis(t0, BenchClock::now()));
     }
-    cold_whole.push_back(millis(t0, Clock::now()));  // the container stopped and removed
-    t0 = Clock::now();
+    cold_whole.push_back(millis(t0, BenchClock::now()));  // the container stopped and removed
+    t0 = BenchClock::now();
     {
       auto h = open("process", so);
-      mustSucceed(h->callText(kRequest, h->newCallId()));
-      process_start.push_back(millis(t0, Clock::now()));
+      mustSucceed(h->callText(kEchoRequest, h->newCallId()));
+      process_start.push_back(millis(t0, BenchClock::now()));
     }
   }
   const Stats p = statsOf(podman_start), c = statsOf(cold_start), w = statsOf(cold_whole),
@@ -148,15 +123,15 @@ int main(int argc, char** argv) {
 
   auto boxed = open("container", image);
   auto child = open("process", so);
-  timeHandle(*boxed, 1000);  // warm up
-  timeHandle(*child, 1000);
+  timeEchoCalls(*boxed, 1000);  // warm up
+  timeEchoCalls(*child, 1000);
   std::printf("\nWarm round trip of one call to echo with small args (%d calls per row)\n\n",
               calls);
   std::printf(
       "| round | what | median µs | p99 µs | median / process |\n|---:|---|---:|---:|---:|\n");
   for (int r = 1; r <= rounds; ++r) {
-    const Stats proc = timeHandle(*child, calls);
-    const Stats box = timeHandle(*boxed, calls);
+    const Stats proc = timeEchoCalls(*child, calls);
+    const Stats box = timeEchoCalls(*boxed, calls);
     std::printf("| %d | `process` deployer | %.1f | %.1f | 1.00x |\n", r, proc.median, proc.p99);
     std::printf("| %d | `container` deployer | %.1f | %.1f | %.2fx |\n", r, box.median, box.p99,
                 box.median / proc.median);

@@ -17,72 +17,25 @@
 #include <spdlog/spdlog.h>
 
 #include "bench/bench_support.h"
+#include "bench/deployer_calls.h"
 #include "bench/pipe_floor.h"
 #include "bench/sidecar_client.h"
-#include "core/deployer.h"
 #include "tests/support/paths.h"
 
 namespace {
 
+using plugboard::bench::BenchClock;
+using plugboard::bench::kEchoRequest;
+using plugboard::bench::micros;
+using plugboard::bench::mustSucceed;
 using plugboard::bench::Stats;
 using plugboard::bench::statsOf;
-using Clock = std::chrono::steady_clock;
+using plugboard::bench::timeCalls;
+using plugboard::bench::timeEchoCalls;
 namespace core = plugboard::core;
 
-const std::string kRequest =
-    R"({"rpc":"template.execute","key":"echo","via":"name","args":{"greeting":"Hello, bench!"}})";
 const std::string kArgoBody =
     R"({"workflow":{"metadata":{"name":"bench"}},"template":{"name":"t","plugin":{"echo":{"greeting":"Hello, bench!"}}}})";
-
-double micros(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double, std::micro>(b - a).count();
-}
-
-void mustSucceed(const core::Outcome& o) {
-  if (o.phase != core::Phase::kSucceeded) {
-    std::fprintf(stderr, "python_bench: the call failed: %s\n", o.message.c_str());
-    std::exit(1);
-  }
-}
-
-Stats timeCalls(int calls, const std::function<void()>& call) {
-  std::vector<double> samples;
-  samples.reserve(calls);
-  for (int i = 0; i < calls; ++i) {
-    const auto start = Clock::now();
-    call();
-    samples.push_back(micros(start, Clock::now()));
-  }
-  return statsOf(std::move(samples));
-}
-
-Stats timeHandle(core::PluginHandle& handle, int calls) {
-  return timeCalls(calls, [&] { mustSucceed(handle.callText(kRequest, handle.newCallId())); });
-}
-
-class Deployers {
- public:
-  Deployers()
-      : set_(core::Catalog::scan({plugboard::testing::deployerDir()}, {}, "deployer"), {}) {}
-  std::unique_ptr<core::PluginHandle> open(const char* deployer, const core::Json& artifact,
-                                           const core::Json& options = core::Json::object()) {
-    const core::CatalogEntry* entry = set_.find(deployer);
-    auto module = entry ? set_.module(*entry)
-                        : core::Expected<std::shared_ptr<core::DeployerModule>>(
-                              core::Error(std::string("no deployer ") + deployer));
-    if (!module) fail(module.error().message());
-    auto handle = (*module)->open(artifact, options);
-    if (!handle) fail(handle.error().message());
-    return std::move(*handle);
-  }
-
- private:
-  [[noreturn]] static void fail(const std::string& why) {
-    std::fprintf(stderr, "python_bench: %s\n", why.c_str());
-    std::exit(1);
-  }
-  core::DeployerSet set_;
-};
 
 }  // namespace
 
@@ -97,7 +50,7 @@ int main(int argc, char** argv) {
     if (flag == "--rounds") rounds = value;
     if (flag == "--starts") starts = value;
   }
-  Deployers deployers;
+  plugboard::bench::BuiltDeployers deployers;
   const core::Json echo = {{"path", plugboard::testing::plugin("echo").string()}};
   const core::Json pyecho = {
       {"path", (plugboard::testing::sourceDir() / "bench/pyecho.py").string()}};
@@ -108,19 +61,19 @@ int main(int argc, char** argv) {
   double embedded_first = 0;
   for (int i = 0; i < starts; ++i) {
     auto timeStart = [&](const char* deployer, const core::Json& options) {
-      const auto start = Clock::now();
+      const auto start = BenchClock::now();
       auto h = deployers.open(deployer, std::string(deployer) == "native" ? echo : pyecho, options);
-      mustSucceed(h->callText(kRequest, h->newCallId()));
-      return micros(start, Clock::now()) / 1000.0;
+      mustSucceed(h->callText(kEchoRequest, h->newCallId()));
+      return micros(start, BenchClock::now()) / 1000.0;
     };
     native_start.push_back(timeStart("native", core::Json::object()));
     (i == 0 ? embedded_first : embedded_later.emplace_back()) = timeStart("python", embedded);
     process_start.push_back(timeStart("python", core::Json::object()));
-    const auto start = Clock::now();
+    const auto start = BenchClock::now();
     {
       plugboard::bench::Sidecar sidecar(kArgoBody);
       sidecar.call();
-      sidecar_start.push_back(micros(start, Clock::now()) / 1000.0);
+      sidecar_start.push_back(micros(start, BenchClock::now()) / 1000.0);
     }
   }
   std::printf(
@@ -143,12 +96,12 @@ int main(int argc, char** argv) {
   auto inside = deployers.open("python", pyecho, embedded);
   auto child = deployers.open("python", pyecho);
   plugboard::bench::Sidecar sidecar(kArgoBody);
-  const std::string request = R"({"type":"execute","id":1,"request":)" + kRequest + "}\n";
+  const std::string request = R"({"type":"execute","id":1,"request":)" + kEchoRequest + "}\n";
   const std::string reply =
       R"({"type":"result","id":1,"result":{"phase":"Succeeded","outputs":{"parameters":{"greeting":"Hello, bench!"}}}})"
       "\n";
-  timeHandle(*inside, 1000);  // warm up
-  timeHandle(*child, 1000);
+  timeEchoCalls(*inside, 1000);  // warm up
+  timeEchoCalls(*child, 1000);
   timeCalls(300, [&] { sidecar.call(); });
 
   std::printf(
@@ -157,9 +110,9 @@ int main(int argc, char** argv) {
   std::printf("| round | what | median µs | p99 µs | ratio |\n|---:|---|---:|---:|---|\n");
   for (int r = 1; r <= rounds; ++r) {
     const Stats floor = plugboard::bench::timePipeFloor(calls, request, reply, false);
-    const Stats in_cpp = timeHandle(*native, calls);
-    const Stats emb = timeHandle(*inside, calls);
-    const Stats proc = timeHandle(*child, calls);
+    const Stats in_cpp = timeEchoCalls(*native, calls);
+    const Stats emb = timeEchoCalls(*inside, calls);
+    const Stats proc = timeEchoCalls(*child, calls);
     const Stats http = timeCalls(sidecar_calls, [&] { sidecar.call(); });
     std::printf("| %d | pipe ping-pong between two processes (floor) | %.1f | %.1f | |\n", r,
                 floor.median, floor.p99);

@@ -1,0 +1,80 @@
+// bench/deployer_calls.h: what the deployer benchmarks share: the built deployers, plugins
+// opened through them, and timing calls to the echo plugin (or its twins) through a handle.
+// Every failure ends the benchmark with a message: a number measured on a broken call is
+// worthless.
+#ifndef PLUGBOARD_BENCH_DEPLOYER_CALLS_H_
+#define PLUGBOARD_BENCH_DEPLOYER_CALLS_H_
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "core/deployer.h"
+#include "tests/support/paths.h"
+
+namespace plugboard::bench {
+
+// A call to echo with small args, as the runtime sends it.
+inline const std::string kEchoRequest =
+    R"({"rpc":"template.execute","key":"echo","via":"name","args":{"greeting":"Hello, bench!"}})";
+
+using BenchClock = std::chrono::steady_clock;
+
+inline double micros(BenchClock::time_point a, BenchClock::time_point b) {
+  return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+[[noreturn]] inline void benchFailed(const std::string& why) {
+  std::fprintf(stderr, "bench: %s\n", why.c_str());
+  std::exit(1);
+}
+
+inline void mustSucceed(const core::Outcome& o) {
+  if (o.phase != core::Phase::kSucceeded) benchFailed("the call failed: " + o.message);
+}
+
+// `calls` timings of `call`, in µs.
+inline Stats timeCalls(int calls, const std::function<void()>& call) {
+  std::vector<double> samples;
+  samples.reserve(calls);
+  for (int i = 0; i < calls; ++i) {
+    const auto start = BenchClock::now();
+    call();
+    samples.push_back(micros(start, BenchClock::now()));
+  }
+  return statsOf(std::move(samples));
+}
+
+// `calls` calls of kEchoRequest through `handle`, in µs.
+inline Stats timeEchoCalls(core::PluginHandle& handle, int calls) {
+  return timeCalls(calls, [&] { mustSucceed(handle.callText(kEchoRequest, handle.newCallId())); });
+}
+
+// The deployers of this build, as `plugboard` finds them.
+class BuiltDeployers {
+ public:
+  BuiltDeployers() : set_(core::Catalog::scan({testing::deployerDir()}, {}, "deployer"), {}) {}
+
+  std::unique_ptr<core::PluginHandle> open(const std::string& deployer, const core::Json& artifact,
+                                           const core::Json& options = core::Json::object()) {
+    const core::CatalogEntry* entry = set_.find(deployer);
+    if (entry == nullptr) benchFailed("no deployer " + deployer);
+    auto module = set_.module(*entry);
+    if (!module) benchFailed(module.error().message());
+    auto handle = (*module)->open(artifact, options);
+    if (!handle) benchFailed(handle.error().message());
+    return std::move(*handle);
+  }
+
+ private:
+  core::DeployerSet set_;
+};
+
+}  // namespace plugboard::bench
+
+#endif  // PLUGBOARD_BENCH_DEPLOYER_CALLS_H_
