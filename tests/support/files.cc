@@ -53,4 +53,9 @@ bool isMapped(const fs::path& file) {
   return maps.find(fs::absolute(file).lexically_normal().string()) != std::string::npos;
 }
 
+std::string TempDir::write(std::string_view name, std::string_view text) const {
+  writeFile(path_ / name, text);
+  return (path_ / name).string();
+}
+
 }  // namespace plugboard::testing

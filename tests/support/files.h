@@ -19,6 +19,8 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path operator/(std::string_view name) const { return path_ / name; }
+  // Writes `text` to the file `name` in the directory and returns its path.
+  std::string write(std::string_view name, std::string_view text) const;
 
  private:
   std::filesystem::path path_;

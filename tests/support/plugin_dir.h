@@ -25,8 +25,7 @@ class PluginDir {
   std::string plugins() const { return (dir_ / "plugins").string(); }
   // Writes `text` to a file in the directory (not among the plugins) and returns its path.
   std::string write(const std::string& name, const std::string& text) const {
-    writeFile(dir_ / name, text);
-    return (dir_ / name).string();
+    return dir_.write(name, text);
   }
 
  private:

@@ -45,15 +45,11 @@ class ContainerTest : public ::testing::Test {
   }
   void TearDown() override { EXPECT_EQ(leftContainers(), "") << "containers left behind"; }
 
-  std::string write(const std::string& name, const std::string& text) {
-    writeFile(dir_.path() / name, text);
-    return (dir_.path() / name).string();
-  }
   std::vector<std::string> runArgs(const std::string& workflow,
                                    std::vector<std::string> more = {}) {
     std::vector<std::string> argv = {binary().string(),
                                      "run",
-                                     write("wf.toml", workflow),
+                                     dir_.write("wf.toml", workflow),
                                      "--plugins",
                                      pluginDir().string(),
                                      "--registry",
@@ -161,7 +157,7 @@ deploy = { deployer = "container", pull = "never" }
 
 TEST_F(ContainerTest, WithoutPodmanTheDeployerIsUnavailableAndOnlyWorkflowsThatNeedItFail) {
   const std::string config =
-      write("plugboard.toml", "[deployers.container]\npodman = \"/nonexistent/bin/podman\"\n");
+      dir_.write("plugboard.toml", "[deployers.container]\npodman = \"/nonexistent/bin/podman\"\n");
   auto boxed = run(runArgs(R"(
 name = "boxed"
 [[steps]]
@@ -208,7 +204,7 @@ args = { name = "x" }
 
 TEST_F(ContainerTest, SigtermOfServeRemovesTheContainersOfItsRegistryPlugins) {
   PluginDir dir({"echo"}, {});
-  const std::string registry = write(
+  const std::string registry = dir_.write(
       "serve-registry.toml", std::string("[plugins.hello.\"1.2.0\"]\ncontainer = { image = \"") +
                                  kHelloImage + "\" }\n[plugins.crashy.\"1.0.0\"]\n" +
                                  "container = { image = \"" + kCrashyImage + "\" }\n");

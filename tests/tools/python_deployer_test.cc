@@ -17,17 +17,13 @@ using Json = nlohmann::json;
 
 class PythonDeployerTest : public ::testing::Test {
  protected:
-  std::string write(const std::string& name, const std::string& text) {
-    writeFile(dir_.path() / name, text);
-    return (dir_.path() / name).string();
-  }
   RunResult plugboard(std::vector<std::string> args) {
     args.insert(args.begin(), binary().string());
     return run(args, "");
   }
   std::string registry() {
     const std::string python = (sourceDir() / "plugins" / "python").string();
-    return write("registry.toml", "[plugins.pyhello.\"1.0.0\"]\npython = { module = \"pyhello\", path = \"" + python +
+    return dir_.write("registry.toml", "[plugins.pyhello.\"1.0.0\"]\npython = { module = \"pyhello\", path = \"" + python +
                                       "\" }\n[plugins.pycounter.\"1.0.0\"]\npython = { path = \"" + python +
                                       "/pycounter.py\" }\n");
   }
@@ -35,7 +31,7 @@ class PythonDeployerTest : public ::testing::Test {
 };
 
 TEST_F(PythonDeployerTest, PythonStepsPassOutputsWithNativeAndProcessSteps) {
-  auto r = plugboard({"run", write("wf.toml", R"(
+  auto r = plugboard({"run", dir_.write("wf.toml", R"(
 name = "mixed"
 [[steps]]
 id = "native"
@@ -70,7 +66,7 @@ args = { name = "${steps.py.outputs.parameters.greeting}" }
 
 TEST_F(PythonDeployerTest, AWrongInterpreterOrAMissingModuleIsAStepErrorNamingIt) {
   const std::string reg = registry();
-  auto wrong = plugboard({"run", write("a.toml", R"(
+  auto wrong = plugboard({"run", dir_.write("a.toml", R"(
 name = "a"
 [[steps]]
 id = "py"
@@ -83,9 +79,9 @@ args = { name = "x" }
   const std::string message = reportStep(Json::parse(wrong.out), "py")["message"];
   EXPECT_NE(message.find("cannot run /nonexistent/python3"), std::string::npos) << message;
 
-  write("missing.toml", "[plugins.ghost.\"1.0.0\"]\npython = { module = \"no_such_module\", path = \"" +
+  dir_.write("missing.toml", "[plugins.ghost.\"1.0.0\"]\npython = { module = \"no_such_module\", path = \"" +
                             dir_.path().string() + "\" }\n");
-  auto missing = plugboard({"run", write("b.toml", "name = \"b\"\n[[steps]]\nid = \"py\"\nplugin = \"ghost\"\n"),
+  auto missing = plugboard({"run", dir_.write("b.toml", "name = \"b\"\n[[steps]]\nid = \"py\"\nplugin = \"ghost\"\n"),
                             "--plugins", pluginDir().string(), "--registry", (dir_.path() / "missing.toml").string(),
                             "--output", "json"});
   EXPECT_EQ(missing.exit_code, 1) << missing.err;
