@@ -24,16 +24,17 @@
 #include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp misses it under C++20
 #include <vector>
 
+#include <spdlog/spdlog.h>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <spdlog/spdlog.h>
 
 #include "bench/bench_support.h"
 #include "bench/sidecar_client.h"
 #include "core/argo.h"
 #include "core/catalog.h"
 #include "core/dispatcher.h"
+#include "tests/support/launch.h"
 #include "tests/support/paths.h"
 
 namespace {
@@ -97,7 +98,8 @@ struct Installed {
     request.args = kArgs;
     catalog =
         std::make_unique<plugboard::core::Catalog>(plugboard::core::Catalog::scan({dir.path()}));
-    dispatcher = std::make_unique<plugboard::core::Dispatcher>(*catalog);
+    dispatcher =
+        std::make_unique<plugboard::core::Dispatcher>(*catalog, plugboard::testing::inProcess());
   }
   void call() {
     auto d = dispatcher->dispatch(request, control);
@@ -137,7 +139,7 @@ Stats pollingOver(std::size_t candidates, int calls) {
         plugboard::testing::withEdit(bytes, find, "\"name\":\"" + name + "\""));
   }
   auto catalog = plugboard::core::Catalog::scan({dir.path()});
-  plugboard::core::Dispatcher dispatcher(catalog);
+  plugboard::core::Dispatcher dispatcher(catalog, plugboard::testing::inProcess());
   plugboard::core::DispatchRequest request;
   request.key = "nobody";
   request.args = kArgs;  // no legacy marker: every candidate declines
@@ -160,7 +162,8 @@ struct InProcess {
   InProcess() {
     request.key = "echo";
     request.args = kArgs;
-    request.context = {{"workflow", {{"metadata", {{"name", "wf"}}}}}, {"template", {{"name", "t"}}}};
+    request.context = {{"workflow", {{"metadata", {{"name", "wf"}}}}},
+                       {"template", {{"name", "t"}}}};
   }
   void dispatchOnly() {
     auto d = dispatcher.dispatch(request, control);
@@ -169,12 +172,12 @@ struct InProcess {
   void argoPath() {
     auto parsed = plugboard::core::parseExecuteTemplateArgs(kArgoBody);
     auto d = dispatcher.dispatch(*parsed, control);
-    std::string reply =
-        plugboard::core::executeTemplateReply(d.outcome, std::chrono::seconds(1));
+    std::string reply = plugboard::core::executeTemplateReply(d.outcome, std::chrono::seconds(1));
     if (reply.empty()) std::abort();
   }
-  plugboard::core::Catalog catalog = plugboard::core::Catalog::scan({plugboard::testing::pluginDir()});
-  plugboard::core::Dispatcher dispatcher{catalog};
+  plugboard::core::Catalog catalog =
+      plugboard::core::Catalog::scan({plugboard::testing::pluginDir()});
+  plugboard::core::Dispatcher dispatcher{catalog, plugboard::testing::inProcess()};
   plugboard::core::DispatchRequest request;
   plugboard::core::CallControl control;
 };
@@ -215,14 +218,15 @@ int main(int argc, char** argv) {
     std::printf("| what | median µs | p99 µs | sidecar / this |\n|---|---:|---:|---:|\n");
     InProcess in_process;
     plugboard::bench::Sidecar sidecar(kArgoBody);
-    const auto s = timeInterleaved(http_calls, {[&] { in_process.dispatchOnly(); },
-                                                [&] { in_process.argoPath(); },
-                                                [&] { sidecar.call(); }});
+    const auto s =
+        timeInterleaved(http_calls, {[&] { in_process.dispatchOnly(); },
+                                     [&] { in_process.argoPath(); }, [&] { sidecar.call(); }});
     auto line = [&](const char* label, const Stats& x) {
       std::printf("| %s | %.2f | %.2f | %.1fx |\n", label, x.median, x.p99, s[2].median / x.median);
     };
     line("in-process dispatch, as `plugboard run` calls a plugin", s[0]);
-    line("in-process, parsing ExecuteTemplateArgs and writing the reply, as `plugboard exec`", s[1]);
+    line("in-process, parsing ExecuteTemplateArgs and writing the reply, as `plugboard exec`",
+         s[1]);
     line("Python http.server sidecar on loopback (keep-alive, Nagle off)", s[2]);
   }
 }

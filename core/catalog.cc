@@ -1,5 +1,7 @@
 #include "core/catalog.h"
 
+#include "core/file_handle.h"
+
 #include <algorithm>
 #include <map>
 #include <system_error>
@@ -21,9 +23,11 @@ bool looksLikePlugin(const fs::path& p) {
 
 }  // namespace
 
-Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& policy, std::string_view kind) {
-  FileHandle handle(file);
-  if (handle.fd() < 0) return Error(handle.error(), Error::Code::kIo);
+Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& policy,
+                                      std::string_view kind) {
+  auto opened = FileHandle::open(file);
+  if (!opened) return opened.error();
+  const FileHandle& handle = *opened;
   if (Status st = checkFileTrust(handle.fd(), file, policy); !st) return st.error();
   auto section = readElfSection(handle.fd(), PLUGBOARD_MANIFEST_SECTION);
   if (!section) {
@@ -37,15 +41,19 @@ Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& p
   if (!manifest) return manifest.error();
   if (manifest->kind != kind) {
     return Error(manifest->kind == "deployer"
-                     ? "'" + manifest->name + "' is a deployer module, not a plugin; put it in a deployer directory"
-                     : "'" + manifest->name + "' is a plugin, not a deployer module; put it in a plugin directory");
+                     ? "'" + manifest->name +
+                           "' is a deployer module, not a plugin; put it in a deployer directory"
+                     : "'" + manifest->name +
+                           "' is a plugin, not a deployer module; put it in a plugin directory");
   }
   if (manifest->abi != PLUGBOARD_ABI_MAJOR) {
-    return Error((kind == "deployer" ? "deployer '" : "plugin '") + manifest->name + "' was built for plugboard ABI " +
-                 std::to_string(manifest->abi) + ", this runtime supports ABI " +
-                 std::to_string(PLUGBOARD_ABI_MAJOR) + "; rebuild it against this SDK");
+    return Error((kind == "deployer" ? "deployer '" : "plugin '") + manifest->name +
+                 "' was built for plugboard ABI " + std::to_string(manifest->abi) +
+                 ", this runtime supports ABI " + std::to_string(PLUGBOARD_ABI_MAJOR) +
+                 "; rebuild it against this SDK");
   }
-  if (Status st = checkPin(handle.fd(), manifest->name, manifest->version.text(), file, policy); !st) {
+  if (Status st = checkPin(handle.fd(), manifest->name, manifest->version.text(), file, policy);
+      !st) {
     return st.error();
   }
   std::string label = manifest->name + "@" + manifest->version.text();
@@ -79,7 +87,8 @@ std::vector<fs::path> listPluginFiles(const std::vector<fs::path>& dirs, const T
   return files;
 }
 
-Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& policy, std::string_view kind) {
+Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& policy,
+                      std::string_view kind) {
   Catalog catalog;
   for (const auto& file : listPluginFiles(dirs, policy, catalog.problems_)) {
     auto entry = readPluginFile(file, policy, kind);
@@ -93,7 +102,8 @@ Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& poli
   return catalog;
 }
 
-Catalog Catalog::fromEntries(std::vector<CatalogEntry> entries, std::vector<CatalogProblem> problems) {
+Catalog Catalog::fromEntries(std::vector<CatalogEntry> entries,
+                             std::vector<CatalogProblem> problems) {
   Catalog catalog;
   catalog.entries_ = std::move(entries);
   catalog.problems_ = std::move(problems);

@@ -127,7 +127,7 @@ class Reader {
         } else {
           for (auto&& [name, v] : *t) {
             const std::string sub = "deploy." + std::string(name.str());
-            Config::Deploy d;
+            Placement d;
             if (const auto* s = v.as_string()) {
               d.deployer = s->get();
             } else if (v.is_table()) {

@@ -18,6 +18,7 @@
 
 #include "core/duration.h"
 #include "core/expected.h"
+#include "core/placement.h"
 #include "core/trust.h"
 
 namespace plugboard::core {
@@ -27,7 +28,7 @@ struct Config {
   bool watch = true;
   std::string listen = "127.0.0.1:7878";
   std::filesystem::path token_file;  // empty: no authentication
-  int workers = 0;                    // 0: one per core
+  int workers = 0;                   // 0: one per core
   Millis default_timeout{5 * 60 * 1000};
   Millis poll_interval{1000};
   Millis grace_period{30 * 1000};
@@ -44,11 +45,7 @@ struct Config {
   // [deploy]: the deployer (and its options) that runs a plugin of the plugin directories,
   // by lower-case plugin name, e.g. crashy = "process". Absent: the first deployer of
   // native plugins by priority (the in-process `native`).
-  struct Deploy {
-    std::string deployer;
-    nlohmann::json options = nlohmann::json::object();
-  };
-  std::map<std::string, Deploy> plugin_deploy;
+  std::map<std::string, Placement> plugin_deploy;
 };
 
 // Reads `file`. Relative plugin directories and token files are relative to the file's

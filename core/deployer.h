@@ -33,7 +33,8 @@ class DeployerModule : public std::enable_shared_from_this<DeployerModule> {
  public:
   // Loads `entry` (a catalog entry of kind "deployer") and creates the deployer with
   // `config` (a JSON object). Errors name the deployer and its file.
-  static Expected<std::shared_ptr<DeployerModule>> load(const CatalogEntry& entry, const Json& config = Json::object());
+  static Expected<std::shared_ptr<DeployerModule>> load(const CatalogEntry& entry,
+                                                        const Json& config = Json::object());
   ~DeployerModule();
   DeployerModule(const DeployerModule&) = delete;
   DeployerModule& operator=(const DeployerModule&) = delete;
@@ -43,7 +44,8 @@ class DeployerModule : public std::enable_shared_from_this<DeployerModule> {
 
   // Starts the plugin `artifact` names, with `options` (a JSON object). The handle's
   // manifest is the plugin's, as the deployer read it.
-  Expected<std::unique_ptr<PluginHandle>> open(const Json& artifact, const Json& options = Json::object());
+  Expected<std::unique_ptr<PluginHandle>> open(const Json& artifact,
+                                               const Json& options = Json::object());
 
  private:
   struct Impl;
@@ -64,10 +66,13 @@ class DeployerSet {
   DeployerSet() : DeployerSet(Catalog(), {}) {}
   DeployerSet(Catalog catalog, std::map<std::string, Json> configs);
   // A set that can refresh() from `dirs`.
-  DeployerSet(std::vector<std::filesystem::path> dirs, TrustPolicy trust, std::map<std::string, Json> configs);
+  DeployerSet(std::vector<std::filesystem::path> dirs, TrustPolicy trust,
+              std::map<std::string, Json> configs);
 
   // Rescans the directories; true when the set of modules changed. Logs each change.
   bool refresh();
+  // The directories scanned (empty for a set made from a catalog).
+  const std::vector<std::filesystem::path>& dirs() const { return dirs_; }
 
   // The current catalog. It, and every entry pointer taken from it, stays valid for the
   // set's lifetime, also after a refresh().
@@ -89,7 +94,8 @@ class DeployerSet {
   TrustPolicy trust_;
   std::map<std::string, Json> configs_;
   mutable std::mutex mu_;  // guards everything below
-  std::vector<std::unique_ptr<Catalog>> catalogs_;  // the current one last; older ones kept for their entries
+  std::vector<std::unique_ptr<Catalog>>
+      catalogs_;  // the current one last; older ones kept for their entries
   std::map<std::string, Expected<std::shared_ptr<DeployerModule>>> loaded_;  // by identity()
 };
 

@@ -11,10 +11,9 @@ namespace plugboard::core {
 
 struct Dispatcher::Slot {
   std::once_flag loaded;
-  std::unique_ptr<PluginHandle> instance;
+  std::shared_ptr<StartedPlugin> plugin;
   std::chrono::system_clock::time_point loaded_at{};
   std::string load_error;
-  std::mutex serial;  // held around calls when the plugin is serial
 };
 
 void CallControl::cancel() {
@@ -51,7 +50,8 @@ std::string requestText(const DispatchRequest& request, Route route) {
     // The object's text without its closing brace; rpc, key, via and args follow (a JSON
     // parser keeps the last of duplicate members, so these win over the context's).
     std::string_view text = request.context_text;
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+      text.remove_suffix(1);
     if (text.size() >= 2 && text.front() == '{' && text.back() == '}') {
       text.remove_suffix(1);
       out.reserve(text.size() + 96);
@@ -88,7 +88,8 @@ std::string requestText(const DispatchRequest& request, Route route) {
 Dispatcher::Dispatcher(const Catalog& catalog, DispatcherOptions options)
     : catalog_(catalog), options_(std::move(options)) {
   slots_.reserve(catalog_.entries().size());
-  for (std::size_t i = 0; i < catalog_.entries().size(); ++i) slots_.push_back(std::make_shared<Slot>());
+  for (std::size_t i = 0; i < catalog_.entries().size(); ++i)
+    slots_.push_back(std::make_shared<Slot>());
   std::unordered_map<std::string, int> lowered;
   for (const auto& [name, priority] : options_.priority) lowered[toLower(name)] = priority;
   options_.priority = std::move(lowered);
@@ -101,7 +102,8 @@ Dispatcher::Dispatcher(std::shared_ptr<const Catalog> catalog, DispatcherOptions
   if (previous == nullptr) return;
   std::unordered_map<std::string, std::size_t> before;
   const auto& old_entries = previous->catalog_.entries();
-  for (std::size_t i = 0; i < old_entries.size(); ++i) before[old_entries[i].loadPath().string()] = i;
+  for (std::size_t i = 0; i < old_entries.size(); ++i)
+    before[old_entries[i].loadPath().string()] = i;
   const auto& entries = catalog_.entries();
   for (std::size_t i = 0; i < entries.size(); ++i) {
     auto it = before.find(entries[i].loadPath().string());
@@ -141,36 +143,22 @@ bool Dispatcher::isLoaded(const CatalogEntry& entry) const { return state(entry)
 Dispatcher::PluginState Dispatcher::state(const CatalogEntry& entry) const {
   std::lock_guard lock(mu_);
   const Slot& slot = *slots_[&entry - catalog_.entries().data()];
-  return {slot.instance != nullptr, slot.loaded_at, slot.load_error};
+  return {slot.plugin != nullptr, slot.loaded_at, slot.load_error};
 }
 
 Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
   Slot* slot = slots_[&entry - catalog_.entries().data()].get();
   std::call_once(slot->loaded, [&] {
-    std::string error;
-    std::unique_ptr<PluginHandle> loaded;
-    if (options_.open) {
-      if (auto handle = options_.open(entry); handle) {
-        loaded = std::move(*handle);
-      } else {
-        error = handle.error().message();
-      }
-    } else if (auto library = PluginLibrary::load(entry); !library) {
-      error = library.error().message();
-    } else if (auto instance = (*library)->createInstance(); !instance) {
-      error = instance.error().message();
-    } else {
-      loaded = std::move(*instance);
-    }
+    auto opened = options_.open(entry);
     std::lock_guard lock(mu_);
-    if (loaded) {
-      slot->instance = std::move(loaded);
+    if (opened) {
+      slot->plugin = std::move(*opened);
       slot->loaded_at = std::chrono::system_clock::now();
       spdlog::info("loaded plugin {} from {}", entry.label, entry.file.string());
     } else {
-      slot->load_error = error;
+      slot->load_error = opened.error().message();
       ++load_failures_;
-      spdlog::error("{}", error);
+      spdlog::error("{}", slot->load_error);
     }
   });
   return *slot;
@@ -178,18 +166,21 @@ Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
 
 Outcome Dispatcher::call(const CatalogEntry& entry, const DispatchRequest& request, Route route,
                          CallControl& control) {
-  if (control.cancelled()) return Outcome::error("cancelled before plugin '" + entry.manifest.name + "' was called");
+  if (control.cancelled())
+    return Outcome::error("cancelled before plugin '" + entry.manifest.name + "' was called");
   Slot& slot = slotFor(entry);
-  if (slot.instance == nullptr) {
-    return Outcome::error("plugin '" + entry.manifest.name + "' could not be loaded: " + slot.load_error);
+  if (slot.plugin == nullptr) {
+    return Outcome::error("plugin '" + entry.manifest.name +
+                          "' could not be loaded: " + slot.load_error);
   }
-  return callOnce(*slot.instance, requestText(request, route), control, slot.serial);
+  return callOnce(*slot.plugin, requestText(request, route), control);
 }
 
-Outcome Dispatcher::callOnce(PluginHandle& handle, const std::string& body, CallControl& control,
-                             std::mutex& serial_mu) {
+Outcome Dispatcher::callOnce(StartedPlugin& plugin, const std::string& body, CallControl& control) {
+  PluginHandle& handle = *plugin.handle;
   std::unique_lock<std::mutex> serial;
-  if (handle.manifest().concurrency == Concurrency::kSerial) serial = std::unique_lock(serial_mu);
+  if (handle.manifest().concurrency == Concurrency::kSerial)
+    serial = std::unique_lock(plugin.serial);
   const auto call_id = handle.newCallId();
   if (!control.begin(&handle, call_id)) {
     return Outcome::error("cancelled before plugin '" + handle.manifest().name + "' was called");
@@ -199,12 +190,18 @@ Outcome Dispatcher::callOnce(PluginHandle& handle, const std::string& body, Call
   return outcome;
 }
 
-Outcome Dispatcher::callHandle(PluginHandle& handle, const DispatchRequest& request, CallControl& control,
-                               std::mutex& serial) {
-  if (control.cancelled()) return Outcome::error("cancelled before plugin '" + handle.manifest().name + "' was called");
-  Outcome outcome = callOnce(handle, requestText(request, Route::kNamed), control, serial);
+Outcome Dispatcher::callStarted(StartedPlugin& plugin, const DispatchRequest& request,
+                                CallControl& control) {
+  if (control.cancelled()) {
+    return Outcome::error("cancelled before plugin '" + plugin.handle->manifest().name +
+                          "' was called");
+  }
+  Outcome outcome = callOnce(plugin, requestText(request, Route::kNamed), control);
   if (outcome.phase == Phase::kNotHandled) {
-    outcome = {Phase::kFailed, "plugin '" + request.key + "' could not execute the template", Json::object(), {}};
+    outcome = {Phase::kFailed,
+               "plugin '" + request.key + "' could not execute the template",
+               Json::object(),
+               {}};
   }
   return outcome;
 }
@@ -225,8 +222,10 @@ Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& contr
     }
     result.outcome = call(*entry, request, Route::kNamed, control);
     if (result.outcome.phase == Phase::kNotHandled) {
-      result.outcome = {Phase::kFailed, "plugin '" + request.key + "' could not execute the template",
-                        Json::object(), {}};
+      result.outcome = {Phase::kFailed,
+                        "plugin '" + request.key + "' could not execute the template",
+                        Json::object(),
+                        {}};
     }
     return result;
   }
@@ -243,8 +242,8 @@ Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& contr
   result.handled = false;
   result.outcome = {Phase::kFailed,
                     "no plugin executed the template (plugin '" + request.key +
-                        "' is not installed; polled for '" + request.rpc + "': " +
-                        join(result.tried, ", ", "no candidates") + ")",
+                        "' is not installed; polled for '" + request.rpc +
+                        "': " + join(result.tried, ", ", "no candidates") + ")",
                     Json::object(),
                     {}};
   return result;

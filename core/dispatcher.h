@@ -10,8 +10,8 @@
 // lists the plugins tried.
 //
 // Plugins are loaded on first call and kept for the dispatcher's lifetime; a plugin that
-// fails to load is reported on every call, and retried only by a later generation. Lookups cost the same whatever
-// the number of installed plugins.
+// fails to load is reported on every call, and retried only by a later generation. Lookups cost the
+// same whatever the number of installed plugins.
 //
 // Thread-safety: dispatch() may be called from many threads at once. Calls to a plugin
 // whose manifest says "concurrency":"serial" are serialised here.
@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "core/catalog.h"
-#include "core/loader.h"
 #include "core/outcome.h"
 #include "core/plugin_handle.h"
 
@@ -70,24 +69,26 @@ enum class Route { kNamed, kPolled };
 struct Dispatch {
   Outcome outcome;
   Route route = Route::kNamed;
-  std::string plugin;               // name@version of the plugin that answered, if any
-  std::vector<std::string> tried;   // plugins polled, in order (empty for a named call)
-  bool handled = true;              // false when polling found no plugin to handle it
+  std::string plugin;              // name@version of the plugin that answered, if any
+  std::vector<std::string> tried;  // plugins polled, in order (empty for a named call)
+  bool handled = true;             // false when polling found no plugin to handle it
 };
 
 // Starts the plugin of a catalog entry; the dispatcher calls it once per entry, on the
-// entry's first call. Unset: the file is loaded into this process (core/loader.h).
-using PluginOpener = std::function<Expected<std::unique_ptr<PluginHandle>>(const CatalogEntry&)>;
+// entry's first call. The runtime's is Launcher::open() (core/launcher.h); tests may
+// give their own.
+using PluginOpener = std::function<Expected<std::shared_ptr<StartedPlugin>>(const CatalogEntry&)>;
 
 struct DispatcherOptions {
   // Poll priority by plugin name (case-insensitive); higher goes first; default 0.
   std::unordered_map<std::string, int> priority;
-  PluginOpener open = nullptr;
+  PluginOpener open;  // REQUIRED
 };
 
 class Dispatcher {
  public:
-  explicit Dispatcher(const Catalog& catalog, DispatcherOptions options = {});
+  // REQUIRES: options.open is set.
+  Dispatcher(const Catalog& catalog, DispatcherOptions options);
   // A dispatcher that owns its catalog and takes over, from `previous`, the loaded plugins
   // whose entries load the same file: a reload keeps what did not change.
   Dispatcher(std::shared_ptr<const Catalog> catalog, DispatcherOptions options,
@@ -98,11 +99,11 @@ class Dispatcher {
 
   Dispatch dispatch(const DispatchRequest& request, CallControl& control);
 
-  // Calls `handle` directly, named route, as dispatch() calls a plugin it found: the same
-  // request text, cancellation through `control`, and `serial` held around the call when
-  // the plugin is serial. For plugins a workflow step started through its own deployer.
-  static Outcome callHandle(PluginHandle& handle, const DispatchRequest& request, CallControl& control,
-                            std::mutex& serial);
+  // Calls `plugin` directly, named route, as dispatch() calls a plugin it found: the same
+  // request text, cancellation through `control`, and its serial lock held around the call
+  // when the plugin is serial. For plugins a workflow step started through its own deployer.
+  static Outcome callStarted(StartedPlugin& plugin, const DispatchRequest& request,
+                             CallControl& control);
 
   // The plugin a key names, or nullptr when polling applies. REQUIRES: none.
   const CatalogEntry* resolve(const std::string& key, const std::string& version = {}) const;
@@ -127,13 +128,12 @@ class Dispatcher {
   Slot& slotFor(const CatalogEntry& entry);
   Outcome call(const CatalogEntry& entry, const DispatchRequest& request, Route route,
                CallControl& control);
-  static Outcome callOnce(PluginHandle& handle, const std::string& body, CallControl& control,
-                          std::mutex& serial);
+  static Outcome callOnce(StartedPlugin& plugin, const std::string& body, CallControl& control);
 
   std::shared_ptr<const Catalog> owned_catalog_;  // set when the dispatcher owns it
   const Catalog& catalog_;
   DispatcherOptions options_;
-  mutable std::mutex mu_;  // guards poll_cache_ and each Slot's instance pointer
+  mutable std::mutex mu_;                     // guards poll_cache_ and each Slot's instance pointer
   std::vector<std::shared_ptr<Slot>> slots_;  // one per catalog entry, same index; shared
                                               // with the dispatchers of later reloads
   std::atomic<int> load_failures_{0};

@@ -1,5 +1,7 @@
 #include "core/elf_section.h"
 
+#include "core/file_handle.h"
+
 #include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -40,20 +42,10 @@ Error truncated(std::uint64_t needed, std::uint64_t size) {
 
 }  // namespace
 
-FileHandle::FileHandle(const std::filesystem::path& file)
-    : fd_(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) {
-  if (fd_ < 0) error_ = std::string("cannot open: ") + std::strerror(errno);
-}
-
-FileHandle::~FileHandle() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-Expected<std::string> readElfSection(const std::filesystem::path& file,
-                                     std::string_view section) {
-  FileHandle handle(file);
-  if (handle.fd() < 0) return Error(handle.error(), Error::Code::kIo);
-  return readElfSection(handle.fd(), section);
+Expected<std::string> readElfSection(const std::filesystem::path& file, std::string_view section) {
+  auto handle = FileHandle::open(file);
+  if (!handle) return handle.error();
+  return readElfSection(handle->fd(), section);
 }
 
 Expected<std::string> readElfSection(int fd, std::string_view section) {

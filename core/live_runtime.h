@@ -20,15 +20,17 @@
 #include <thread>
 #include <vector>
 
-#include "core/config.h"
 #include "core/dispatcher.h"
+#include "core/duration.h"
 #include "core/plugin_mirror.h"
+#include "core/trust.h"
 
 namespace plugboard::core {
 
 class LiveRuntime {
  public:
-  LiveRuntime(std::vector<std::filesystem::path> dirs, TrustPolicy trust, DispatcherOptions options);
+  LiveRuntime(std::vector<std::filesystem::path> dirs, TrustPolicy trust,
+              DispatcherOptions options);
   ~LiveRuntime();
   LiveRuntime(const LiveRuntime&) = delete;
   LiveRuntime& operator=(const LiveRuntime&) = delete;
@@ -48,10 +50,12 @@ class LiveRuntime {
   // change); after each change anywhere, `changed` is asked whether what it keeps changed,
   // and when it did a new generation is made even if no plugin file changed (plugins that
   // failed to load are then tried again). Several calls add up.
-  void watchAlso(std::function<std::vector<std::filesystem::path>()> dirs, std::function<bool()> changed);
+  void watchAlso(std::function<std::vector<std::filesystem::path>()> dirs,
+                 std::function<bool()> changed);
   // Before start(): `add` appends entries (and problems) to each generation's catalog, after
   // the plugin directories' (serve's plugins from the registry, core/registry_plugins.h).
-  using ExtraEntries = std::function<void(std::vector<CatalogEntry>&, std::vector<CatalogProblem>&)>;
+  using ExtraEntries =
+      std::function<void(std::vector<CatalogEntry>&, std::vector<CatalogProblem>&)>;
   void addEntriesWith(ExtraEntries add) { extra_ = std::move(add); }
 
  private:

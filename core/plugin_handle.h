@@ -1,8 +1,7 @@
 // core/plugin_handle.h: a plugin the runtime can call, however it runs.
 //
-// An in-process plugin instance (core/loader.h) and a plugin started by a deployer module
-// (core/deployer.h) look the same to the dispatcher and the runner: a manifest, calls
-// with ids, and cancellation.
+// Every plugin, however its deployer module (core/deployer.h) runs it, looks the same to the
+// dispatcher and the runner: a manifest, calls with ids, and cancellation.
 //
 // Thread-safety: callText() may run concurrently unless the manifest says
 // "concurrency":"serial" (the caller serialises those); cancel() is safe from any thread.
@@ -11,6 +10,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "core/manifest.h"
@@ -33,6 +34,12 @@ class PluginHandle {
 
  private:
   std::atomic<std::uint64_t> next_call_id_{0};
+};
+
+// A started plugin, shared by everything that calls it (core/launcher.h).
+struct StartedPlugin {
+  std::unique_ptr<PluginHandle> handle;
+  std::mutex serial;  // held around calls when the manifest says "concurrency":"serial"
 };
 
 }  // namespace plugboard::core

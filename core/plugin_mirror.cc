@@ -1,5 +1,7 @@
 #include "core/plugin_mirror.h"
 
+#include "core/file_handle.h"
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -27,7 +29,8 @@ struct CopyFile {
 
 Status copyFrom(int from, const fs::path& to) {
   const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (out < 0) return Error("cannot create " + to.string() + ": " + std::strerror(errno), Error::Code::kIo);
+  if (out < 0)
+    return Error("cannot create " + to.string() + ": " + std::strerror(errno), Error::Code::kIo);
   char buf[1 << 16];
   off_t offset = 0;
   for (;;) {
@@ -60,8 +63,9 @@ Expected<std::unique_ptr<PluginMirror>> PluginMirror::create(const fs::path& par
   const fs::path base = parent.empty() ? fs::temp_directory_path() : parent;
   std::string pattern = (base / "plugboard-runtime-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) {  // mkdtemp makes it 0700
-    return Error("cannot create a runtime directory in " + base.string() + ": " + std::strerror(errno),
-                 Error::Code::kIo);
+    return Error(
+        "cannot create a runtime directory in " + base.string() + ": " + std::strerror(errno),
+        Error::Code::kIo);
   }
   return std::unique_ptr<PluginMirror>(new PluginMirror(pattern));
 }
@@ -88,11 +92,12 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
         failed_[file] = why;
       }
     };
-    FileHandle handle(file);
-    if (handle.fd() < 0) {
-      keepPrevious(handle.error());
+    auto opened = FileHandle::open(file);
+    if (!opened) {
+      keepPrevious(opened.error().message());
       continue;
     }
+    const FileHandle& handle = *opened;
     struct stat st {};
     ::fstat(handle.fd(), &st);
     const FileId id{st.st_dev, st.st_ino, st.st_size,
@@ -130,8 +135,8 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
       ++it;
       continue;
     }
-    state.changes.push_back({it->first, it->second.entry.manifest.name,
-                             it->second.entry.manifest.version.text(), ""});
+    state.changes.push_back(
+        {it->first, it->second.entry.manifest.name, it->second.entry.manifest.version.text(), ""});
     failed_.erase(it->first);
     it = current_.erase(it);
   }

@@ -83,11 +83,11 @@ std::optional<std::string> schemaProblem(const Manifest& manifest, const std::st
   return problems.front() + " (schema of " + manifest.name + ")";
 }
 
-Dispatch callThroughDeployer(StepPlugins& plugins, const StepTarget& target, const DispatchRequest& request,
+Dispatch callThroughDeployer(Launcher& launcher, const LaunchTarget& target, const DispatchRequest& request,
                              CallControl& control) {
   Dispatch d;
   d.plugin = target.plugin;
-  auto started = plugins.start(target);
+  auto started = launcher.start(target);
   if (!started) {
     d.outcome = Outcome::error(started.error().message());
     return d;
@@ -97,7 +97,7 @@ Dispatch callThroughDeployer(StepPlugins& plugins, const StepTarget& target, con
     d.outcome = {Phase::kFailed, *problem, Json::object(), {}};
     return d;
   }
-  d.outcome = Dispatcher::callHandle(*plugin.handle, request, control, plugin.serial);
+  d.outcome = Dispatcher::callStarted(plugin, request, control);
   return d;
 }
 
@@ -211,9 +211,10 @@ RunReport Runner::run(const Workflow& wf, const Json& inputs) {
       skipDependents(l);
       return;
     }
-    std::optional<StepTarget> target;
-    if (options_.step_plugins != nullptr) {
-      auto t = options_.step_plugins->target(*l.step);
+    std::optional<LaunchTarget> target;
+    const PluginRef ref{l.step->plugin, l.step->version, l.step->deployer, l.step->deploy_options};
+    if (options_.launcher != nullptr && !options_.launcher->dispatched(ref, dispatcher_.catalog())) {
+      auto t = options_.launcher->place(ref, &dispatcher_.catalog());
       if (!t) {
         finish(l, StepPhase::kError, t.error().message());
         skipDependents(l);
@@ -251,10 +252,10 @@ RunReport Runner::run(const Workflow& wf, const Json& inputs) {
     }
     threads.emplace_back([shared = shared_, &dispatcher = dispatcher_, control = l.control, i, token,
                           request = std::move(request), target = std::move(target),
-                          step_plugins = options_.step_plugins] {
+                          launcher = options_.launcher] {
       // A step with a deployer of its own starts its plugin here (once per run), off the
       // scheduling thread, and checks its args against the schema that plugin declares.
-      Dispatch d = target ? callThroughDeployer(*step_plugins, *target, request, *control)
+      Dispatch d = target ? callThroughDeployer(*launcher, *target, request, *control)
                           : dispatcher.dispatch(request, *control);
       std::lock_guard lock(shared->mu);
       shared->done.push_back({i, token, std::move(d)});

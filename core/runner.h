@@ -28,7 +28,7 @@
 
 #include "core/dispatcher.h"
 #include "core/duration.h"
-#include "core/step_plugins.h"
+#include "core/launcher.h"
 #include "core/workflow.h"
 
 namespace plugboard::core {
@@ -44,12 +44,13 @@ struct StepStatus {
   StepPhase phase = StepPhase::kPending;
   std::string message;
   Json outputs = Json::object();
-  int attempts = 0;     // attempts started
-  int calls = 0;        // plugin calls made, requeues included
-  std::string plugin;   // name@version that answered the last call
+  int attempts = 0;    // attempts started
+  int calls = 0;       // plugin calls made, requeues included
+  std::string plugin;  // name@version that answered the last call
   std::optional<std::chrono::steady_clock::time_point> started, finished;
 
-  Millis elapsed(std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now()) const;
+  Millis elapsed(
+      std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now()) const;
   Json toJson() const;
 };
 
@@ -67,9 +68,10 @@ struct RunOptions {
   Millis default_timeout{5 * 60 * 1000};
   Millis poll_interval{1000};
   Millis cancel_grace{2000};  // how long cancelled calls may take to return
-  // Steps with a deployer of their own (core/step_plugins.h); null: every step goes
-  // through the dispatcher. Must outlive the run, like the dispatcher.
-  StepPlugins* step_plugins = nullptr;
+  // Places and starts the plugins of steps with a deployer of their own, or known only
+  // to the registry (core/launcher.h); null: every step goes through the dispatcher. Must
+  // outlive the run, like the dispatcher.
+  Launcher* launcher = nullptr;
 };
 
 struct RunReport {

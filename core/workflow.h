@@ -3,10 +3,9 @@
 // The format is documented in docs/workflows.md. loadWorkflow() checks what the file
 // alone can tell: TOML syntax, unknown keys, types, duplicate step ids, unknown
 // dependencies, cycles, reference syntax and references to unknown inputs or to steps a
-// step does not depend on. checkWorkflow() adds what needs the installed plugins, without
-// loading any: unknown plugins, RPCs not provided, args against declared input schemas,
-// references to outputs a plugin declares it does not produce. Every problem names the
-// file, line, column and step. Value types; thread-safe.
+// step does not depend on; checkWorkflow() (core/workflow_check.h) adds what needs the
+// installed plugins. Every problem names the file, line, column and step. Value types;
+// thread-safe.
 #ifndef PLUGBOARD_CORE_WORKFLOW_H_
 #define PLUGBOARD_CORE_WORKFLOW_H_
 
@@ -18,7 +17,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/catalog.h"
 #include "core/duration.h"
 #include "core/expected.h"
 
@@ -32,9 +30,9 @@ struct SourcePos {
 };
 
 struct RetryPolicy {
-  int limit = 0;             // extra attempts after the first
-  Millis backoff{1000};      // delay before the first retry
-  double factor = 2.0;       // each later delay is the previous one times this
+  int limit = 0;         // extra attempts after the first
+  Millis backoff{1000};  // delay before the first retry
+  double factor = 2.0;   // each later delay is the previous one times this
 };
 
 struct WorkflowStep {
@@ -42,7 +40,7 @@ struct WorkflowStep {
   std::string plugin;   // the key as written, without "@version"
   std::string version;  // empty: the highest installed
   std::string rpc = "template.execute";
-  Json args;            // may hold ${...} references
+  Json args;  // may hold ${...} references
   std::vector<std::string> depends;
   std::optional<Millis> timeout;
   RetryPolicy retry;
@@ -89,20 +87,6 @@ struct LoadedWorkflow {
 
 LoadedWorkflow loadWorkflow(const std::filesystem::path& file);
 LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label);
-
-class StepPlugins;
-
-// Problems that need the installed plugins. `inputs` are the resolved input values. With
-// `step_plugins`, each step is also resolved to its deployer and artifact (nothing is
-// started): an unknown deployer, a deployer with no artifact for the plugin, or a bad
-// deployer option is a problem, and a plugin known only to the registry is not.
-std::vector<WorkflowProblem> checkWorkflow(const Workflow& workflow, const Catalog& catalog,
-                                           const Json& inputs, const StepPlugins* step_plugins = nullptr);
-
-// The input values: defaults overridden by `params` (text, converted to the default's
-// type). Errors for a param naming no input, a bad value, a required input left out.
-Expected<Json> resolveInputs(const Workflow& workflow,
-                             const std::map<std::string, std::string>& params);
 
 }  // namespace plugboard::core
 

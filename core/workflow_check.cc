@@ -1,13 +1,12 @@
 // checkWorkflow() and resolveInputs(): the workflow checks that need installed plugins or
-// the user's parameters (see workflow.h).
+// the user's parameters.
 #include <cerrno>
 #include <cstdlib>
 
 #include "core/schema.h"
-#include "core/step_plugins.h"
 #include "core/substitution.h"
 #include "core/text.h"
-#include "core/workflow.h"
+#include "core/workflow_check.h"
 
 namespace plugboard::core {
 namespace {
@@ -39,7 +38,7 @@ const Json* declared(const CatalogEntry& entry, const std::string& rpc, const ch
 }  // namespace
 
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& catalog,
-                                           const Json& inputs, const StepPlugins* step_plugins) {
+                                           const Json& inputs, const Launcher* launcher) {
   std::vector<WorkflowProblem> problems;
   const std::string file = wf.file.string();
   std::vector<std::string> installed;
@@ -51,14 +50,16 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       problems.push_back({file, step.pos, step.id, std::move(message)});
     };
     const CatalogEntry* entry = catalog.find(step.plugin, step.version);
-    if (step_plugins != nullptr) {
-      auto target = step_plugins->target(step);
+    const PluginRef ref{step.plugin, step.version, step.deployer, step.deploy_options};
+    if (launcher != nullptr && !launcher->dispatched(ref, catalog)) {
+      auto target = launcher->place(ref, &catalog);
       if (!target) {
-        problems.push_back({file, step.deployer.empty() ? step.pos : step.deploy_pos, step.id, target.error().message()});
+        problems.push_back({file, step.deployer.empty() ? step.pos : step.deploy_pos, step.id,
+                            target.error().message()});
         continue;
       }
-      if (*target && entry == nullptr) continue;  // its manifest is read through its deployer when it runs
-    } else if (!step.deployer.empty()) {
+      if (entry == nullptr) continue;  // its manifest is read through its deployer when it runs
+    } else if (launcher == nullptr && !step.deployer.empty()) {
       report("'deploy' needs deployers, and none are configured");
       continue;
     }
@@ -75,12 +76,13 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
     }
     const Manifest& m = entry->manifest;
     if (!m.legacy() && !m.providesRpc(step.rpc)) {
-      report("plugin '" + m.name + "' does not provide '" + step.rpc + "'; it provides: " +
-             join(m.provides));
+      report("plugin '" + m.name + "' does not provide '" + step.rpc +
+             "'; it provides: " + join(m.provides));
       continue;
     }
     if (const Json* schema = declared(*entry, step.rpc, "input")) {
-      for (auto& p : checkSchema(substituteKnown(step.args, ctx), *schema, "args", refersToStepOutput)) {
+      for (auto& p :
+           checkSchema(substituteKnown(step.args, ctx), *schema, "args", refersToStepOutput)) {
         report(p + " (schema of " + m.name + " " + step.rpc + ")");
       }
     }
@@ -115,8 +117,8 @@ Expected<Json> resolveInputs(const Workflow& wf, const std::map<std::string, std
       if (i.name == name) input = &i;
     }
     if (input == nullptr) {
-      return Error("--param " + name + ": the workflow has no input '" + name + "' (inputs: " +
-                   join(names) + ")");
+      return Error("--param " + name + ": the workflow has no input '" + name +
+                   "' (inputs: " + join(names) + ")");
     }
     const Json* def = input->default_value ? &*input->default_value : nullptr;
     if (def != nullptr && def->is_number_integer()) {
@@ -130,7 +132,8 @@ Expected<Json> resolveInputs(const Workflow& wf, const std::map<std::string, std
     } else if (def != nullptr && def->is_number_float()) {
       char* end = nullptr;
       double v = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0') return Error("--param " + name + "=" + text + ": expected a number");
+      if (text.empty() || *end != '\0')
+        return Error("--param " + name + "=" + text + ": expected a number");
       values[name] = v;
     } else if (def != nullptr && def->is_boolean()) {
       if (text != "true" && text != "false") {
@@ -144,7 +147,8 @@ Expected<Json> resolveInputs(const Workflow& wf, const std::map<std::string, std
   for (const auto& input : wf.inputs) {
     if (values.contains(input.name)) continue;
     if (!input.default_value) {
-      return Error("input '" + input.name + "' has no default: pass --param " + input.name + "=VALUE");
+      return Error("input '" + input.name + "' has no default: pass --param " + input.name +
+                   "=VALUE");
     }
     values[input.name] = *input.default_value;
   }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/files.h"
+#include "tests/support/launch.h"
 #include "tests/support/paths.h"
 
 namespace plugboard::core {
@@ -22,7 +23,8 @@ class DispatcherTest : public ::testing::Test {
  protected:
   void install(const fs::path& file) { fs::copy_file(file, dir_.path() / file.filename()); }
   void installExamples() {
-    for (const char* name : {"hello", "echo", "fail", "multi", "legacy", "sleep"}) install(plugin(name));
+    for (const char* name : {"hello", "echo", "fail", "multi", "legacy", "sleep"})
+      install(plugin(name));
   }
   const Catalog& catalog() {
     if (!catalog_) catalog_ = std::make_unique<Catalog>(Catalog::scan({dir_.path()}));
@@ -45,7 +47,7 @@ class DispatcherTest : public ::testing::Test {
 
 TEST_F(DispatcherTest, NamedPluginIsTheOnlyOneCalledAndLoaded) {
   installExamples();
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   auto r = dispatch(d, "hello", {{"name", "Ada"}});
   EXPECT_EQ(r.route, Route::kNamed);
   EXPECT_EQ(r.outcome.phase, Phase::kSucceeded);
@@ -59,7 +61,7 @@ TEST_F(DispatcherTest, NamedPluginIsTheOnlyOneCalledAndLoaded) {
 
 TEST_F(DispatcherTest, NamesAreMatchedByAliasCaseAndArgoSuffix) {
   installExamples();
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   for (const char* key : {"HELLO", "greeter", "hello-executor-plugin"}) {
     auto r = dispatch(d, key);
     EXPECT_EQ(r.route, Route::kNamed) << key;
@@ -76,7 +78,7 @@ TEST_F(DispatcherTest, NamesAreMatchedByAliasCaseAndArgoSuffix) {
 
 TEST_F(DispatcherTest, ANamedPluginThatDeclinesFailsTheTemplate) {
   installExamples();
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   auto r = dispatch(d, "legacy-executor-plugin", {{"unrelated", 1}});
   EXPECT_EQ(r.outcome.phase, Phase::kFailed);
   EXPECT_EQ(r.outcome.message, "plugin 'legacy-executor-plugin' could not execute the template");
@@ -84,11 +86,12 @@ TEST_F(DispatcherTest, ANamedPluginThatDeclinesFailsTheTemplate) {
 
 TEST_F(DispatcherTest, APluginWithoutTheRpcFailsBeforeItIsLoaded) {
   installExamples();
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   auto r = dispatch(d, "multi", {{"text", "x"}});
   EXPECT_EQ(r.outcome.phase, Phase::kFailed);
-  EXPECT_EQ(r.outcome.message,
-            "plugin 'multi' does not provide 'template.execute'; it provides: text.upper, text.count");
+  EXPECT_EQ(
+      r.outcome.message,
+      "plugin 'multi' does not provide 'template.execute'; it provides: text.upper, text.count");
   EXPECT_TRUE(r.tried.empty());
   EXPECT_FALSE(isMapped(copyOf("multi")));
   // Polling for the same RPC never reaches it either.
@@ -101,14 +104,14 @@ TEST_F(DispatcherTest, UnknownNamePollsProvidersAndLegacyPluginsInNameOrder) {
   install(plugin("legacy"));
   install(fixture("scripted"));
   install(plugin("fail"));
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   // In name order: fail declines (SDK plugins decline polled calls unless they opt in),
   // the legacy plugin declines (no marker in the args), scripted handles it.
   auto r = dispatch(d, "someone-else");
   EXPECT_EQ(r.route, Route::kPolled);
   EXPECT_EQ(r.outcome.phase, Phase::kSucceeded);
   EXPECT_EQ(r.tried, (std::vector<std::string>{"fail@1.0.0", "legacy-executor-plugin@0.9.0",
-                                                "scripted@1.0.0"}));
+                                               "scripted@1.0.0"}));
   EXPECT_EQ(d.pollOrder("template.execute").size(), 3u);
   EXPECT_EQ(d.pollOrder("template.execute")[2]->manifest.name, "scripted");
 }
@@ -117,7 +120,8 @@ TEST_F(DispatcherTest, PriorityComesBeforeName) {
   install(plugin("legacy"));
   install(fixture("scripted"));
   install(plugin("fail"));
-  Dispatcher d(catalog(), DispatcherOptions{{{"Scripted", 10}, {"legacy-executor-plugin", 5}}});
+  Dispatcher d(catalog(),
+               plugboard::testing::inProcess({{"Scripted", 10}, {"legacy-executor-plugin", 5}}));
   std::vector<std::string> order;
   for (const auto* e : d.pollOrder("template.execute")) order.push_back(e->manifest.name);
   EXPECT_EQ(order, (std::vector<std::string>{"scripted", "legacy-executor-plugin", "fail"}));
@@ -130,7 +134,7 @@ TEST_F(DispatcherTest, PriorityComesBeforeName) {
 TEST_F(DispatcherTest, DecliningPluginsArePassedAndNobodyHandlingSaysWhoWasTried) {
   install(plugin("legacy"));
   install(fixture("scripted"));
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   auto r = dispatch(d, "nobody", {{"only_key", "somebody"}});
   EXPECT_FALSE(r.handled);
   EXPECT_EQ(r.outcome.phase, Phase::kFailed);
@@ -146,7 +150,7 @@ TEST_F(DispatcherTest, AnErrorStopsThePoll) {
   install(plugin("legacy"));
   install(fixture("scripted"));
   install(plugin("sleep"));
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   // Order: legacy-executor-plugin (declines), scripted (errors), sleep (never called).
   auto r = dispatch(d, "nobody", {{"phase", "Error"}, {"message", "broken"}});
   EXPECT_EQ(r.outcome.phase, Phase::kError);
@@ -157,11 +161,12 @@ TEST_F(DispatcherTest, AnErrorStopsThePoll) {
 
 TEST_F(DispatcherTest, ContextTextIsForwardedAndCannotOverrideTheRoutingMembers) {
   install(fixture("scripted"));
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   DispatchRequest request;
   request.key = "scripted";
   request.args = {{"id", "ctx"}};
-  request.context_text = R"( {"workflow":{"metadata":{"name":"wf"}}, "key":"forged", "via":"poll"} )";
+  request.context_text =
+      R"( {"workflow":{"metadata":{"name":"wf"}}, "key":"forged", "via":"poll"} )";
   CallControl control;
   auto r = d.dispatch(request, control);
   ASSERT_EQ(r.outcome.phase, Phase::kSucceeded) << r.outcome.message;
@@ -173,7 +178,7 @@ TEST_F(DispatcherTest, ContextTextIsForwardedAndCannotOverrideTheRoutingMembers)
 
 TEST_F(DispatcherTest, AThrowingPluginGivesAnErrorNamingIt) {
   install(fixture("scripted"));
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   auto r = dispatch(d, "scripted", {{"throw", "boom"}});
   EXPECT_EQ(r.outcome.phase, Phase::kError);
   EXPECT_EQ(r.outcome.message, "plugin 'scripted' threw: boom");
@@ -181,7 +186,7 @@ TEST_F(DispatcherTest, AThrowingPluginGivesAnErrorNamingIt) {
 
 TEST_F(DispatcherTest, APluginThatCannotLoadIsReportedOnEveryCall) {
   fs::copy_file(fixture("no_entry"), dir_ / "no_entry.so");
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   for (int i = 0; i < 2; ++i) {
     auto r = dispatch(d, "noentry");
     EXPECT_EQ(r.outcome.phase, Phase::kError);
@@ -193,7 +198,7 @@ TEST_F(DispatcherTest, APluginThatCannotLoadIsReportedOnEveryCall) {
 TEST_F(DispatcherTest, ASerialPluginIsNeverEnteredTwice) {
   install(fixture("serial_probe"));
   install(fixture("parallel_probe"));
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   auto hammer = [&](const char* key) {
     std::vector<Phase> phases(4);
     std::vector<std::thread> threads;
@@ -209,7 +214,7 @@ TEST_F(DispatcherTest, ASerialPluginIsNeverEnteredTwice) {
 
 TEST_F(DispatcherTest, CancelStopsARunningCall) {
   install(plugin("sleep"));
-  Dispatcher d(catalog());
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
   DispatchRequest request{"sleep", "", "template.execute", {{"seconds", 60}}, Json::object(), {}};
   CallControl control;
   std::thread canceller([&] {

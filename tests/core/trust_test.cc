@@ -6,6 +6,7 @@
 
 #include "core/catalog.h"
 #include "core/elf_section.h"
+#include "core/file_handle.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/subprocess.h"
@@ -40,7 +41,8 @@ TEST_F(TrustTest, AcceptsAFileOnlyItsOwnerMayWrite) {
 
 TEST_F(TrustTest, RefusesAFileOthersMayWriteAndSaysHowToFixIt) {
   const auto file = install("hello", fs::perms(0666));
-  EXPECT_EQ(refusal(file), "file is writable by others (mode 0666); run chmod o-w " + file.string());
+  EXPECT_EQ(refusal(file),
+            "file is writable by others (mode 0666); run chmod o-w " + file.string());
 }
 
 TEST_F(TrustTest, RefusesAGroupWritableFile) {
@@ -76,8 +78,10 @@ TEST_F(TrustTest, RefusesEveryFileOfAWritableDirectory) {
   EXPECT_TRUE(catalog.entries().empty());
   ASSERT_EQ(catalog.problems().size(), 1u);
   EXPECT_EQ(catalog.problems()[0].oneLine(),
-            dir_.path().string() + ": refused: plugin directory is writable by others (mode 0777); "
-                                   "run chmod o-w " + dir_.path().string());
+            dir_.path().string() +
+                ": refused: plugin directory is writable by others (mode 0777); "
+                "run chmod o-w " +
+                dir_.path().string());
   fs::permissions(dir_.path(), fs::perms(0700));
 }
 
@@ -89,8 +93,9 @@ TEST_F(TrustTest, StrictModesCanBeTurnedOff) {
 
 TEST_F(TrustTest, Sha256MatchesTheSystemTool) {
   const auto file = install("hello");
-  FileHandle handle(file);
-  auto digest = sha256Hex(handle.fd());
+  auto handle = FileHandle::open(file);
+  ASSERT_TRUE(handle.ok());
+  auto digest = sha256Hex(handle->fd());
   ASSERT_TRUE(digest.ok());
   auto tool = plugboard::testing::run({"sha256sum", file.string()});
   EXPECT_EQ(tool.out.substr(0, 64), *digest);
@@ -98,16 +103,17 @@ TEST_F(TrustTest, Sha256MatchesTheSystemTool) {
 
 TEST_F(TrustTest, PinsAcceptTheirDigestAndRefuseAnother) {
   const auto file = install("hello");
-  FileHandle handle(file);
-  const std::string digest = *sha256Hex(handle.fd());
+  auto handle = FileHandle::open(file);
+  ASSERT_TRUE(handle.ok());
+  const std::string digest = *sha256Hex(handle->fd());
   TrustPolicy pinned;
   pinned.pins["hello"] = digest;
   EXPECT_EQ(refusal(file, pinned), "accepted");
   pinned.pins["hello"] = std::string(64, '0');
-  EXPECT_EQ(refusal(file, pinned),
-            "plugin 'hello' 1.2.0 in " + file.string() + " has SHA-256 " + digest +
-                ", but the config pins 'hello' to " + std::string(64, '0') +
-                "; reinstall the plugin or update the pin");
+  EXPECT_EQ(refusal(file, pinned), "plugin 'hello' 1.2.0 in " + file.string() + " has SHA-256 " +
+                                       digest + ", but the config pins 'hello' to " +
+                                       std::string(64, '0') +
+                                       "; reinstall the plugin or update the pin");
   // A pin for one version leaves the others alone.
   TrustPolicy other_version;
   other_version.pins["hello@9.9.9"] = std::string(64, '0');

@@ -1,4 +1,5 @@
 #include "core/workflow.h"
+#include "core/workflow_check.h"
 
 #include <gtest/gtest.h>
 
@@ -49,7 +50,8 @@ depends = ["a"]
 timeout = 5
 poll = true
 args = { text = "${steps.a.outputs.parameters.greeting}" }
-)", "wf.toml");
+)",
+                              "wf.toml");
   ASSERT_TRUE(loaded.ok()) << (loaded.problems.empty() ? "" : loaded.problems[0].oneLine());
   const Workflow& wf = *loaded.workflow;
   EXPECT_EQ(wf.name, "demo");
@@ -98,8 +100,12 @@ plugin = "bad name!"
 id = "c"
 )");
   has(p, "wf.toml:2:1: unknown key 'colour' (expected name, description, inputs, steps)");
-  has(p, "wf.toml:6:1: step 'a': unknown key 'argz' (expected id, plugin, rpc, args, depends, timeout, retry, poll, deploy, description)");
-  has(p, "wf.toml:8:11: step 'a': 'timeout': invalid duration 'soon': use a number with ms, s, m or h, e.g. 500ms, 30s, 1m30s");
+  has(p,
+      "wf.toml:6:1: step 'a': unknown key 'argz' (expected id, plugin, rpc, args, depends, "
+      "timeout, retry, poll, deploy, description)");
+  has(p,
+      "wf.toml:8:11: step 'a': 'timeout': invalid duration 'soon': use a number with ms, s, m or "
+      "h, e.g. 500ms, 30s, 1m30s");
   has(p, "wf.toml:9:19: step 'a': 'retry.limit' must be an integer from 0 to 1000");
   has(p, "wf.toml:9:23: step 'a': unknown key 'retry.jitter' (expected limit, backoff, factor)");
   has(p, "wf.toml:3:1: step 'a': depends on unknown step 'ghost'");
@@ -141,9 +147,12 @@ plugin = "echo"
 args = { bad = "${inputs.who" }
 )");
   has(p, "wf.toml:4:1: step 'a': ${inputs.nobody}: the workflow has no input 'nobody'");
-  has(p, "wf.toml:4:1: step 'a': ${steps.b.outputs.parameters.v}: step 'a' does not depend on 'b'; add it to depends");
+  has(p,
+      "wf.toml:4:1: step 'a': ${steps.b.outputs.parameters.v}: step 'a' does not depend on 'b'; "
+      "add it to depends");
   has(p, "wf.toml:4:1: step 'a': ${steps.zz.outputs.parameters.v}: there is no step 'zz'");
-  has(p, "wf.toml:8:1: step 'b': args: unterminated reference in \"${inputs.who\": '${' without '}'");
+  has(p,
+      "wf.toml:8:1: step 'b': args: unterminated reference in \"${inputs.who\": '${' without '}'");
 }
 
 TEST(WorkflowTest, ChecksPluginsRpcsAndSchemasWithoutLoading) {
@@ -171,7 +180,8 @@ depends = ["bad-args"]
 id = "polled"
 plugin = "nosuch"
 poll = true
-)", "wf.toml");
+)",
+                              "wf.toml");
   ASSERT_TRUE(loaded.problems.empty()) << loaded.problems[0].oneLine();
   auto inputs = resolveInputs(*loaded.workflow, {});
   ASSERT_TRUE(inputs.ok());
@@ -179,11 +189,19 @@ poll = true
   for (const auto& problem : checkWorkflow(*loaded.workflow, catalog, *inputs)) {
     p.push_back(problem.oneLine());
   }
-  has(p, "wf.toml:4:1: step 'missing': no plugin 'nosuch' is installed (installed: echo, fail, hello, "
-         "legacy-executor-plugin, multi, sleep); to let the providers of 'template.execute' be polled instead, set poll = true");
-  has(p, "wf.toml:7:1: step 'wrong-rpc': plugin 'multi' does not provide 'template.execute'; it provides: text.upper, text.count");
-  has(p, "wf.toml:10:1: step 'bad-args': args.name: expected string, got integer (schema of hello template.execute)");
-  has(p, "wf.toml:14:1: step 'bad-output': ${steps.bad-args.outputs.parameters.farewell}: plugin 'hello' outputs only greeting");
+  has(p,
+      "wf.toml:4:1: step 'missing': no plugin 'nosuch' is installed (installed: echo, fail, hello, "
+      "legacy-executor-plugin, multi, sleep); to let the providers of 'template.execute' be polled "
+      "instead, set poll = true");
+  has(p,
+      "wf.toml:7:1: step 'wrong-rpc': plugin 'multi' does not provide 'template.execute'; it "
+      "provides: text.upper, text.count");
+  has(p,
+      "wf.toml:10:1: step 'bad-args': args.name: expected string, got integer (schema of hello "
+      "template.execute)");
+  has(p,
+      "wf.toml:14:1: step 'bad-output': ${steps.bad-args.outputs.parameters.farewell}: plugin "
+      "'hello' outputs only greeting");
   EXPECT_EQ(p.size(), 4u);
 }
 
@@ -197,7 +215,8 @@ need = { description = "no default" }
 [[steps]]
 id = "a"
 plugin = "echo"
-)", "wf.toml");
+)",
+                              "wf.toml");
   ASSERT_TRUE(loaded.ok());
   const Workflow& wf = *loaded.workflow;
   auto values = resolveInputs(wf, {{"n", "7"}, {"flag", "true"}, {"need", "x"}});

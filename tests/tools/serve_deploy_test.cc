@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/argo.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
@@ -15,11 +16,6 @@ namespace plugboard::testing {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string argoBody(const std::string& key, const Json& args) {
-  return Json{{"workflow", {{"metadata", {{"name", "wf"}}}}}, {"template", {{"name", "t"}, {"plugin", {{key, args}}}}}}
-      .dump();
-}
 
 Json node(HttpClient& client, const std::string& key, const Json& args) {
   auto r = client.request("POST", "/api/v1/template.execute", argoBody(key, args));
@@ -34,7 +30,8 @@ TEST(ServeDeployTest, APluginRunInProcessModeCrashesItsRequestOnlyAndComesBack) 
   HttpClient client(serve.port());
   const Json crashed = node(client, "crashy", {{"crash", "segv"}});
   EXPECT_EQ(crashed["phase"], "Error");
-  EXPECT_NE(crashed.value("message", "").find("killed by signal 11 (SIGSEGV)"), std::string::npos) << crashed;
+  EXPECT_NE(crashed.value("message", "").find("killed by signal 11 (SIGSEGV)"), std::string::npos)
+      << crashed;
   EXPECT_EQ(node(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
   const Json again = node(client, "crashy", Json::object());  // a new child
   EXPECT_EQ(again["phase"], "Succeeded") << again;
@@ -48,11 +45,13 @@ TEST(ServeDeployTest, ADeployerModuleInstalledWhileServingBecomesUsable) {
   const std::string config =
       dir.write("plugboard.toml", "[deploy]\ncrashy = \"process\"\n[deployers.process]\nhost = \"" +
                                       (buildDir() / "plugboard-host").string() + "\"\n");
-  ServeProcess serve({"--plugins", dir.plugins(), "--config", config, "--deployers", deployers.path().string()});
+  ServeProcess serve(
+      {"--plugins", dir.plugins(), "--config", config, "--deployers", deployers.path().string()});
   HttpClient client(serve.port());
   const Json missing = node(client, "crashy", Json::object());
   EXPECT_EQ(missing["phase"], "Error");
-  EXPECT_NE(missing.value("message", "").find("configured to run through deployer 'process', which is not installed"),
+  EXPECT_NE(missing.value("message", "")
+                .find("configured to run through deployer 'process', which is not installed"),
             std::string::npos)
       << missing;
   EXPECT_EQ(node(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/argo.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
@@ -16,12 +17,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string argoBody(const std::string& key, const Json& args) {
-  return Json{{"workflow", {{"metadata", {{"name", "wf"}, {"namespace", "argo"}, {"uid", "1"}}}}},
-              {"template", {{"name", "t"}, {"plugin", {{key, args}}}}}}
-      .dump();
-}
-
 class ServeTest : public ::testing::Test {
  protected:
   PluginDir dir_;
@@ -30,10 +25,12 @@ class ServeTest : public ::testing::Test {
 TEST_F(ServeTest, ExecutesTemplatesTheArgoWay) {
   ServeProcess serve({"--plugins", dir_.plugins()});
   HttpClient client(serve.port());
-  auto named = client.request("POST", "/api/v1/template.execute", argoBody("hello", {{"name", "Argo"}}));
+  auto named =
+      client.request("POST", "/api/v1/template.execute", argoBody("hello", {{"name", "Argo"}}));
   ASSERT_EQ(named.status, 200);
   EXPECT_EQ(named.headers["Content-Type"], "application/json");
-  EXPECT_EQ(Json::parse(named.body), Json::parse(R"({"node":{"phase":"Succeeded","message":"Hello, Argo!",
+  EXPECT_EQ(Json::parse(named.body),
+            Json::parse(R"({"node":{"phase":"Succeeded","message":"Hello, Argo!",
       "outputs":{"parameters":[{"name":"greeting","value":"Hello, Argo!"}]}}})"));
   // Not hosted here: {} so that Argo's agent asks its other sidecars. (Every plugin here is
   // polled and declines, scripted because the key is not the one it is told to expect.)
@@ -42,11 +39,14 @@ TEST_F(ServeTest, ExecutesTemplatesTheArgoWay) {
   EXPECT_EQ(elsewhere.status, 200);
   EXPECT_EQ(elsewhere.body, "{}");
   // A named plugin that declines: a Failed node.
-  auto declined = client.request("POST", "/api/v1/template.execute", argoBody("legacy", {{"x", 1}}));
+  auto declined =
+      client.request("POST", "/api/v1/template.execute", argoBody("legacy", {{"x", 1}}));
   EXPECT_EQ(Json::parse(declined.body)["node"]["phase"], "Failed");
-  EXPECT_EQ(Json::parse(declined.body)["node"]["message"], "plugin 'legacy' could not execute the template");
+  EXPECT_EQ(Json::parse(declined.body)["node"]["message"],
+            "plugin 'legacy' could not execute the template");
   // Running is requeued.
-  auto running = client.request("POST", "/api/v1/template.execute", argoBody("scripted", {{"phase", "Running"}}));
+  auto running = client.request("POST", "/api/v1/template.execute",
+                                argoBody("scripted", {{"phase", "Running"}}));
   EXPECT_EQ(Json::parse(running.body)["requeue"], "1s");
 }
 
@@ -63,16 +63,20 @@ TEST_F(ServeTest, AnswersEachKindOfBadRequestAndKeepsServing) {
   auto two_keys = client.request("POST", "/api/v1/template.execute",
                                  R"({"template":{"plugin":{"a":{},"b":{}}}})");
   EXPECT_EQ(two_keys.status, 400);
-  EXPECT_EQ(Json::parse(two_keys.body)["error"], "template.plugin: expected exactly one key, got 2");
+  EXPECT_EQ(Json::parse(two_keys.body)["error"],
+            "template.plugin: expected exactly one key, got 2");
   EXPECT_EQ(client.request("POST", "/api/v1/template.execute", std::string(5000, ' ')).status, 413);
 
   HttpClient headers(serve.port());
-  EXPECT_EQ(headers.request("GET", "/healthz", "", {{"X-Big", std::string(20000, 'x')}}).status, 431);
+  EXPECT_EQ(headers.request("GET", "/healthz", "", {{"X-Big", std::string(20000, 'x')}}).status,
+            431);
   HttpClient garbage(serve.port());
   EXPECT_EQ(garbage.raw("THIS IS NOT HTTP\r\n\r\n").status, 400);
 
   HttpClient after(serve.port());
-  EXPECT_EQ(after.request("POST", "/api/v1/template.execute", argoBody("echo", {{"a", "b"}})).status, 200);
+  EXPECT_EQ(
+      after.request("POST", "/api/v1/template.execute", argoBody("echo", {{"a", "b"}})).status,
+      200);
 }
 
 TEST_F(ServeTest, RequiresTheBearerTokenWhenOneIsConfigured) {
@@ -82,8 +86,14 @@ TEST_F(ServeTest, RequiresTheBearerTokenWhenOneIsConfigured) {
   HttpClient client(serve.port());
   const std::string body = argoBody("hello", Json::object());
   EXPECT_EQ(client.request("POST", "/api/v1/template.execute", body).status, 403);
-  EXPECT_EQ(client.request("POST", "/api/v1/template.execute", body, {{"Authorization", "Bearer wrong"}}).status, 403);
-  EXPECT_EQ(client.request("POST", "/api/v1/template.execute", body, {{"Authorization", "Bearer s3cret"}}).status, 200);
+  EXPECT_EQ(
+      client.request("POST", "/api/v1/template.execute", body, {{"Authorization", "Bearer wrong"}})
+          .status,
+      403);
+  EXPECT_EQ(
+      client.request("POST", "/api/v1/template.execute", body, {{"Authorization", "Bearer s3cret"}})
+          .status,
+      200);
   EXPECT_EQ(client.request("GET", "/healthz").status, 200);  // probes need no token
 }
 
@@ -113,9 +123,12 @@ TEST_F(ServeTest, ListsPluginsCallsThemDirectlyAndCountsInMetrics) {
   EXPECT_TRUE(found);
   auto metrics = client.request("GET", "/metrics");
   EXPECT_EQ(metrics.status, 200);
-  EXPECT_NE(metrics.body.find("plugboard_calls_total{plugin=\"multi@1.0.0\"} 1"), std::string::npos) << metrics.body;
-  EXPECT_NE(metrics.body.find("plugboard_call_duration_seconds_count{plugin=\"multi@1.0.0\"} 1"), std::string::npos);
-  EXPECT_NE(metrics.body.find("# TYPE plugboard_call_duration_seconds histogram"), std::string::npos);
+  EXPECT_NE(metrics.body.find("plugboard_calls_total{plugin=\"multi@1.0.0\"} 1"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("plugboard_call_duration_seconds_count{plugin=\"multi@1.0.0\"} 1"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("# TYPE plugboard_call_duration_seconds histogram"),
+            std::string::npos);
   EXPECT_EQ(client.request("GET", "/readyz").status, 200);
 }
 
@@ -155,7 +168,8 @@ TEST_F(ServeTest, ASlowCallDoesNotHoldUpOtherConnectionsOnItsThread) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   for (int i = 0; i < 20; ++i) {
-    auto r = other.request("POST", "/api/v1/template.execute", argoBody("echo", {{"i", std::to_string(i)}}));
+    auto r = other.request("POST", "/api/v1/template.execute",
+                           argoBody("echo", {{"i", std::to_string(i)}}));
     ASSERT_EQ(r.status, 200);
   }
   HttpClient fresh(serve.port());  // accepted and served meanwhile too
@@ -170,11 +184,13 @@ TEST_F(ServeTest, ALoopIsServedAgainAfterItsSlowCallAndHelperAreGone) {
   HttpClient client(serve.port());
   for (int round = 0; round < 3; ++round) {
     // Slow enough to get a helper thread; then long enough for the helper to leave.
-    auto slow = client.request("POST", "/api/v1/template.execute", argoBody("sleep", {{"seconds", 0.1}}));
+    auto slow =
+        client.request("POST", "/api/v1/template.execute", argoBody("sleep", {{"seconds", 0.1}}));
     ASSERT_EQ(slow.status, 200);
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     auto next = std::async(std::launch::async, [&] {
-      return client.request("POST", "/api/v1/template.execute", argoBody("echo", {{"round", std::to_string(round)}}));
+      return client.request("POST", "/api/v1/template.execute",
+                            argoBody("echo", {{"round", std::to_string(round)}}));
     });
     ASSERT_EQ(next.wait_for(std::chrono::seconds(5)), std::future_status::ready)
         << "the loop's thread was never woken for the next request";
@@ -197,12 +213,15 @@ TEST_F(ServeTest, ShutdownLetsACallInFlightFinishAndRefusesNewWork) {
   EXPECT_EQ(other.request("GET", "/healthz").status, 200);  // connected, kept alive
   HttpReply slow_reply;
   std::thread t([&] {
-    slow_reply = slow.request("POST", "/api/v1/template.execute", argoBody("sleep", {{"seconds", 1}}));
+    slow_reply =
+        slow.request("POST", "/api/v1/template.execute", argoBody("sleep", {{"seconds", 1}}));
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   std::thread stopper([&] { EXPECT_EQ(serve.stop(SIGTERM), 0); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_EQ(other.request("POST", "/api/v1/template.execute", argoBody("echo", Json::object())).status, 503);
+  EXPECT_EQ(
+      other.request("POST", "/api/v1/template.execute", argoBody("echo", Json::object())).status,
+      503);
   t.join();
   stopper.join();
   EXPECT_EQ(slow_reply.status, 200);

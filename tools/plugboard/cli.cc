@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -105,67 +105,16 @@ std::vector<std::filesystem::path> defaultDeployerDirs() {
   if (ec) return {};
   std::vector<std::filesystem::path> out;
   // The build tree puts them next to the binary; an installation under <prefix>/lib.
-  for (const auto& dir : {exe.parent_path() / "deployers", exe.parent_path().parent_path() / "lib" / "plugboard" / "deployers",
-                          exe.parent_path().parent_path() / CMAKE_INSTALL_LIBDIR_NAME / "plugboard" / "deployers"}) {
+  for (const auto& dir :
+       {exe.parent_path() / "deployers",
+        exe.parent_path().parent_path() / "lib" / "plugboard" / "deployers",
+        exe.parent_path().parent_path() / CMAKE_INSTALL_LIBDIR_NAME / "plugboard" / "deployers"}) {
     if (std::filesystem::is_directory(dir, ec) &&
         std::find(out.begin(), out.end(), dir) == out.end()) {
       out.push_back(dir);
     }
   }
   return out;
-}
-
-std::optional<Deployment> setUpDeployers(const core::Config& config, const core::Catalog& plugins) {
-  Deployment d;
-  d.deployers = std::make_shared<core::DeployerSet>(config.deployer_dirs, config.trust, config.deployer_options);
-  for (const auto& [name, options] : config.deployer_options) {
-    if (d.deployers->find(name) == nullptr) {
-      spdlog::warn("the config has options for deployer '{}', which is not installed (yet)", name);
-    }
-  }
-  if (!config.registry.empty()) {
-    auto registry = core::Registry::load(config.registry);
-    if (!registry) {
-      std::cerr << "plugboard: " << registry.error().message() << "\n";
-      return std::nullopt;
-    }
-    d.registry = std::make_shared<core::Registry>(std::move(*registry));
-  }
-  d.steps = std::make_shared<core::StepPlugins>(*d.deployers, d.registry.get(), plugins);
-  return d;
-}
-
-core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, const core::Config& config,
-                                std::shared_ptr<core::RegistryPlugins> registry_plugins) {
-  return [deployers, dirs = config.deployer_dirs, chosen = config.plugin_deploy, registry_plugins](
-             const core::CatalogEntry& entry) -> core::Expected<std::unique_ptr<core::PluginHandle>> {
-    if (registry_plugins) {
-      if (auto started = registry_plugins->open(entry)) return std::move(*started);
-    }
-    const auto where = [&dirs] {
-      std::vector<std::string> searched;
-      for (const auto& d : dirs) searched.push_back(d.string());
-      return "(deployer directories: " + join(searched) + "; set --deployers DIR or deployer_dirs in the config)";
-    };
-    const core::CatalogEntry* deployer = nullptr;
-    core::Json options = core::Json::object();
-    if (auto it = chosen.find(core::toLower(entry.manifest.name)); it != chosen.end()) {
-      deployer = deployers->find(it->second.deployer);
-      if (deployer == nullptr) {
-        return core::Error("plugin '" + entry.manifest.name + "' is configured to run through deployer '" +
-                           it->second.deployer + "', which is not installed " + where());
-      }
-      options = it->second.options;
-    } else if (auto native = deployers->forKind("native"); !native.empty()) {
-      deployer = native.front();
-    } else {
-      return core::Error("plugin '" + entry.manifest.name +
-                         "' needs a deployer of native plugins, and none is installed " + where());
-    }
-    auto module = deployers->module(*deployer);
-    if (!module) return module.error();
-    return (*module)->open({{"path", entry.loadPath().string()}}, options);
-  };
 }
 
 std::optional<std::map<std::string, std::string>> params(const po::variables_map& vm) {
@@ -188,8 +137,10 @@ std::optional<core::Config> settings(const po::variables_map& vm) {
 
   if (vm.count("plugins")) {
     config.plugin_dirs.clear();
-    for (const auto& d : vm["plugins"].as<std::vector<std::string>>()) config.plugin_dirs.push_back(d);
-  } else if (const char* env = std::getenv("PLUGBOARD_PLUGINS"); config.plugin_dirs.empty() && env) {
+    for (const auto& d : vm["plugins"].as<std::vector<std::string>>())
+      config.plugin_dirs.push_back(d);
+  } else if (const char* env = std::getenv("PLUGBOARD_PLUGINS");
+             config.plugin_dirs.empty() && env) {
     config.plugin_dirs = splitPath(env);
   }
   if (config.plugin_dirs.empty()) {
@@ -200,8 +151,10 @@ std::optional<core::Config> settings(const po::variables_map& vm) {
 
   if (vm.count("deployers")) {
     config.deployer_dirs.clear();
-    for (const auto& d : vm["deployers"].as<std::vector<std::string>>()) config.deployer_dirs.push_back(d);
-  } else if (const char* env = std::getenv("PLUGBOARD_DEPLOYERS"); config.deployer_dirs.empty() && env) {
+    for (const auto& d : vm["deployers"].as<std::vector<std::string>>())
+      config.deployer_dirs.push_back(d);
+  } else if (const char* env = std::getenv("PLUGBOARD_DEPLOYERS");
+             config.deployer_dirs.empty() && env) {
     config.deployer_dirs = splitPath(env);
   }
   if (config.deployer_dirs.empty()) config.deployer_dirs = defaultDeployerDirs();
@@ -235,28 +188,13 @@ std::optional<core::Config> settings(const po::variables_map& vm) {
   return config;
 }
 
-core::Catalog scanPlugins(const core::Config& config) {
-  auto catalog = core::Catalog::scan(config.plugin_dirs, config.trust);
-  for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
-  return catalog;
-}
-
-std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
-                                                const core::Catalog& catalog,
-                                                const std::map<std::string, std::string>& given,
-                                                const core::StepPlugins* step_plugins) {
-  auto loaded = core::loadWorkflow(file);
-  for (const auto& p : loaded.problems) std::cerr << p.oneLine() << "\n";
-  if (!loaded.ok()) return std::nullopt;
-  auto inputs = core::resolveInputs(*loaded.workflow, given);
-  if (!inputs) {
-    std::cerr << file << ": " << inputs.error().message() << "\n";
-    return std::nullopt;
+std::unique_ptr<core::Runtime> openRuntime(const core::Config& config) {
+  auto runtime = core::Runtime::open(config);
+  if (!runtime) {
+    std::cerr << "plugboard: " << runtime.error().message() << "\n";
+    return nullptr;
   }
-  auto problems = core::checkWorkflow(*loaded.workflow, catalog, *inputs, step_plugins);
-  for (const auto& p : problems) std::cerr << p.oneLine() << "\n";
-  if (!problems.empty()) return std::nullopt;
-  return PreparedWorkflow{std::move(*loaded.workflow), std::move(*inputs)};
+  return std::move(*runtime);
 }
 
 namespace {
@@ -264,7 +202,8 @@ namespace {
 // %j: the log message as a JSON string, quotes and escapes included.
 class JsonMessage : public spdlog::custom_flag_formatter {
  public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
     const std::string text = nlohmann::json(std::string(msg.payload.data(), msg.payload.size()))
                                  .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     dest.append(text.data(), text.data() + text.size());

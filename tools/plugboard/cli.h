@@ -15,14 +15,9 @@
 
 #include <boost/program_options.hpp>
 
-#include "core/catalog.h"
 #include "core/config.h"
-#include "core/deployer.h"
-#include "core/registry_plugins.h"
-#include "core/dispatcher.h"
-#include "core/registry.h"
-#include "core/step_plugins.h"
-#include "core/workflow.h"
+#include "core/runtime.h"
+#include "core/text.h"
 
 namespace plugboard::cli {
 
@@ -68,41 +63,13 @@ std::optional<std::map<std::string, std::string>> params(
 // on an error, or when there is no plugin directory at all.
 std::optional<core::Config> settings(const boost::program_options::variables_map& vm);
 
-// A workflow ready to run: parsed, inputs resolved, checked against the catalog.
-struct PreparedWorkflow {
-  core::Workflow workflow;
-  core::Json inputs;
-};
-// Loads and checks `file`, printing every problem on its own line to stderr.
-// With `step_plugins`, each step is resolved to its deployer and artifact too.
-std::optional<PreparedWorkflow> prepareWorkflow(const std::string& file,
-                                                const core::Catalog& catalog,
-                                                const std::map<std::string, std::string>& params,
-                                                const core::StepPlugins* step_plugins = nullptr);
-
 // The deployer directories found next to the binary (build tree) or under its prefix.
 std::vector<std::filesystem::path> defaultDeployerDirs();
 std::vector<std::filesystem::path> splitPath(const std::string& colon_separated);
 
-// The deployers of a run, the registry, and the step plugins that use them.
-struct Deployment {
-  std::shared_ptr<core::DeployerSet> deployers;
-  std::shared_ptr<core::Registry> registry;  // null without a registry file
-  std::shared_ptr<core::StepPlugins> steps;
-};
-// Scans the configured deployer directories (logging refused files) and loads the
-// registry. Prints the problem and returns nullopt for a bad registry or options for a
-// deployer that is not installed. `plugins` must outlive the result.
-std::optional<Deployment> setUpDeployers(const core::Config& config, const core::Catalog& plugins);
-// Opens plugin-directory plugins through the deployer the config's [deploy] names for
-// them, else the highest-priority deployer of native plugins.
-// `registry_plugins` (may be null): serve's plugins from the registry, already started.
-core::PluginOpener pluginOpener(std::shared_ptr<core::DeployerSet> deployers, const core::Config& config,
-                                std::shared_ptr<core::RegistryPlugins> registry_plugins = nullptr);
-
-// Scans the configured plugin directories with the configured trust rules, logging each
-// refused file as a warning.
-core::Catalog scanPlugins(const core::Config& config);
+// The runtime of a one-shot command (core/runtime.h) for `config`; prints the problem and
+// returns null when it cannot be made.
+std::unique_ptr<core::Runtime> openRuntime(const core::Config& config);
 
 using core::join;
 

@@ -5,8 +5,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/catalog.h"
-#include "core/loader.h"
 #include "tools/plugboard/cli.h"
 
 namespace plugboard::cli {
@@ -60,7 +58,8 @@ int cmdCall(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
   const char* usage =
-      "usage: plugboard call NAME[@VERSION] --plugins DIR [--rpc RPC] [--args JSON | --args-file F]";
+      "usage: plugboard call NAME[@VERSION] --plugins DIR [--rpc RPC] [--args JSON | --args-file "
+      "F]";
   if (!parseArgs(args, usage, options, positional, vm, exit_code)) return exit_code;
   auto config = settings(vm);
   if (!config) return kExitUsage;
@@ -76,15 +75,18 @@ int cmdCall(const Args& args) {
   const std::string key = spec.substr(0, at);
   const std::string version = at == std::string::npos ? "" : spec.substr(at + 1);
 
-  const auto catalog = scanPlugins(*config);
+  auto runtime = openRuntime(*config);
+  if (!runtime) return kExitUsage;
+  const core::Catalog& catalog = runtime->catalog();
   const core::CatalogEntry* entry = catalog.find(key, version);
   if (entry == nullptr) {
     std::vector<std::string> installed;
     for (const auto& e : catalog.entries()) {
       installed.push_back(e.manifest.name + "@" + e.manifest.version.text());
     }
-    std::cerr << "plugboard: no plugin '" << spec << "' in the plugin directories (installed: "
-              << join(installed, ", ", "none") << ")\n";
+    std::cerr << "plugboard: no plugin '" << spec
+              << "' in the plugin directories (installed: " << join(installed, ", ", "none")
+              << ")\n";
     return kExitFailed;
   }
   if (!entry->manifest.legacy() && !entry->manifest.providesRpc(rpc)) {
@@ -93,20 +95,18 @@ int cmdCall(const Args& args) {
     return kExitFailed;
   }
 
-  spdlog::info("loading plugin '{}' {} from {}", entry->manifest.name,
-               entry->manifest.version.text(), entry->file.string());
-  auto library = core::PluginLibrary::load(*entry);
-  if (!library) {
-    std::cerr << "plugboard: " << library.error().message() << "\n";
+  // Started where the configuration places it ([deploy]), as run and serve would.
+  spdlog::info("loading plugin '{}' {} from {}", entry->manifest.name, entry->manifest.version.text(),
+               entry->file.string());
+  auto plugin = runtime->launcher().open(*entry);
+  if (!plugin) {
+    std::cerr << "plugboard: " << plugin.error().message() << "\n";
     return kExitFailed;
   }
-  auto instance = (*library)->createInstance();
-  if (!instance) {
-    std::cerr << "plugboard: " << instance.error().message() << "\n";
-    return kExitFailed;
-  }
-  const core::Outcome outcome =
-      (*instance)->call({{"rpc", rpc}, {"key", key}, {"via", "direct"}, {"args", *call_args}});
+  core::PluginHandle& handle = *(*plugin)->handle;
+  const core::Json request = {{"rpc", rpc}, {"key", key}, {"via", "direct"}, {"args", *call_args}};
+  const core::Outcome outcome = handle.callText(
+      request.dump(-1, ' ', false, core::Json::error_handler_t::replace), handle.newCallId());
   if (vm.count("json")) {
     std::cout << outcome.toJson().dump(2) << "\n";
   } else {

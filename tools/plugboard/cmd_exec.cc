@@ -20,32 +20,33 @@ int cmdExec(const Args& args) {
       "requeue delay to reply for a Running result that asks for none (default 1s)");
   po::variables_map vm;
   int exit_code = kExitOk;
-  if (!parseArgs(args, "usage: plugboard exec --plugins DIR < ExecuteTemplateArgs.json", options, {},
-                 vm, exit_code)) {
+  if (!parseArgs(args, "usage: plugboard exec --plugins DIR < ExecuteTemplateArgs.json", options,
+                 {}, vm, exit_code)) {
     return exit_code;
   }
   auto config = settings(vm);
   if (!config) return kExitUsage;
 
-  const std::string body((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  const std::string body((std::istreambuf_iterator<char>(std::cin)),
+                         std::istreambuf_iterator<char>());
   auto request = core::parseExecuteTemplateArgs(body);
   if (!request) {
     std::cout << core::Json{{"error", request.error().message()}}.dump() << "\n";
-    std::cerr << "plugboard: bad ExecuteTemplateArgs on stdin: " << request.error().message() << "\n";
+    std::cerr << "plugboard: bad ExecuteTemplateArgs on stdin: " << request.error().message()
+              << "\n";
     return kExitUsage;
   }
-  const auto catalog = scanPlugins(*config);
-  auto deployment = setUpDeployers(*config, catalog);
-  if (!deployment) return kExitUsage;
-  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority,
-                                                               .open = pluginOpener(deployment->deployers, *config)});
-  auto result = core::dispatchWithDeadline(dispatcher, std::move(*request), config->default_timeout);
+  auto runtime = openRuntime(*config);
+  if (!runtime) return kExitUsage;
+  auto result = core::dispatchWithDeadline(runtime->dispatcher(), std::move(*request),
+                                           config->default_timeout);
   const auto& outcome = result.dispatch.outcome;
   std::cout << core::executeTemplateReply(outcome, config->poll_interval) << "\n";
   std::cout.flush();
-  const bool ok = outcome.phase == core::Phase::kSucceeded || outcome.phase == core::Phase::kRunning;
+  const bool ok =
+      outcome.phase == core::Phase::kSucceeded || outcome.phase == core::Phase::kRunning;
   const int status = ok ? kExitOk : kExitFailed;
-  if (result.abandoned) std::_Exit(status);  // the abandoned call still uses the dispatcher
+  if (result.abandoned) std::_Exit(status);  // the abandoned call still uses the runtime
   return status;
 }
 

@@ -48,7 +48,8 @@ void printSummary(const core::RunReport& report) {
   }
   const std::string took = core::formatElapsed(report.duration);
   if (report.succeeded()) {
-    std::printf("workflow '%s' Succeeded in %s (%d steps)\n", report.workflow.c_str(), took.c_str(), ok);
+    std::printf("workflow '%s' Succeeded in %s (%d steps)\n", report.workflow.c_str(), took.c_str(),
+                ok);
   } else {
     std::printf("workflow '%s' %s after %s: %d of %zu steps succeeded\n", report.workflow.c_str(),
                 report.cancelled ? "Cancelled" : "Failed", took.c_str(), ok, report.steps.size());
@@ -57,23 +58,6 @@ void printSummary(const core::RunReport& report) {
     std::printf("warning: %d plugin call(s) ignored cancellation and were abandoned\n",
                 report.abandoned);
   }
-}
-
-// Loads the deployer of every step that runs through one of its own, so that a deployer
-// that cannot work here (podman not installed, say) fails the run before any step starts;
-// false after printing each such step and why.
-bool deployersReady(const std::string& file, const core::Workflow& workflow, core::StepPlugins& steps,
-                    core::DeployerSet& deployers) {
-  bool ready = true;
-  for (const auto& step : workflow.steps) {
-    auto target = steps.target(step);
-    if (!target || !*target) continue;  // checkWorkflow reported it, or the dispatcher runs it
-    if (auto module = deployers.module(*(*target)->deployer); !module) {
-      std::cerr << file << ": step '" << step.id << "' cannot run: " << module.error().message() << "\n";
-      ready = false;
-    }
-  }
-  return ready;
 }
 
 }  // namespace
@@ -85,7 +69,8 @@ int cmdRun(const Args& args) {
   addPriorityOption(options);
   options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)")(
       "output,o", po::value<std::string>()->default_value("text"), "text or json")(
-      "parallel", po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
+      "parallel",
+      po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
       "plugin calls running at once (default: the number of cores)")(
       "default-timeout", po::value<std::string>(),
       "deadline of a step attempt without its own timeout (default: the config's, 5m)")(
@@ -95,8 +80,9 @@ int cmdRun(const Args& args) {
   positional.add("workflow", 1);
   po::variables_map vm;
   int exit_code = kExitOk;
-  if (!parseArgs(args, "usage: plugboard run WORKFLOW --plugins DIR [--param K=V]... [--output text|json]",
-                 options, positional, vm, exit_code)) {
+  if (!parseArgs(
+          args, "usage: plugboard run WORKFLOW --plugins DIR [--param K=V]... [--output text|json]",
+          options, positional, vm, exit_code)) {
     return exit_code;
   }
   const std::string output = vm["output"].as<std::string>();
@@ -112,24 +98,24 @@ int cmdRun(const Args& args) {
   run_options.default_timeout = config->default_timeout;
   run_options.poll_interval = config->poll_interval;
 
-  const auto catalog = scanPlugins(*config);
-  auto deployment = setUpDeployers(*config, catalog);
-  if (!deployment) return kExitUsage;
-  auto prepared = prepareWorkflow(vm["workflow"].as<std::string>(), catalog, *given, deployment->steps.get());
-  if (!prepared) return kExitUsage;
-  if (!deployersReady(vm["workflow"].as<std::string>(), prepared->workflow, *deployment->steps,
-                      *deployment->deployers)) {
+  auto runtime = openRuntime(*config);
+  if (!runtime) return kExitUsage;
+  auto prepared = runtime->prepare(vm["workflow"].as<std::string>(), *given);
+  if (!prepared) {
+    std::cerr << prepared.error().message() << "\n";
     return kExitUsage;
   }
-  run_options.step_plugins = deployment->steps.get();
+  if (core::Status ready = runtime->deployersReady(prepared->workflow); !ready) {
+    std::cerr << ready.error().message() << "\n";
+    return kExitUsage;
+  }
+  run_options.launcher = &runtime->launcher();
 
   std::vector<std::string> ids;
   for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
   const bool json = output == "json";
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
-  core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority,
-                                                               .open = pluginOpener(deployment->deployers, *config)});
-  core::Runner runner(dispatcher, run_options, json ? nullptr : &display);
+  core::Runner runner(runtime->dispatcher(), run_options, json ? nullptr : &display);
   handleSignals(runner);
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);
   if (json) {
@@ -142,7 +128,7 @@ int cmdRun(const Args& args) {
   std::fflush(stdout);
   std::fflush(stderr);
   // Calls abandoned past their deadline may still run plugin code that uses the
-  // dispatcher; end without destroying it.
+  // runtime; end without destroying it.
   if (report.abandoned > 0) std::_Exit(status);
   return status;
 }

@@ -22,13 +22,16 @@ int cmdServe(const Args& args) {
       "token-file", po::value<std::string>(),
       "file holding the bearer token clients must send (Argo: /var/run/argo/token)")(
       "timeout", po::value<std::string>(), "deadline of a call (default: the config's, 5m)")(
-      "poll-interval", po::value<std::string>(), "requeue delay for Running without one (default 1s)")(
-      "grace-period", po::value<std::string>(), "at SIGTERM, how long calls may finish (default 30s)")(
+      "poll-interval", po::value<std::string>(),
+      "requeue delay for Running without one (default 1s)")(
+      "grace-period", po::value<std::string>(),
+      "at SIGTERM, how long calls may finish (default 30s)")(
       "idle-timeout", po::value<std::string>(), "close a connection idle this long (default 60s)")(
       "no-watch", "do not watch the plugin directories (default: the config's watch, true)")(
       "body-limit", po::value<std::size_t>(), "largest request body in bytes (default 1048576)")(
-      "workers", po::value<int>(), "I/O threads, which also run the calls (default: the config's "
-                                   "workers; 0 = max(4, 2 x cores))");
+      "workers", po::value<int>(),
+      "I/O threads, which also run the calls (default: the config's "
+      "workers; 0 = max(4, 2 x cores))");
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseArgs(args, "usage: plugboard serve --plugins DIR [--listen HOST:PORT] [--token-file F]",
@@ -39,7 +42,8 @@ int cmdServe(const Args& args) {
   if (!config) return kExitUsage;
   core::ServerOptions server_options;
   server_options.listen = vm.count("listen") ? vm["listen"].as<std::string>() : config->listen;
-  server_options.body_limit = vm.count("body-limit") ? vm["body-limit"].as<std::size_t>() : config->body_limit;
+  server_options.body_limit =
+      vm.count("body-limit") ? vm["body-limit"].as<std::size_t>() : config->body_limit;
   server_options.threads = vm.count("workers") ? vm["workers"].as<int>() : config->workers;
   server_options.default_timeout = config->default_timeout;
   server_options.poll_interval = config->poll_interval;
@@ -55,7 +59,8 @@ int cmdServe(const Args& args) {
     *target = *d;
   }
   const std::filesystem::path token_file =
-      vm.count("token-file") ? std::filesystem::path(vm["token-file"].as<std::string>()) : config->token_file;
+      vm.count("token-file") ? std::filesystem::path(vm["token-file"].as<std::string>())
+                             : config->token_file;
   if (!token_file.empty()) {
     auto token = core::readTokenFile(token_file);
     if (!token) {
@@ -73,30 +78,12 @@ int cmdServe(const Args& args) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
   const bool watch = vm.count("no-watch") ? false : config->watch;
-  const core::Catalog no_plugins;  // serve's steps are Argo templates: only the dispatcher's opener is used
-  auto deployment = setUpDeployers(*config, no_plugins);
-  if (!deployment) return kExitUsage;
-  // Plugins only the registry knows are started when a generation is built (their
-  // manifests come from their deployers) and started again when their files change.
-  std::shared_ptr<core::RegistryPlugins> registry_plugins;
-  if (deployment->registry) {
-    registry_plugins = std::make_shared<core::RegistryPlugins>(*deployment->deployers, config->registry,
-                                                               *deployment->registry, config->plugin_deploy);
+  auto live = core::openLiveRuntime(*config);
+  if (!live) {
+    std::cerr << "plugboard: " << live.error().message() << "\n";
+    return kExitUsage;
   }
-  core::LiveRuntime runtime(
-      config->plugin_dirs, config->trust,
-      core::DispatcherOptions{.priority = config->priority,
-                              .open = pluginOpener(deployment->deployers, *config, registry_plugins)});
-  // Deployer modules dropped into their directories become usable too.
-  runtime.watchAlso([dirs = config->deployer_dirs] { return dirs; },
-                    [deployers = deployment->deployers] { return deployers->refresh(); });
-  if (registry_plugins) {
-    runtime.watchAlso([registry_plugins] { return registry_plugins->watchedDirs(); },
-                      [registry_plugins] { return registry_plugins->changed(); });
-    runtime.addEntriesWith([registry_plugins](auto& entries, auto& problems) {
-      registry_plugins->addEntries(entries, problems);
-    });
-  }
+  core::LiveRuntime& runtime = **live;
   if (core::Status st = runtime.start(watch); !st) {
     std::cerr << "plugboard: " << st.error().message() << "\n";
     return kExitFailed;
@@ -117,7 +104,8 @@ int cmdServe(const Args& args) {
   int signal = 0;
   sigwait(&set, &signal);
   spdlog::warn("{}: shutting down; calls in flight have {} to finish",
-               signal == SIGTERM ? "SIGTERM" : "SIGINT", core::formatElapsed(server_options.grace_period));
+               signal == SIGTERM ? "SIGTERM" : "SIGINT",
+               core::formatElapsed(server_options.grace_period));
   const int unfinished = server.shutdown();
   std::printf("plugboard: stopped\n");
   std::fflush(stdout);

@@ -23,11 +23,13 @@ int cmdValidate(const Args& args) {
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
   const std::string file = vm["workflow"].as<std::string>();
-  const auto catalog = scanPlugins(*config);
-  auto deployment = setUpDeployers(*config, catalog);
-  if (!deployment) return kExitUsage;
-  auto prepared = prepareWorkflow(file, catalog, *given, deployment->steps.get());
-  if (!prepared) return kExitUsage;
+  auto runtime = openRuntime(*config);
+  if (!runtime) return kExitUsage;
+  auto prepared = runtime->prepare(file, *given);
+  if (!prepared) {
+    std::cerr << prepared.error().message() << "\n";
+    return kExitUsage;
+  }
   std::cout << file << ": ok: workflow '" << prepared->workflow.name << "', "
             << prepared->workflow.steps.size() << " steps\n";
   return kExitOk;
