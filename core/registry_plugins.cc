@@ -141,32 +141,30 @@ void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
     if (auto it = started_.find(w.name); it != started_.end()) previous = it->second;
     Started s = previous;
     if (previous.key != w.key) {  // new or changed: start it
-      s = Started{w.key, nullptr, ""};
-      auto plugin = w.target ? launcher_.start(*w.target)
-                             : Expected<std::shared_ptr<StartedPlugin>>(
-                                   Error("plugin " + w.label + ": " + w.target.error().message()));
-      if (!plugin) {
-        s.error = plugin.error().message();
-      } else if (toLower((*plugin)->handle->manifest().name) != w.name) {
-        s.error = w.target->describe() + ": its manifest names it '" +
-                  (*plugin)->handle->manifest().name + "'";
-      } else {
-        s.plugin = std::move(*plugin);
-        spdlog::info("started {} for serving", w.target->describe());
+      s.key = w.key;
+      s.plugin = w.target ? launcher_.start(*w.target)
+                          : Error("plugin " + w.label + ": " + w.target.error().message());
+      if (s.plugin && toLower((*s.plugin)->handle->manifest().name) != w.name) {
+        s.plugin = Error(w.target->describe() + ": its manifest names it '" +
+                         (*s.plugin)->handle->manifest().name + "'");
       }
-      if (!s.error.empty()) spdlog::error("{}", s.error);
+      if (s.plugin) {
+        spdlog::info("started {} for serving", w.target->describe());
+      } else {
+        spdlog::error("{}", s.plugin.error().message());
+      }
     }
     const auto files = w.target ? artifactFiles(w.target->artifact) : std::vector<fs::path>();
     const fs::path where = files.empty() ? file_ : files.front();
-    if (!s.error.empty()) {
+    if (!s.plugin) {
       problems.push_back(
-          {where,
-           s.error + (previous.plugin ? " (the version started before keeps serving)" : "")});
+          {where, s.plugin.error().message() +
+                      (previous.plugin ? " (the version started before keeps serving)" : "")});
       if (previous.plugin) s = previous;  // tried again when something changes
     }
     if (s.plugin) {
       entries.push_back(Launcher::entryFor(
-          s.plugin, where, w.name + "/" + std::to_string(std::hash<std::string>{}(s.key))));
+          *s.plugin, where, w.name + "/" + std::to_string(std::hash<std::string>{}(s.key))));
     }
     now.emplace(w.name, std::move(s));
   }

@@ -45,8 +45,8 @@ class RegistryPlugins {
  private:
   struct Started {
     std::string key;  // deployer, artifact and the state of its files
-    std::shared_ptr<StartedPlugin> plugin;
-    std::string error;  // why it did not start (then plugin is null)
+    // The plugin, or why it did not start.
+    Expected<std::shared_ptr<StartedPlugin>> plugin = Error("not started");
   };
   std::string registryState() const;
   void reloadRegistry();

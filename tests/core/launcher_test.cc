@@ -194,10 +194,12 @@ TEST_F(LauncherTest, RegistryPluginsFollowTheirFiles) {
   plugins.addEntries(with_echo, none);
   EXPECT_EQ(with_echo.size(), 1u);
 
-  // A broken change: the file is no plugin any more; the version started before serves on.
+  // A broken change: the file is no plugin any more (replaced, as an installer replaces
+  // files: the loaded one stays mapped); the version started before serves on.
   std::vector<CatalogEntry> again;
   plugins.addEntries(again, problems);  // echo is wanted again
-  plugboard::testing::writeFile(file, "not an ELF file");
+  plugboard::testing::writeFile(dir_ / "broken.so", "not an ELF file");
+  fs::rename(dir_ / "broken.so", file);
   EXPECT_TRUE(plugins.changed());
   std::vector<CatalogEntry> broken;
   std::vector<CatalogProblem> broken_problems;
