@@ -85,12 +85,16 @@ int cmdRun(const Args& args) {
   addPriorityOption(options);
   options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)")(
       "output,o", po::value<std::string>()->default_value("text"), "text or json")(
-      "parallel", po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
+      "parallel",
+      po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
       "plugin calls running at once (default: the number of cores)")(
       "default-timeout", po::value<std::string>(),
-      "deadline of a step attempt without its own timeout (default: the config's, 5m)")(
-      "poll-interval", po::value<std::string>(),
-      "delay before calling a Running step again when it asks for none (default 1s)");
+      configHelp("deadline of a step attempt without its own timeout", "default_timeout",
+                 defaultText(core::defaults::kTimeout))
+          .c_str())("poll-interval", po::value<std::string>(),
+                    configHelp("delay before calling a Running step again when it asks for none",
+                               "poll_interval", defaultText(core::defaults::kPollInterval))
+                        .c_str());
   po::positional_options_description positional;
   positional.add("workflow", 1);
   po::variables_map vm;
