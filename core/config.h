@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/defaults.h"
 #include "core/duration.h"
 #include "core/expected.h"
 #include "core/placement.h"
@@ -25,16 +26,16 @@ namespace plugboard::core {
 
 struct Config {
   std::vector<std::filesystem::path> plugin_dirs;
-  bool watch = true;
-  std::string listen = "127.0.0.1:7878";
+  bool watch = defaults::kWatch;
+  std::string listen{defaults::kListen};
   std::filesystem::path token_file;  // empty: no authentication
-  int workers = 0;                   // 0: one per core
-  Millis default_timeout{5 * 60 * 1000};
-  Millis poll_interval{1000};
-  Millis grace_period{30 * 1000};
-  std::size_t body_limit = 1 << 20;
-  std::string log_level = "warn";
-  std::string log_format = "text";  // or "json"
+  int workers = defaults::kWorkers;  // 0: max(4, 2 x cores)
+  Millis default_timeout = defaults::kTimeout;
+  Millis poll_interval = defaults::kPollInterval;
+  Millis grace_period = defaults::kGracePeriod;
+  std::size_t body_limit = defaults::kBodyLimit;
+  std::string log_level{defaults::kLogLevel};
+  std::string log_format{defaults::kLogFormat};  // or "json"
   TrustPolicy trust;
   std::unordered_map<std::string, int> priority;
   // Deployer modules: their directories (empty: the defaults next to the binary), their
@@ -47,6 +48,10 @@ struct Config {
   // native plugins by priority (the in-process `native`).
   std::map<std::string, Placement> plugin_deploy;
 };
+
+// The keys the file may hold, in the order error messages list them; the keys of a
+// table with fixed keys are listed as "table.key" ("log.level").
+std::vector<std::string> configKeys();
 
 // Reads `file`. Relative plugin directories and token files are relative to the file's
 // own directory.

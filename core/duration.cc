@@ -63,6 +63,19 @@ std::string formatGoDuration(Millis d) {
   return out + "s";
 }
 
+std::string formatDuration(Millis d) {
+  long long ms = d.count();
+  if (ms == 0) return "0s";
+  std::string out = ms < 0 ? "-" : "";
+  ms = std::llabs(ms);
+  const long long parts[] = {ms / 3'600'000, ms / 60'000 % 60, ms / 1000 % 60, ms % 1000};
+  const char* units[] = {"h", "m", "s", "ms"};
+  for (int i = 0; i < 4; ++i) {
+    if (parts[i] != 0) out += std::to_string(parts[i]) + units[i];
+  }
+  return out;
+}
+
 std::string formatElapsed(Millis d) {
   const long long ms = d.count();
   char buf[32];

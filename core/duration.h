@@ -20,6 +20,10 @@ Expected<Millis> parseDuration(std::string_view text);
 // Formats as Go's time.Duration.String() does, which Argo's agent parses.
 std::string formatGoDuration(Millis d);
 
+// The form users write, shortest first: "5m", "30s", "1m30s", "250ms", "1h"; what
+// parseDuration() reads back. For --help texts and messages that state a setting.
+std::string formatDuration(Millis d);
+
 // Short human form for progress lines: "850ms", "2.3s", "4m05s".
 std::string formatElapsed(Millis d);
 

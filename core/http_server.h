@@ -8,8 +8,9 @@
 //   POST /api/v1/plugins/<name>/<rpc>  a direct call; the body is the args
 //   GET  /healthz, /readyz, /metrics   liveness, readiness, Prometheus text
 //
-// HTTP/1.1 with keep-alive on Asio's event loop, run by a few I/O threads that also run
+// HTTP/1.1 with keep-alive on Asio's event loops, run by a few I/O threads that also run
 // the plugin calls of the requests they read; one watcher enforces the calls' deadlines.
+// What each request is answered is decided by core/http_router.h, without sockets.
 // With a token, /api/v1/* needs "Authorization: Bearer <token>" (403 otherwise). Bad
 // JSON or shape: 400 with {"error": ...}; a body over the limit: 413; during shutdown:
 // 503. Idle connections are closed after `idle_timeout`.
@@ -23,22 +24,22 @@
 #include <memory>
 #include <string>
 
-#include "core/config.h"
-#include "core/dispatcher.h"
-#include "core/live_runtime.h"
+#include "core/defaults.h"
+#include "core/duration.h"
 #include "core/expected.h"
+#include "core/live_runtime.h"
 
 namespace plugboard::core {
 
 struct ServerOptions {
-  std::string listen = "127.0.0.1:7878";  // host:port; port 0 picks a free one
+  std::string listen{defaults::kListen};  // host:port; port 0 picks a free one
   std::string token;                      // empty: no authentication
-  std::size_t body_limit = 1 << 20;
-  Millis default_timeout{5 * 60 * 1000};
-  Millis poll_interval{1000};
-  Millis grace_period{30 * 1000};
-  Millis idle_timeout{60 * 1000};
-  int threads = 0;  // I/O threads, which also run the calls; 0: max(4, 2 x cores)
+  std::size_t body_limit = defaults::kBodyLimit;
+  Millis default_timeout = defaults::kTimeout;
+  Millis poll_interval = defaults::kPollInterval;
+  Millis grace_period = defaults::kGracePeriod;
+  Millis idle_timeout = defaults::kIdleTimeout;
+  int threads = defaults::kWorkers;  // I/O threads, which also run the calls; 0: max(4, 2 x cores)
 };
 
 class HttpServer {
@@ -56,9 +57,8 @@ class HttpServer {
   // when the grace period ended.
   int shutdown();
 
-  struct Impl;  // opaque; public so that the connection sessions inside may name it
-
  private:
+  class Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/defaults.h"
 #include "core/dispatcher.h"
 #include "core/duration.h"
 #include "core/plugin_mirror.h"
@@ -37,7 +38,7 @@ class LiveRuntime {
 
   // Loads the first generation; with `watch`, starts watching. Errors: the runtime
   // directory or inotify could not be set up.
-  Status start(bool watch, Millis debounce = Millis(50));
+  Status start(bool watch, Millis debounce = defaults::kReloadDebounce);
   void stop();
 
   std::shared_ptr<Dispatcher> current() const;

@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/defaults.h"
 #include "core/dispatcher.h"
 #include "core/duration.h"
 #include "core/launcher.h"
@@ -64,10 +65,10 @@ class RunObserver {
 };
 
 struct RunOptions {
-  int parallel = 2;
-  Millis default_timeout{5 * 60 * 1000};
-  Millis poll_interval{1000};
-  Millis cancel_grace{2000};  // how long cancelled calls may take to return
+  int parallel = defaults::kParallel;
+  Millis default_timeout = defaults::kTimeout;
+  Millis poll_interval = defaults::kPollInterval;
+  Millis cancel_grace = defaults::kCancelGrace;  // how long cancelled calls may take to return
   // Places and starts the plugins of steps with a deployer of their own, or known only
   // to the registry (core/launcher.h); null: every step goes through the dispatcher. Must
   // outlive the run, like the dispatcher.

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/defaults.h"
 #include "core/dispatcher.h"
 #include "core/duration.h"
 
@@ -22,8 +23,8 @@ struct TimedDispatch {
   bool abandoned = false;
 };
 
-TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request,
-                                   Millis timeout, Millis grace = Millis(2000));
+TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request, Millis timeout,
+                                   Millis grace = defaults::kCancelGrace);
 
 // Deadlines for calls that run on the caller's own thread, kept by one watcher thread:
 // cheaper per call than a thread each, for servers. When a call's deadline passes its
@@ -44,7 +45,7 @@ class DeadlineWatch {
   // `slow_after` from now (give or take one `slow_after`); it must be quick and must not
   // call back into this watch. It never runs after dispatch() has returned.
   Dispatch dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout,
-                    std::function<void()> on_slow = {}, Millis slow_after = Millis(10));
+                    std::function<void()> on_slow = {}, Millis slow_after = defaults::kSlowCall);
 
  private:
   struct Impl;

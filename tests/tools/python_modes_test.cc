@@ -1,5 +1,5 @@
-// The python deployer in both of its modes, through the real binary: each case the Python
-// issue lists (hello, outputs to and from native steps, requeue, cancel at a deadline, a
+// The python deployer in both of its modes, through the real binary: each case a Python
+// plugin can present (hello, outputs to and from native steps, requeue, cancel at a deadline, a
 // module that raises, prints, calls sys.exit, does not compile or is not found, a wrong
 // interpreter) is one step of one workflow per mode; each gives a step result or a step
 // error naming the plugin and the cause while the other steps go on.

@@ -16,7 +16,7 @@ namespace po = boost::program_options;
 po::options_description commonOptions() {
   po::options_description common("Common options");
   common.add_options()("help,h", "show this help")(
-      "log-level", po::value<std::string>()->default_value("warn"),
+      "log-level", po::value<std::string>()->default_value(std::string(core::defaults::kLogLevel)),
       "log level: trace, debug, info, warn, error, off");
   return common;
 }
@@ -86,6 +86,16 @@ std::optional<std::map<std::string, std::string>> pairs(const po::variables_map&
   return out;
 }
 }  // namespace
+
+std::string defaultText(core::Millis value) { return core::formatDuration(value); }
+std::string defaultText(std::string_view value) { return std::string(value); }
+std::string defaultText(std::size_t value) { return std::to_string(value); }
+std::string defaultText(int value) { return std::to_string(value); }
+std::string defaultText(bool value) { return value ? "true" : "false"; }
+std::string configHelp(const std::string& what, const std::string& key,
+                       const std::string& default_text) {
+  return what + " (default: the config's " + key + ", else " + default_text + ")";
+}
 
 // The directories of a colon-separated list.
 std::vector<std::filesystem::path> splitPath(const std::string& all) {

@@ -56,6 +56,17 @@ void addPriorityOption(boost::program_options::options_description& options);
 std::optional<std::map<std::string, std::string>> params(
     const boost::program_options::variables_map& vm);
 
+// A default value as --help states it: durations as users write them ("5m").
+std::string defaultText(core::Millis value);
+std::string defaultText(std::string_view value);
+std::string defaultText(std::size_t value);
+std::string defaultText(int value);
+std::string defaultText(bool value);
+// The --help text of a flag that overrides config key `key`:
+// "<what> (default: the config's <key>, else <default_text>)".
+std::string configHelp(const std::string& what, const std::string& key,
+                       const std::string& default_text);
+
 // The runtime's settings: the --config file if given (else the defaults), with the flags
 // given on top of it: --plugins, --priority, --timeout or --default-timeout,
 // --poll-interval, --log-level. Plugin directories come from --plugins, else the file,

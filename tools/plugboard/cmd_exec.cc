@@ -14,10 +14,13 @@ int cmdExec(const Args& args) {
   po::options_description options("exec options");
   addPluginDirsOption(options);
   addPriorityOption(options);
-  options.add_options()("timeout", po::value<std::string>(),
-                        "deadline of the call (default: the config's default_timeout, 5m)")(
-      "poll-interval", po::value<std::string>(),
-      "requeue delay to reply for a Running result that asks for none (default 1s)");
+  options.add_options()(
+      "timeout", po::value<std::string>(),
+      configHelp("deadline of the call", "default_timeout", defaultText(core::defaults::kTimeout))
+          .c_str())("poll-interval", po::value<std::string>(),
+                    configHelp("requeue delay to reply for a Running result that asks for none",
+                               "poll_interval", defaultText(core::defaults::kPollInterval))
+                        .c_str());
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseArgs(args, "usage: plugboard exec --plugins DIR < ExecuteTemplateArgs.json", options,

@@ -73,9 +73,12 @@ int cmdRun(const Args& args) {
       po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
       "plugin calls running at once (default: the number of cores)")(
       "default-timeout", po::value<std::string>(),
-      "deadline of a step attempt without its own timeout (default: the config's, 5m)")(
-      "poll-interval", po::value<std::string>(),
-      "delay before calling a Running step again when it asks for none (default 1s)");
+      configHelp("deadline of a step attempt without its own timeout", "default_timeout",
+                 defaultText(core::defaults::kTimeout))
+          .c_str())("poll-interval", po::value<std::string>(),
+                    configHelp("delay before calling a Running step again when it asks for none",
+                               "poll_interval", defaultText(core::defaults::kPollInterval))
+                        .c_str());
   po::positional_options_description positional;
   positional.add("workflow", 1);
   po::variables_map vm;

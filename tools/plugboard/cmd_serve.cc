@@ -16,22 +16,33 @@ int cmdServe(const Args& args) {
   po::options_description options("serve options");
   addPluginDirsOption(options);
   addPriorityOption(options);
+  namespace defaults = core::defaults;
   options.add_options()("listen", po::value<std::string>(),
-                        "host:port to listen on (default: the config's listen, 127.0.0.1:7878; "
-                        "port 0 picks a free one)")(
+                        configHelp("host:port to listen on; port 0 picks a free one", "listen",
+                                   defaultText(defaults::kListen))
+                            .c_str())(
       "token-file", po::value<std::string>(),
       "file holding the bearer token clients must send (Argo: /var/run/argo/token)")(
-      "timeout", po::value<std::string>(), "deadline of a call (default: the config's, 5m)")(
+      "timeout", po::value<std::string>(),
+      configHelp("deadline of a call", "default_timeout", defaultText(defaults::kTimeout)).c_str())(
       "poll-interval", po::value<std::string>(),
-      "requeue delay for Running without one (default 1s)")(
-      "grace-period", po::value<std::string>(),
-      "at SIGTERM, how long calls may finish (default 30s)")(
-      "idle-timeout", po::value<std::string>(), "close a connection idle this long (default 60s)")(
-      "no-watch", "do not watch the plugin directories (default: the config's watch, true)")(
-      "body-limit", po::value<std::size_t>(), "largest request body in bytes (default 1048576)")(
-      "workers", po::value<int>(),
-      "I/O threads, which also run the calls (default: the config's "
-      "workers; 0 = max(4, 2 x cores))");
+      configHelp("requeue delay for Running without one", "poll_interval",
+                 defaultText(defaults::kPollInterval))
+          .c_str())("grace-period", po::value<std::string>(),
+                    configHelp("at SIGTERM, how long calls may finish", "grace_period",
+                               defaultText(defaults::kGracePeriod))
+                        .c_str())(
+      "idle-timeout", po::value<std::string>(),
+      ("close a connection idle this long (default " + defaultText(defaults::kIdleTimeout) + ")")
+          .c_str())("no-watch", configHelp("do not watch the plugin directories", "watch",
+                                           defaultText(defaults::kWatch))
+                                    .c_str())(
+      "body-limit", po::value<std::size_t>(),
+      configHelp("largest request body in bytes", "body_limit", defaultText(defaults::kBodyLimit))
+          .c_str())("workers", po::value<int>(),
+                    configHelp("I/O threads, which also run the calls; 0 = max(4, 2 x cores)",
+                               "workers", defaultText(defaults::kWorkers))
+                        .c_str());
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseArgs(args, "usage: plugboard serve --plugins DIR [--listen HOST:PORT] [--token-file F]",

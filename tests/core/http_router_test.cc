@@ -1,0 +1,293 @@
+// What `plugboard serve` answers, decided in-process by the router: no sockets, real
+// plugin files. tests/tools/serve_test.cc covers the same endpoints over HTTP.
+#include "core/http_router.h"
+
+#include <atomic>
+
+#include <gtest/gtest.h>
+#include <boost/asio/buffer.hpp>
+
+#include "tests/support/launch.h"
+#include "tests/support/plugin_dir.h"
+
+namespace plugboard::core {
+namespace {
+
+namespace http = boost::beast::http;
+using plugboard::testing::PluginDir;
+
+// The default options with one change.
+template <class F>
+ServerOptions optionsWith(F change) {
+  ServerOptions options;
+  change(options);
+  return options;
+}
+
+std::string argoBody(const std::string& key, const Json& args) {
+  return Json{{"workflow", {{"metadata", {{"name", "wf"}, {"namespace", "argo"}, {"uid", "1"}}}}},
+              {"template", {{"name", "t"}, {"plugin", {{key, args}}}}}}
+      .dump();
+}
+
+HttpRequest request(http::verb method, const std::string& target, std::string body = "",
+                    const std::string& authorization = "") {
+  HttpRequest req{method, target, 11};
+  if (!authorization.empty()) req.set(http::field::authorization, authorization);
+  req.body() = std::move(body);
+  req.prepare_payload();
+  return req;
+}
+
+Json jsonOf(const HttpResponse& res) { return Json::parse(res.body()); }
+
+class HttpRouterTest : public ::testing::Test {
+ protected:
+  explicit HttpRouterTest(ServerOptions options = {})
+      : runtime_({dir_.plugins()}, TrustPolicy{}, plugboard::testing::inProcess()),
+        options_(std::move(options)) {
+    Status started = runtime_.start(false);
+    EXPECT_TRUE(started) << started.error().message();
+    router_ = std::make_unique<HttpRouter>(runtime_, options_);
+  }
+
+  HttpResponse post(const std::string& target, std::string body,
+                    const std::string& authorization = "") {
+    return router_->handle(request(http::verb::post, target, std::move(body), authorization));
+  }
+  HttpResponse get(const std::string& target) {
+    return router_->handle(request(http::verb::get, target));
+  }
+
+  // Parses `raw` as the server's connections do, with the router's limits, and answers it.
+  HttpResponse roundTrip(const std::string& raw) {
+    HttpParser parser;
+    router_->limit(parser);
+    boost::system::error_code ec;
+    std::size_t used = 0;
+    while (!ec && !parser.is_done() && used < raw.size()) {
+      used += parser.put(boost::asio::buffer(raw.data() + used, raw.size() - used), ec);
+    }
+    if (ec) {
+      auto answer = router_->readFailed(ec);
+      EXPECT_TRUE(answer.has_value()) << ec.message();
+      return answer ? std::move(*answer) : HttpResponse{};
+    }
+    return router_->handle(parser.release());
+  }
+
+  PluginDir dir_{{"hello", "echo", "multi", "legacy", "sleep"}, {"scripted"}};
+  LiveRuntime runtime_;
+  ServerOptions options_;
+  std::unique_ptr<HttpRouter> router_;
+};
+
+TEST_F(HttpRouterTest, ExecutesTemplatesTheArgoWay) {
+  auto named = post("/api/v1/template.execute", argoBody("hello", {{"name", "Argo"}}));
+  ASSERT_EQ(named.result_int(), 200);
+  EXPECT_EQ(named[http::field::content_type], "application/json");
+  EXPECT_EQ(jsonOf(named), Json::parse(R"({"node":{"phase":"Succeeded","message":"Hello, Argo!",
+      "outputs":{"parameters":[{"name":"greeting","value":"Hello, Argo!"}]}}})"));
+  // Not hosted here: {} so that Argo's agent asks its other sidecars.
+  auto elsewhere = post("/api/v1/template.execute", argoBody("slack", {{"only_key", "scripted"}}));
+  EXPECT_EQ(elsewhere.result_int(), 200);
+  EXPECT_EQ(elsewhere.body(), "{}");
+  auto declined = post("/api/v1/template.execute", argoBody("legacy", {{"x", 1}}));
+  EXPECT_EQ(jsonOf(declined)["node"]["phase"], "Failed");
+  EXPECT_EQ(jsonOf(declined)["node"]["message"], "plugin 'legacy' could not execute the template");
+  // Running is requeued after the poll interval when the plugin names no delay.
+  auto running = post("/api/v1/template.execute", argoBody("scripted", {{"phase", "Running"}}));
+  EXPECT_EQ(jsonOf(running)["requeue"], formatGoDuration(defaults::kPollInterval));
+  auto own = post("/api/v1/template.execute",
+                  argoBody("scripted", {{"phase", "Running"}, {"requeue_ms", 250}}));
+  EXPECT_EQ(jsonOf(own)["requeue"], "250ms");
+}
+
+TEST_F(HttpRouterTest, AnswersEachKindOfBadRequest) {
+  auto other = post("/api/v1/template.archive", "{}");
+  EXPECT_EQ(other.result_int(), 404);
+  EXPECT_EQ(jsonOf(other)["error"], "no method 'template.archive'");
+  auto path = get("/elsewhere?x=1");
+  EXPECT_EQ(path.result_int(), 404);
+  EXPECT_EQ(jsonOf(path)["error"], "no such path: /elsewhere");
+  EXPECT_EQ(get("/api/v1/template.execute").result_int(), 405);
+  EXPECT_EQ(post("/api/v1/plugins", "").result_int(), 405);
+  EXPECT_EQ(get("/api/v1/plugins/multi/text.count").result_int(), 405);
+  auto bad_json = post("/api/v1/template.execute", "{nope");
+  EXPECT_EQ(bad_json.result_int(), 400);
+  EXPECT_EQ(jsonOf(bad_json)["error"], "the body is not valid JSON");
+  auto two_keys = post("/api/v1/template.execute", R"({"template":{"plugin":{"a":{},"b":{}}}})");
+  EXPECT_EQ(two_keys.result_int(), 400);
+  EXPECT_EQ(jsonOf(two_keys)["error"], "template.plugin: expected exactly one key, got 2");
+}
+
+TEST_F(HttpRouterTest, ProbesAndMetricsAnswerText) {
+  auto health = get("/healthz");
+  EXPECT_EQ(health.result_int(), 200);
+  EXPECT_EQ(health.body(), "ok\n");
+  EXPECT_EQ(get("/readyz").body(), "ready\n");
+  auto metrics = get("/metrics");
+  EXPECT_EQ(metrics.result_int(), 200);
+  EXPECT_EQ(metrics[http::field::content_type], "text/plain; version=0.0.4");
+  EXPECT_NE(metrics.body().find("plugboard_reloads_total 0\n"), std::string::npos)
+      << metrics.body();
+}
+
+TEST_F(HttpRouterTest, CallsPluginsDirectlyListsThemAndCountsCalls) {
+  auto direct = post("/api/v1/plugins/multi/text.count", R"({"text":"a b c"})");
+  ASSERT_EQ(direct.result_int(), 200);
+  EXPECT_EQ(jsonOf(direct)["outputs"]["parameters"]["words"], "3");
+  EXPECT_EQ(jsonOf(direct)["plugin"], "multi@1.0.0");
+  EXPECT_EQ(jsonOf(post("/api/v1/plugins/echo/template.execute", ""))["phase"],
+            "Succeeded");  // no body: {}
+  auto nobody = post("/api/v1/plugins/nobody/x", "{}");
+  EXPECT_EQ(nobody.result_int(), 404);
+  EXPECT_EQ(jsonOf(nobody)["error"], "no plugin 'nobody'");
+  auto no_rpc = post("/api/v1/plugins/multi", "{}");
+  EXPECT_EQ(no_rpc.result_int(), 404);
+  EXPECT_EQ(jsonOf(no_rpc)["error"], "use /api/v1/plugins/<name>/<rpc>");
+  EXPECT_EQ(post("/api/v1/plugins/multi/", "{}").result_int(), 404);
+  auto bad = post("/api/v1/plugins/multi/text.count", "{nope");
+  EXPECT_EQ(bad.result_int(), 400);
+  EXPECT_EQ(jsonOf(bad)["error"], "the body is not valid JSON");
+
+  auto list = jsonOf(get("/api/v1/plugins"));
+  std::map<std::string, Json> by_name;
+  for (const auto& p : list["plugins"]) by_name[p.value("name", "")] = p;
+  ASSERT_EQ(by_name.count("multi"), 1u) << list.dump();
+  EXPECT_EQ(by_name["multi"]["state"], "loaded");
+  EXPECT_EQ(by_name["multi"]["calls"], 1);
+  EXPECT_TRUE(by_name["multi"]["loaded_at"].is_string());
+  EXPECT_EQ(by_name["multi"]["provides"], Json({"text.upper", "text.count"}));
+  EXPECT_EQ(by_name["hello"]["state"], "available");
+  EXPECT_TRUE(by_name["hello"]["loaded_at"].is_null());
+
+  const std::string metrics = get("/metrics").body();
+  EXPECT_NE(metrics.find("plugboard_calls_total{plugin=\"multi@1.0.0\"} 1\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("plugboard_call_duration_seconds_count{plugin=\"multi@1.0.0\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.find("# TYPE plugboard_call_duration_seconds histogram"), std::string::npos);
+}
+
+TEST_F(HttpRouterTest, CountsResponsesByStatusForMetrics) {
+  router_->countResponse(get("/healthz"));
+  router_->countResponse(get("/healthz"));
+  router_->countResponse(get("/nowhere"));
+  const std::string metrics = get("/metrics").body();
+  EXPECT_NE(metrics.find("plugboard_http_responses_total{code=\"200\"} 2\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("plugboard_http_responses_total{code=\"404\"} 1\n"), std::string::npos)
+      << metrics;
+}
+
+TEST_F(HttpRouterTest, RefusesBodiesOverTheLimitAndOversizedOrMalformedRequests) {
+  const std::string small = argoBody("echo", {{"a", "b"}});
+  auto ok = roundTrip("POST /api/v1/template.execute HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                      std::to_string(small.size()) + "\r\n\r\n" + small);
+  EXPECT_EQ(ok.result_int(), 200);
+  const std::string big(defaults::kBodyLimit + 1, ' ');
+  auto too_big = roundTrip("POST /api/v1/template.execute HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                           std::to_string(big.size()) + "\r\n\r\n" + big);
+  EXPECT_EQ(too_big.result_int(), 413);
+  EXPECT_EQ(jsonOf(too_big)["error"],
+            "the body is larger than " + std::to_string(defaults::kBodyLimit) + " bytes");
+  auto headers = roundTrip(
+      "GET /healthz HTTP/1.1\r\nX-Big: " + std::string(defaults::kHeaderLimit, 'x') + "\r\n\r\n");
+  EXPECT_EQ(headers.result_int(), 431);
+  auto garbage = roundTrip("THIS IS NOT HTTP\r\n\r\n");
+  EXPECT_EQ(garbage.result_int(), 400);
+  EXPECT_EQ(jsonOf(garbage)["error"].get<std::string>().rfind("malformed HTTP request: ", 0), 0u);
+  // A peer that went away gets no answer.
+  EXPECT_FALSE(router_->readFailed(http::error::end_of_stream).has_value());
+}
+
+TEST_F(HttpRouterTest, RefusesNewWorkWhileDraining) {
+  router_->drain();
+  auto refused = post("/api/v1/template.execute", argoBody("echo", Json::object()));
+  EXPECT_EQ(refused.result_int(), 503);
+  EXPECT_EQ(jsonOf(refused)["error"], "the server is shutting down");
+  EXPECT_EQ(get("/healthz").result_int(), 503);
+  EXPECT_EQ(router_->waitForCalls(Millis(0)), 0);
+  // A read that fails during shutdown is not answered.
+  EXPECT_FALSE(router_->readFailed(http::error::bad_version).has_value());
+}
+
+class HttpRouterSmallLimitTest : public HttpRouterTest {
+ protected:
+  HttpRouterSmallLimitTest() : HttpRouterTest(optionsWith([](auto& o) { o.body_limit = 2000; })) {}
+};
+
+TEST_F(HttpRouterSmallLimitTest, TheConfiguredBodyLimitApplies) {
+  auto refused = roundTrip(
+      "POST /api/v1/template.execute HTTP/1.1\r\nHost: x\r\nContent-Length: 2001\r\n\r\n" +
+      std::string(2001, ' '));
+  EXPECT_EQ(refused.result_int(), 413);
+  EXPECT_EQ(jsonOf(refused)["error"], "the body is larger than 2000 bytes");
+  EXPECT_EQ(
+      roundTrip(
+          "POST /api/v1/template.execute HTTP/1.1\r\nHost: x\r\nContent-Length: 2000\r\n\r\n" +
+          std::string(2000, ' '))
+          .result_int(),
+      400);  // read, then refused as JSON
+}
+
+class HttpRouterTokenTest : public HttpRouterTest {
+ protected:
+  HttpRouterTokenTest() : HttpRouterTest(optionsWith([](auto& o) { o.token = "s3cret"; })) {}
+};
+
+TEST_F(HttpRouterTokenTest, RequiresTheBearerTokenOnTheApiOnly) {
+  const std::string body = argoBody("hello", Json::object());
+  auto missing = post("/api/v1/template.execute", body);
+  EXPECT_EQ(missing.result_int(), 403);
+  EXPECT_EQ(jsonOf(missing)["error"], "missing or wrong bearer token in the Authorization header");
+  EXPECT_EQ(post("/api/v1/template.execute", body, "Bearer wrong").result_int(), 403);
+  EXPECT_EQ(post("/api/v1/template.execute", body, "Bearer s3cret-and-more").result_int(), 403);
+  EXPECT_EQ(post("/api/v1/template.execute", body, "s3cret").result_int(), 403);
+  EXPECT_EQ(post("/api/v1/template.execute", body, "Bearer s3cret").result_int(), 200);
+  EXPECT_EQ(router_->handle(request(http::verb::get, "/api/v1/plugins")).result_int(), 403);
+  EXPECT_EQ(post("/api/v1/plugins/echo/template.execute", "{}").result_int(), 403);
+  // An unknown method is not revealed without the token.
+  EXPECT_EQ(post("/api/v1/template.archive", "{}").result_int(), 403);
+  // Probes and metrics need none.
+  EXPECT_EQ(get("/healthz").result_int(), 200);
+  EXPECT_EQ(get("/readyz").result_int(), 200);
+  EXPECT_EQ(get("/metrics").result_int(), 200);
+}
+
+class HttpRouterDeadlineTest : public HttpRouterTest {
+ protected:
+  HttpRouterDeadlineTest()
+      : HttpRouterTest(optionsWith([](auto& o) { o.default_timeout = Millis(50); })) {}
+};
+
+// Counts what the router tells the transport about a call.
+struct CountingHelp : SlowCallHelp {
+  void callIsSlow() override { ++slow; }
+  void callEnded() override { ++ended; }
+  std::atomic<int> slow{0}, ended{0};
+};
+
+TEST_F(HttpRouterDeadlineTest, ACallPastTheDeadlineIsCancelledAndTheTransportIsToldItWasSlow) {
+  CountingHelp help;
+  auto res = router_->handle(request(http::verb::post, "/api/v1/template.execute",
+                                     argoBody("scripted", {{"sleep_ms", 5000}})),
+                             &help);
+  ASSERT_EQ(res.result_int(), 200);
+  EXPECT_EQ(jsonOf(res)["node"]["phase"], "Failed");
+  EXPECT_EQ(jsonOf(res)["node"]["message"], "deadline of 50ms passed; the call was cancelled");
+  EXPECT_EQ(help.slow, 1);
+  EXPECT_EQ(help.ended, 1);
+
+  CountingHelp fast;
+  router_->handle(request(http::verb::get, "/healthz"), &fast);
+  EXPECT_EQ(fast.ended, 0);  // no call was made
+  router_->handle(
+      request(http::verb::post, "/api/v1/template.execute", argoBody("echo", Json::object())),
+      &fast);
+  EXPECT_EQ(fast.ended, 1);
+}
+
+}  // namespace
+}  // namespace plugboard::core
