@@ -1,5 +1,7 @@
 // core/duration.h: durations as users write them ("30s", "1m30s", "250ms", "1h") and as
-// Argo reads them (Go's time.Duration text, e.g. "1h0m0s", "1.5s", "250ms").
+// Argo reads them (Go's time.Duration text, e.g. "1h0m0s", "1.5s", "250ms"). Parsing is
+// the host kit's (plugboard/host/options.h), shared with the deployers; this header adds
+// the formatting. Free functions; thread-safe.
 #ifndef PLUGBOARD_CORE_DURATION_H_
 #define PLUGBOARD_CORE_DURATION_H_
 
@@ -7,18 +9,17 @@
 #include <string>
 #include <string_view>
 
+#include <plugboard/host/options.h>
+
 #include "core/expected.h"
 
 namespace plugboard::core {
 
-using Millis = std::chrono::milliseconds;
-
-// Parses a sequence of <number><unit> with units ms, s, m, h (e.g. "1m30s", "1.5s").
-// A bare number is seconds.
-Expected<Millis> parseDuration(std::string_view text);
+using host::Millis;
+using host::parseDuration;  // "1m30s", "250ms", a bare number is seconds
 
 // Formats as Go's time.Duration.String() does, which Argo's agent parses.
-std::string formatGoDuration(Millis d);
+inline std::string formatGoDuration(Millis d) { return host::formatDuration(d); }
 
 // Short human form for progress lines: "850ms", "2.3s", "4m05s".
 std::string formatElapsed(Millis d);
