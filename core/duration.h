@@ -1,7 +1,8 @@
 // core/duration.h: durations as users write them ("30s", "1m30s", "250ms", "1h") and as
-// Argo reads them (Go's time.Duration text, e.g. "1h0m0s", "1.5s", "250ms"). Parsing is
-// the host kit's (plugboard/host/options.h), shared with the deployers; this header adds
-// the formatting. Free functions; thread-safe.
+// Argo reads them (Go's time.Duration text, e.g. "1h0m0s", "1.5s", "250ms"). Parsing and
+// Go's form are the host kit's (plugboard/host/options.h), shared with the deployers; this
+// header names them in the core and adds the short form for progress lines. Free
+// functions; thread-safe.
 #ifndef PLUGBOARD_CORE_DURATION_H_
 #define PLUGBOARD_CORE_DURATION_H_
 

@@ -3,6 +3,8 @@
 #include <optional>
 #include <string_view>
 
+#include <spdlog/spdlog.h>
+
 #include "core/module.h"
 
 namespace plugboard::core {

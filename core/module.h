@@ -11,8 +11,6 @@
 #include <string>
 #include <string_view>
 
-#include <spdlog/spdlog.h>
-
 #include <plugboard/host/module.h>
 
 #include "core/expected.h"

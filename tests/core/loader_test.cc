@@ -1,8 +1,6 @@
 #include "core/loader.h"
 
-#include <chrono>
 #include <sstream>
-#include <thread>
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
