@@ -16,7 +16,7 @@
 
 #include "bench/bench_support.h"
 #include "bench/deployer_calls.h"
-#include "deployers/process/spawn.h"
+#include "plugboard/host/spawn.h"
 #include "tests/support/paths.h"
 
 namespace {
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   std::vector<double> podman_start, cold_start, cold_whole, process_start;
   for (int i = 0; i < starts; ++i) {
     auto t0 = BenchClock::now();
-    if (plugboard::process_deployer::runToEnd(podman_true, std::chrono::seconds(60)) != 0)
+    if (plugboard::host::runToEnd(podman_true, std::chrono::seconds(60)) != 0)
       benchFailed("podman run ... true failed");
     podman_start.push_back(millis(t0, BenchClock::now()));
     t0 = BenchClock::now();

@@ -1,8 +1,6 @@
 #include "core/deployer.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstddef>
 #include <optional>
 #include <set>
 
@@ -10,27 +8,11 @@
 
 #include "core/duration.h"
 #include "core/module.h"
+#include "plugboard/host/options.h"
 #include "core/text.h"
 
 namespace plugboard::core {
 namespace {
-
-// The bytes an ABI 1.0 deployer table must have: everything up to and including destroy.
-constexpr std::size_t kMinApiSize = offsetof(plugboard_deployer_api, destroy) + sizeof(void*);
-
-bool isSize(const Json& v) {
-  if (v.is_number_unsigned() || (v.is_number_integer() && v.get<long long>() >= 0)) return true;
-  if (!v.is_string()) return false;
-  const std::string& s = v.get_ref<const std::string&>();
-  std::size_t i = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-  if (i == 0) return false;
-  const std::string unit = toLower(s.substr(i));
-  for (const char* u : {"", "b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb", "gib", "t", "tb", "tib"}) {
-    if (unit == u) return true;
-  }
-  return false;
-}
 
 bool allOf(const Json& v, bool object, auto pred) {
   if (object ? !v.is_object() : !v.is_array()) return false;
@@ -54,7 +36,7 @@ Status checkDeployerOptions(const Manifest& deployer, const Json& options) {
     if (type == "string") ok = value.is_string();
     if (type == "integer") ok = value.is_number_integer();
     if (type == "boolean") ok = value.is_boolean();
-    if (type == "size") ok = isSize(value);
+    if (type == "size") ok = host::parseSizeValue(value).ok();
     if (type == "duration") ok = value.is_string() && parseDuration(value.get<std::string>()).ok();
     if (type == "string-list") ok = allOf(value, false, isString);
     if (type == "string-map") ok = allOf(value, true, isString);
@@ -74,7 +56,7 @@ Status checkDeployerOptions(const Manifest& deployer, const Json& options) {
 
 struct DeployerModule::Impl {
   detail::LoadedModule<plugboard_deployer_api> module;
-  std::unique_ptr<detail::ModuleHost> host;
+  std::unique_ptr<host::HostServices> host;
   void* deployer = nullptr;
   std::string who;
 };
@@ -127,8 +109,7 @@ Expected<std::shared_ptr<DeployerModule>> DeployerModule::load(const CatalogEntr
   auto impl = std::make_unique<Impl>();
   impl->who = "deployer '" + entry.manifest.name + "' (" + entry.file.string() + ")";
   auto module = detail::loadModule<plugboard_deployer_api>(entry.loadPath(), entry.manifest, impl->who,
-                                                           PLUGBOARD_DEPLOYER_ALIAS_NAME, "PLUGBOARD_DEPLOYER",
-                                                           kMinApiSize);
+                                                           host::kDeployerModule);
   if (!module) return module.error();
   const plugboard_deployer_api* api = module->api;
   if (api->create == nullptr || api->open == nullptr || api->execute == nullptr || api->cancel == nullptr ||
@@ -136,11 +117,11 @@ Expected<std::shared_ptr<DeployerModule>> DeployerModule::load(const CatalogEntr
     return Error(impl->who + ": API table has a null entry");
   }
   impl->module = std::move(*module);
-  impl->host = std::make_unique<detail::ModuleHost>(entry.manifest.name);
+  impl->host = std::make_unique<host::HostServices>(detail::logTo(entry.manifest.name));
   if (Status st = checkDeployerOptions(entry.manifest, config); !st) return st.error();
   const std::string text = config.dump();
   std::optional<std::string> error;
-  impl->deployer = api->create(&impl->host->abi, text.data(), text.size(), &detail::collectText, &error);
+  impl->deployer = api->create(impl->host->abi(), text.data(), text.size(), &host::collectText, &error);
   if (impl->deployer == nullptr) {
     const std::string why = error ? parseOutcome(*error, entry.manifest.name).message : "no reason given";
     return Error("deployer '" + entry.manifest.name + "' is unavailable: " + why);
@@ -155,7 +136,7 @@ Expected<std::unique_ptr<PluginHandle>> DeployerModule::open(const Json& artifac
   std::optional<std::string> answer;
   const plugboard_deployer_api* api = impl_->module.api;
   void* handle = api->open(impl_->deployer, artifact_text.data(), artifact_text.size(), options_text.data(),
-                           options_text.size(), &detail::collectText, &answer);
+                           options_text.size(), &host::collectText, &answer);
   if (handle == nullptr) {
     const std::string why = answer ? parseOutcome(*answer, name()).message : "no reason given";
     return Error("deployer '" + name() + "' could not start " + artifact_text + ": " + why);

@@ -1,5 +1,8 @@
 // core/duration.h: durations as users write them ("30s", "1m30s", "250ms", "1h") and as
-// Argo reads them (Go's time.Duration text, e.g. "1h0m0s", "1.5s", "250ms").
+// Argo reads them (Go's time.Duration text, e.g. "1h0m0s", "1.5s", "250ms"). Parsing and
+// Go's form are the host kit's (plugboard/host/options.h), shared with the deployers; this
+// header names them in the core and adds the short form for progress lines. Free
+// functions; thread-safe.
 #ifndef PLUGBOARD_CORE_DURATION_H_
 #define PLUGBOARD_CORE_DURATION_H_
 
@@ -7,18 +10,16 @@
 #include <string>
 #include <string_view>
 
+#include <plugboard/host/options.h>
+
 #include "core/expected.h"
 
 namespace plugboard::core {
 
-using Millis = std::chrono::milliseconds;
+using host::Millis;
+using host::parseDuration;  // "1m30s", "250ms", a bare number is seconds
 
-// Parses a sequence of <number><unit> with units ms, s, m, h (e.g. "1m30s", "1.5s").
-// A bare number is seconds.
-Expected<Millis> parseDuration(std::string_view text);
-
-// Formats as Go's time.Duration.String() does, which Argo's agent parses.
-std::string formatGoDuration(Millis d);
+using host::formatGoDuration;  // as Go's time.Duration.String(), which Argo's agent parses
 
 // The form users write, shortest first: "5m", "30s", "1m30s", "250ms", "1h"; what
 // parseDuration() reads back. For --help texts and messages that state a setting.

@@ -1,9 +1,9 @@
 // core/loader.h: loading a plugin `.so` and calling it through the C ABI.
 //
-// PluginLibrary::load() dlopens a file (RTLD_LOCAL | RTLD_NOW) through Boost.DLL's
-// import_alias, checks the ABI version (major equal, minor not higher, struct size large
-// enough) and that the manifest the entry point returns equals the one in the file's
-// section. Each PluginInstance holds a reference to its library: the library is unmapped
+// PluginLibrary::load() loads a file through the host kit (plugboard/host/native.h:
+// dlopen with RTLD_LOCAL | RTLD_NOW, the ABI version and table checked) and checks that
+// the manifest the entry point returns equals the one in the file's section. The
+// plugin's log lines go to the runtime's log, tagged with its name. Each PluginInstance holds a reference to its library: the library is unmapped
 // only after the last instance and the last PluginLibrary reference are gone.
 //
 // Thread-safety: PluginLibrary is immutable after load. PluginInstance::call() may run
@@ -15,7 +15,6 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,6 +25,7 @@
 #include "core/outcome.h"
 #include "core/plugin_handle.h"
 #include "plugboard/abi.h"
+#include "plugboard/host/native.h"
 
 namespace plugboard::core {
 
@@ -44,16 +44,14 @@ class PluginLibrary : public std::enable_shared_from_this<PluginLibrary> {
   const Manifest& manifest() const { return manifest_; }
   const std::filesystem::path& file() const { return file_; }
   // The ABI version the plugin was built with, e.g. "1.0".
-  std::string abiVersion() const;
+  std::string abiVersion() const { return native_->abiVersion(); }
 
   // Creates an instance. `config` must be a JSON object.
   Expected<std::unique_ptr<PluginInstance>> createInstance(const Json& config = Json::object());
 
  private:
   PluginLibrary() = default;
-  friend class PluginInstance;
-  std::function<const plugboard_plugin_api*()> entry_;  // holds the library's reference
-  const plugboard_plugin_api* api_ = nullptr;
+  std::shared_ptr<host::NativeLibrary> native_;
   Manifest manifest_;
   std::filesystem::path file_;
 };
@@ -76,12 +74,10 @@ class PluginInstance : public PluginHandle {
 
  private:
   friend class PluginLibrary;
-  struct Host;
-  PluginInstance(std::shared_ptr<PluginLibrary> library, std::unique_ptr<Host> host);
+  PluginInstance(std::shared_ptr<PluginLibrary> library, std::unique_ptr<host::NativeInstance> native);
 
-  std::shared_ptr<PluginLibrary> library_;  // released last: unmaps after destroy()
-  std::unique_ptr<Host> host_;              // must outlive handle_
-  void* handle_ = nullptr;
+  std::shared_ptr<PluginLibrary> library_;
+  std::unique_ptr<host::NativeInstance> native_;  // holds the library mapped
 };
 
 }  // namespace plugboard::core

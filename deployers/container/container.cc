@@ -29,16 +29,19 @@
 #include <vector>
 
 #include <plugboard/deployer.hpp>
+#include <plugboard/host/options.h>
+#include <plugboard/host/protocol.h>
+#include <plugboard/host/spawn.h>
 
-#include "deployers/process/handle.h"
-#include "deployers/process/settings.h"
-#include "deployers/process/spawn.h"
+#include "deployers/common/handle.h"
+#include "deployers/common/settings.h"
+#include "deployers/common/launch.h"
 
 namespace plugboard::container_deployer {
 namespace {
 
 namespace fs = std::filesystem;
-using process_deployer::Millis;
+using deployer_common::Millis;
 
 constexpr Millis kRemoveTimeout{30000};
 constexpr Millis kDefaultStartTimeout{30000};
@@ -58,7 +61,7 @@ struct ContainerSettings {
   bool init = true;  // a minimal init (catatonit) as PID 1, so that the plugin's signals work
   std::string channel = "fds";    // the protocol on descriptors 3 and 4, or "stdio"
   std::vector<std::string> args;  // more `podman run` arguments, before the image
-  process_deployer::Settings child;
+  deployer_common::Settings child;
 };
 
 std::vector<std::string> stringList(const std::string& key, const Json& value) {
@@ -102,7 +105,7 @@ void applyContainerOptions(ContainerSettings& s, const Json& options) {
     } else if (key == "network") {
       s.network = text();
     } else if (key == "memory") {
-      const auto bytes = process_deployer::parseSize(value);
+      const auto bytes = host::parseSizeValue(value);
       if (!bytes || *bytes == 0) throw must("a size such as 256M or a number of bytes");
       s.memory = std::to_string(*bytes);
     } else if (key == "cpus") {
@@ -145,7 +148,7 @@ void applyContainerOptions(ContainerSettings& s, const Json& options) {
       throw std::invalid_argument("unknown option '" + key + "'");
     }
   }
-  process_deployer::applyOptions(s.child, child);
+  deployer_common::applyOptions(s.child, child);
 }
 
 // "localhost/plugboard/hello:1.2.0" -> "hello": the part of a container name that names
@@ -177,7 +180,7 @@ std::string randomRunId() {
 class ContainerDeployer : public plugboard::Deployer {
  public:
   void setUp(const Json& config) override {
-    process_deployer::ignoreSigpipe();
+    host::ignoreSigpipe();
     defaults_.child.start_timeout = kDefaultStartTimeout;
     applyContainerOptions(defaults_, config);
     // Unavailable without podman: the runtime then says so for every step that needs it.
@@ -204,7 +207,7 @@ class ContainerDeployer : public plugboard::Deployer {
     const std::vector<std::string> global = {podman, "--runtime", s.runtime, "--cgroup-manager",
                                              s.cgroup_manager};
     const std::string base = "plugboard-" + run_id_ + "-" + pluginPart(image) + "-";
-    auto launch = process_deployer::makeLaunch("image '" + image + "'", pluginPart(image),
+    auto launch = deployer_common::makeLaunch("image '" + image + "'", pluginPart(image),
                                                "container", podman, {}, {}, s.child, log());
     // Each start runs a container of its own name, kept to remove it after an unclean end.
     auto names = std::make_shared<Names>();
@@ -220,7 +223,8 @@ class ContainerDeployer : public plugboard::Deployer {
                   {"run", "--rm", "--name", name, "--network", s.network, "--pull",
                    s.pull == "if-not-present" ? "missing" : s.pull, "--log-driver", "none"});
       if (s.channel == "fds") {  // descriptors 3 and 4 go straight to the plugin
-        argv.insert(argv.end(), {"--preserve-fds", "2", "--env", "PLUGBOARD_PROTOCOL_FDS=3,4"});
+        argv.insert(argv.end(), {"--preserve-fds", "2", "--env",
+                                 std::string(host::kProtocolFdsVariable) + "=3,4"});
       } else {  // stdin and stdout, relayed by podman
         argv.push_back("--interactive");
       }
@@ -247,13 +251,13 @@ class ContainerDeployer : public plugboard::Deployer {
       }
       std::vector<std::string> rm = global;
       rm.insert(rm.end(), {"rm", "--force", "--time", "0", "--ignore", name});
-      if (process_deployer::runToEnd(rm, kRemoveTimeout) != 0)
+      if (host::runToEnd(rm, kRemoveTimeout) != 0)
         log.warn("could not remove container " + name + " (podman rm failed)");
     };
     launch->exit_code_is_signal = true;
     launch->channel_on_fds_3_4 = s.channel == "fds";
     try {
-      return process_deployer::startDeployed(std::move(launch));
+      return deployer_common::startDeployed(std::move(launch));
     } catch (const std::runtime_error& e) {
       std::string why = e.what();
       if (why.find("image not known") != std::string::npos) {
@@ -267,8 +271,8 @@ class ContainerDeployer : public plugboard::Deployer {
 
  private:
   static std::string podmanOf(const ContainerSettings& s) {
-    auto found = process_deployer::findExecutable(s.podman);
-    if (!found && s.podman == "podman") found = process_deployer::findExecutable("/usr/bin/podman");
+    auto found = host::findExecutable(s.podman);
+    if (!found && s.podman == "podman") found = host::findExecutable("/usr/bin/podman");
     if (!found) {
       throw std::runtime_error(
           s.podman == "podman"

@@ -5,38 +5,55 @@
 // runtime. Use the `process` deployer for plugins you do not trust that far.
 //
 // Artifact: {"path": "/abs/plugin.so"}. Options: "config", handed to the plugin's setUp().
+// The plugin is loaded through the host kit (plugboard/host/native.h); its log lines go to
+// the runtime's log through this deployer's, tagged with the plugin's name.
 #include <memory>
 #include <stdexcept>
 #include <string>
 
+#include <plugboard/host/native.h>
 #include <plugboard/deployer.hpp>
-
-#include "core/loader.h"
 
 namespace {
 
 class NativeHandle : public plugboard::Handle {
  public:
-  explicit NativeHandle(std::unique_ptr<plugboard::core::PluginInstance> instance) : instance_(std::move(instance)) {}
+  explicit NativeHandle(std::unique_ptr<plugboard::host::NativeInstance> instance)
+      : instance_(std::move(instance)) {}
   std::string execute(std::uint64_t call_id, std::string_view request) override {
-    return instance_->callRaw(request, call_id);
+    return instance_->execute(call_id, request);
   }
   void cancel(std::uint64_t call_id) override { instance_->cancel(call_id); }
 
  private:
-  std::unique_ptr<plugboard::core::PluginInstance> instance_;
+  std::unique_ptr<plugboard::host::NativeInstance> instance_;
 };
 
 class NativeDeployer : public plugboard::Deployer {
  public:
-  plugboard::Deployed open(const plugboard::Json& artifact, const plugboard::Json& options) override {
+  plugboard::Deployed open(const plugboard::Json& artifact,
+                           const plugboard::Json& options) override {
     const std::string path = artifact.value("path", "");
     if (path.empty()) throw std::invalid_argument("the artifact has no 'path' to a plugin .so");
-    auto library = plugboard::core::PluginLibrary::load(path);
+    auto library = plugboard::host::NativeLibrary::load(path);
     if (!library) throw std::runtime_error(library.error().message());
-    auto instance = (*library)->createInstance(options.value("config", plugboard::Json::object()));
+    const std::string config = options.value("config", plugboard::Json::object()).dump();
+    auto instance = (*library)->createInstance(
+        config, [log = log(), name = (*library)->name()](int level, std::string_view message) {
+          const std::string line = "[" + name + "] " + std::string(message);
+          if (level <= PLUGBOARD_LOG_DEBUG) {
+            log.debug(line);
+          } else if (level == PLUGBOARD_LOG_INFO) {
+            log.info(line);
+          } else if (level == PLUGBOARD_LOG_WARN) {
+            log.warn(line);
+          } else {
+            log.error(line);
+          }
+        });
     if (!instance) throw std::runtime_error(instance.error().message());
-    return {plugboard::Json::parse((*library)->manifest().text), std::make_unique<NativeHandle>(std::move(*instance))};
+    return {plugboard::Json::parse((*library)->manifestText()),
+            std::make_unique<NativeHandle>(std::move(*instance))};
   }
 };
 

@@ -34,16 +34,22 @@
 
 #include <plugboard/deployer.hpp>
 
-#include "core/duration.h"
-#include "deployers/process/handle.h"
-#include "deployers/process/settings.h"
-#include "deployers/process/spawn.h"
+#include <plugboard/host/spawn.h>
+
+#include "deployers/common/handle.h"
+#include "deployers/common/launch.h"
+#include "deployers/common/settings.h"
 
 namespace plugboard::process_deployer {
 namespace {
 
 namespace fs = std::filesystem;
-
+using deployer_common::applyOptions;
+using deployer_common::defaultHost;
+using deployer_common::makeHostLaunch;
+using deployer_common::resolveHost;
+using deployer_common::Settings;
+using deployer_common::startDeployed;
 
 // ---------------------------------------------------------------------------------------
 // The deployer
@@ -51,7 +57,7 @@ namespace fs = std::filesystem;
 class ProcessDeployer : public plugboard::Deployer {
  public:
   void setUp(const Json& config) override {
-    ignoreSigpipe();
+    host::ignoreSigpipe();
     applyOptions(defaults_, config);
     default_host_ = defaultHost();
   }

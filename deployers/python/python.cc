@@ -24,17 +24,18 @@
 #include <vector>
 
 #include <plugboard/deployer.hpp>
+#include <plugboard/host/spawn.h>
 
-#include "deployers/process/handle.h"
-#include "deployers/process/settings.h"
-#include "deployers/process/spawn.h"
+#include "deployers/common/handle.h"
+#include "deployers/common/settings.h"
+#include "deployers/common/launch.h"
 #include "deployers/python/embedded.h"
 
 namespace plugboard::python_deployer {
 namespace {
 
 namespace fs = std::filesystem;
-using process_deployer::Settings;
+using deployer_common::Settings;
 
 constexpr const char* kDefaultPython = "/usr/bin/python3";
 
@@ -78,7 +79,7 @@ void applyPythonOptions(PythonSettings& s, const Json& options) {
       if (processOnly(key)) s.process_only.insert(key);
     }
   }
-  process_deployer::applyOptions(s.child, rest);
+  deployer_common::applyOptions(s.child, rest);
 }
 
 std::string defaultSdkPath();
@@ -91,7 +92,7 @@ OpenEmbeddedFn embeddedOpener() {
   static OpenEmbeddedFn open = nullptr;
   static std::string failure;
   std::call_once(once, [] {
-    const std::string dir = process_deployer::moduleDirectory();
+    const std::string dir = host::moduleDirectory();
     const std::string path =
         (fs::path(dir).parent_path() / "python" / kEmbeddedLibrary).lexically_normal().string();
     void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
@@ -111,7 +112,7 @@ OpenEmbeddedFn embeddedOpener() {
 }
 
 std::string defaultSdkPath() {
-  const std::string dir = process_deployer::moduleDirectory();
+  const std::string dir = host::moduleDirectory();
   if (dir.empty()) return {};
   return (fs::path(dir).parent_path() / "python").lexically_normal().string();
 }
@@ -119,7 +120,7 @@ std::string defaultSdkPath() {
 class PythonDeployer : public plugboard::Deployer {
  public:
   void setUp(const Json& config) override {
-    process_deployer::ignoreSigpipe();
+    host::ignoreSigpipe();
     applyPythonOptions(defaults_, config);
   }
 
@@ -183,10 +184,10 @@ class PythonDeployer : public plugboard::Deployer {
     if (!existing.empty()) pythonpath += ":" + existing;
     env["PYTHONPATH"] = pythonpath;
 
-    auto launch = process_deployer::makeLaunch(std::move(label), std::move(log_name), "python",
+    auto launch = deployer_common::makeLaunch(std::move(label), std::move(log_name), "python",
                                                std::move(python), std::move(args), env,
                                                std::move(s.child), log());
-    return process_deployer::startDeployed(std::move(launch));
+    return deployer_common::startDeployed(std::move(launch));
   }
 
  private:

@@ -30,3 +30,30 @@ function(plugboard_add_plugin name)
     set_target_properties(${name} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PLUGBOARD_PLUGIN_OUTPUT_DIR})
   endif()
 endfunction()
+
+# plugboard_add_deployer(<name> SOURCES <file>... [OUTPUT_DIRECTORY <dir>])
+#
+# Builds a plugboard deployer module: a plugin-shaped module (as plugboard_add_plugin()
+# builds) linked with the host kit, plugboard::host (plugboard/host/*.h: the protocol,
+# option parsing, loading a native plugin, spawning a child). The kit is compiled with
+# hidden visibility and its symbols are kept local, so the module exports only its entry
+# point (and the standard library's own template instantiations). Put the module in a
+# directory given to plugboard's --deployers (docs/deployers.md).
+function(plugboard_add_deployer name)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "OUTPUT_DIRECTORY" "SOURCES")
+  if(ARG_OUTPUT_DIRECTORY)
+    plugboard_add_plugin(${name} SOURCES ${ARG_SOURCES} OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
+  else()
+    plugboard_add_plugin(${name} SOURCES ${ARG_SOURCES})
+  endif()
+  if(TARGET plugboard::host)
+    target_link_libraries(${name} PRIVATE plugboard::host)
+  else()
+    target_link_libraries(${name} PRIVATE plugboard_host)
+  endif()
+  # What the static libraries bring keeps out of the dynamic symbol table too, even the
+  # exception types Boost.DLL declares visible.
+  if(CMAKE_SYSTEM_NAME STREQUAL "Linux")
+    target_link_options(${name} PRIVATE "LINKER:--exclude-libs,ALL")
+  endif()
+endfunction()

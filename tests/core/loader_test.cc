@@ -1,8 +1,6 @@
 #include "core/loader.h"
 
-#include <chrono>
 #include <sstream>
-#include <thread>
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -80,22 +78,6 @@ TEST(LoaderTest, AThrowingPluginGivesAnErrorNamingIt) {
   EXPECT_EQ(outcome.message, "plugin 'throws' threw: the disk is on fire");
 }
 
-TEST(LoaderTest, CancelEndsARunningCall) {
-  auto lib = mustLoad(plugin("sleep"));
-  ASSERT_TRUE(lib);
-  auto instance = lib->createInstance();
-  ASSERT_TRUE(instance.ok());
-  const auto id = (*instance)->newCallId();
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    (*instance)->cancel(id);
-  });
-  auto outcome = (*instance)->call({{"args", {{"seconds", 60}}}}, id);
-  canceller.join();
-  EXPECT_EQ(outcome.phase, Phase::kError);
-  EXPECT_EQ(outcome.message, "cancelled while sleeping");
-}
-
 TEST(LoaderTest, RefusesAnotherAbiMajorNamingBothVersions) {
   // The catalog would refuse this file before loading; load it anyway through the
   // manifest in its section to exercise the loader's own check.
@@ -112,28 +94,9 @@ TEST(LoaderTest, RefusesAnotherAbiMajorNamingBothVersions) {
       << lib.error().message();
 }
 
-TEST(LoaderTest, RefusesANewerAbiMinor) {
-  EXPECT_NE(loadError(fixture("abi_newer_minor")).find("needs ABI 1.9, this runtime supports up to 1.0"),
-            std::string::npos);
-}
-
-TEST(LoaderTest, RefusesAFileWithoutTheEntryPoint) {
-  EXPECT_NE(loadError(fixture("no_entry")).find("entry point 'plugboard_entry_v1' not found"),
-            std::string::npos);
-}
-
 TEST(LoaderTest, RefusesAManifestThatDiffersFromTheSection) {
   EXPECT_NE(loadError(fixture("mismatch")).find("differs from the one in its .plugboard section"),
             std::string::npos);
-}
-
-TEST(LoaderTest, ReportsTheDynamicLoadersErrorForAnUnloadableFile) {
-  plugboard::testing::TempDir dir;
-  plugboard::testing::writeFile(dir / "junk.so", "junk");
-  auto manifest = parseManifest(R"({"name":"junk","version":"1.0.0","kind":"executor","abi":1})");
-  auto lib = PluginLibrary::load(dir / "junk.so", &*manifest);
-  ASSERT_FALSE(lib.ok());
-  EXPECT_NE(lib.error().message().find("cannot load"), std::string::npos) << lib.error().message();
 }
 
 }  // namespace

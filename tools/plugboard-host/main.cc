@@ -7,6 +7,7 @@
 // The plugin's own writes to stdout go to stderr: the protocol has a private copy of the
 // original stdout. The plugin's log lines become `log` messages. Exit status: 0 after
 // `shutdown` or end of input, 2 for a protocol error, 3 when the plugin cannot be loaded.
+// Built on the host kit alone (plugboard/host/*.h), as a third party's host could be.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -25,21 +26,19 @@
 #include <string>
 #include <thread>
 
-#include <spdlog/sinks/base_sink.h>
-#include <spdlog/spdlog.h>
-
-#include "core/loader.h"
-#include "core/protocol.h"
+#include <plugboard/host/native.h>
+#include <plugboard/host/protocol.h>
 
 namespace {
 
-using plugboard::core::Json;
+namespace host = plugboard::host;
+using host::Json;
 
 // Writes whole frames to the protocol descriptor, one at a time.
 class Channel {
  public:
   explicit Channel(int fd) : fd_(fd) {}
-  void send(const Json& message) { sendText(plugboard::core::frame(message)); }
+  void send(const Json& message) { sendText(host::frame(message)); }
   // `f` must be one whole frame, newline included.
   void sendText(const std::string& f) {
     std::lock_guard lock(mu_);
@@ -56,29 +55,14 @@ class Channel {
   std::mutex mu_;
 };
 
-// Turns the plugin's log lines (which the loader sends to spdlog, tagged "[name] ") into
-// `log` messages.
-class LogSink : public spdlog::sinks::base_sink<std::mutex> {
- public:
-  explicit LogSink(Channel& channel) : channel_(channel) {}
-
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    std::string text(msg.payload.data(), msg.payload.size());
-    if (text.rfind('[', 0) == 0) {
-      if (auto end = text.find("] "); end != std::string::npos) text.erase(0, end + 2);
-    }
-    const char* level = msg.level <= spdlog::level::debug ? "debug"
-                        : msg.level == spdlog::level::info ? "info"
-                        : msg.level == spdlog::level::warn ? "warn"
-                                                           : "error";
-    channel_.send({{"type", "log"}, {"level", level}, {"message", text}});
-  }
-  void flush_() override {}
-
- private:
-  Channel& channel_;
-};
+// The `log` message for one of the plugin's log lines.
+Json logMessage(int level, std::string_view text) {
+  const char* name = level <= PLUGBOARD_LOG_DEBUG  ? "debug"
+                     : level == PLUGBOARD_LOG_INFO ? "info"
+                     : level == PLUGBOARD_LOG_WARN ? "warn"
+                                                   : "error";
+  return {{"type", "log"}, {"level", name}, {"message", text}};
+}
 
 int fail(int status, const std::string& message) {
   std::fprintf(stderr, "plugboard-host: %s\n", message.c_str());
@@ -86,9 +70,6 @@ int fail(int status, const std::string& message) {
 }
 
 }  // namespace
-
-// Names the descriptors of the channel when it is not stdin/stdout: "IN,OUT".
-constexpr const char* kProtocolFdsVariable = "PLUGBOARD_PROTOCOL_FDS";
 
 int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0) {
@@ -103,14 +84,14 @@ int main(int argc, char** argv) {
     if (!config.is_object()) return fail(2, "--config must be a JSON object");
   }
   int input_fd = STDIN_FILENO, protocol_fd = -1;
-  if (const char* fds = std::getenv(kProtocolFdsVariable); fds != nullptr) {
+  if (const char* fds = std::getenv(host::kProtocolFdsVariable); fds != nullptr) {
     // The channel on two inherited descriptors (a container engine passes them through):
     // kept from what the plugin starts, as is the variable.
     if (std::sscanf(fds, "%d,%d", &input_fd, &protocol_fd) != 2 || input_fd < 0 || protocol_fd < 0 ||
         ::fcntl(input_fd, F_SETFD, FD_CLOEXEC) != 0 || ::fcntl(protocol_fd, F_SETFD, FD_CLOEXEC) != 0) {
-      return fail(2, std::string(kProtocolFdsVariable) + "='" + fds + "' does not name two open descriptors");
+      return fail(2, std::string(host::kProtocolFdsVariable) + "='" + fds + "' does not name two open descriptors");
     }
-    ::unsetenv(kProtocolFdsVariable);
+    ::unsetenv(host::kProtocolFdsVariable);
   } else {
     // The protocol keeps the real stdout, not inherited by what the plugin starts.
     protocol_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
@@ -119,16 +100,17 @@ int main(int argc, char** argv) {
   // Everything else written to stdout goes to stderr.
   if (::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return fail(2, "cannot set up stdout");
   Channel channel(protocol_fd);
-  auto logger = std::make_shared<spdlog::logger>("plugin", std::make_shared<LogSink>(channel));
-  logger->set_level(spdlog::level::debug);
-  spdlog::set_default_logger(logger);
 
-  auto library = plugboard::core::PluginLibrary::load(argv[1]);
+  auto library = host::NativeLibrary::load(argv[1]);
   if (!library) return fail(3, library.error().message());
-  auto made = (*library)->createInstance(config);
+  const Json manifest = Json::parse((*library)->manifestText(), nullptr, false);
+  if (!manifest.is_object()) return fail(3, "plugin '" + (*library)->name() + "': its manifest is not a JSON object");
+  auto made = (*library)->createInstance(
+      config.dump(), [&channel](int level, std::string_view text) { channel.send(logMessage(level, text)); });
   if (!made) return fail(3, made.error().message());
   auto& instance = **made;
-  const bool serial = instance.manifest().concurrency == plugboard::core::Concurrency::kSerial;
+  const std::string& plugin_name = (*library)->name();
+  const bool serial = manifest.value("concurrency", "") == "serial";
 
   std::mutex mu;  // guards everything below
   std::condition_variable cv;       // `running` changed, or `stop` was set
@@ -140,7 +122,7 @@ int main(int argc, char** argv) {
   int idle = 0;          // threads waiting to read
   int status = 0;
   std::mutex serial_mu;
-  plugboard::core::FrameReader frames;  // used by the reading thread only
+  host::FrameReader frames;  // used by the reading thread only
   std::deque<std::string> lines;        // read, not yet handled; the reading thread's
 
   // The next frame from the runtime, or nullopt at the end of input or a framing error
@@ -183,12 +165,12 @@ int main(int argc, char** argv) {
         cancelled = running[id];
       }
       result = cancelled ? std::string(R"({"phase":"Error","message":"cancelled before it started"})")
-                         : instance.callRaw(request, id);
+                         : instance.execute(id, request);
       // A result that is not one JSON object would break the channel; the runtime gets an
       // Error instead. (Raw newlines can only be whitespace in valid JSON.)
       std::replace(result.begin(), result.end(), '\n', ' ');
       if (result.empty() || !Json::accept(result)) {
-        result = Json{{"phase", "Error"}, {"message", "plugin '" + instance.manifest().name + "' returned invalid JSON"}}
+        result = Json{{"phase", "Error"}, {"message", "plugin '" + plugin_name + "' returned invalid JSON"}}
                      .dump();
       }
     }
@@ -216,18 +198,18 @@ int main(int argc, char** argv) {
       for (;;) {
         auto line = nextLine();
         if (!line) return finish(0);
-        auto message = plugboard::core::parseFrame(*line, plugboard::core::Sender::kRuntime);
+        auto message = host::parseFrame(*line, host::Sender::kRuntime);
         if (!message) return finish(fail(2, message.error().message()));
         const std::string type = (*message)["type"];
         if (type == "hello") {
           bool offered = false;
-          for (const auto& v : (*message)["protocols"]) offered = offered || v == plugboard::core::kProtocolVersion;
+          for (const auto& v : (*message)["protocols"]) offered = offered || v == host::kProtocolVersion;
           if (!offered) {
             return finish(fail(2, "the runtime offers protocols " + (*message)["protocols"].dump() +
                                       "; this host speaks 1"));
           }
-          channel.send({{"type", "hello"}, {"protocol", plugboard::core::kProtocolVersion},
-                        {"manifest", Json::parse(instance.manifest().text)}});
+          channel.send({{"type", "hello"}, {"protocol", host::kProtocolVersion},
+                        {"manifest", manifest}});
           std::lock_guard lock(mu);
           greeted = true;
         } else if (!greeted) {

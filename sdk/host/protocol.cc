@@ -1,6 +1,6 @@
-#include "core/protocol.h"
+#include "plugboard/host/protocol.h"
 
-namespace plugboard::core {
+namespace plugboard::host {
 namespace {
 
 std::string quoted(std::string_view line) {
@@ -26,20 +26,25 @@ Expected<Json> parseFrame(std::string_view line, Sender from) {
     return Error("not a protocol message (a JSON object per line): " + quoted(line));
   }
   auto type_it = m.find("type");
-  if (type_it == m.end() || !type_it->is_string()) return Error("message without a \"type\": " + quoted(line));
+  if (type_it == m.end() || !type_it->is_string())
+    return Error("message without a \"type\": " + quoted(line));
   const std::string type = type_it->get<std::string>();
-  auto bad = [&](const std::string& what) { return Error("'" + type + "' message " + what + ": " + quoted(line)); };
+  auto bad = [&](const std::string& what) {
+    return Error("'" + type + "' message " + what + ": " + quoted(line));
+  };
 
   if (from == Sender::kRuntime) {
     if (type == "hello") {
       auto p = m.find("protocols");
-      if (p == m.end() || !p->is_array() || p->empty()) return bad("needs \"protocols\", a list of versions");
+      if (p == m.end() || !p->is_array() || p->empty())
+        return bad("needs \"protocols\", a list of versions");
       for (const auto& v : *p) {
         if (!v.is_number_integer()) return bad("lists a version that is not an integer");
       }
     } else if (type == "execute") {
       if (!isId(m)) return bad("needs a non-negative integer \"id\"");
-      if (!m.contains("request") || !m["request"].is_object()) return bad("needs an object \"request\"");
+      if (!m.contains("request") || !m["request"].is_object())
+        return bad("needs an object \"request\"");
     } else if (type == "cancel") {
       if (!isId(m)) return bad("needs a non-negative integer \"id\"");
     } else if (type != "shutdown") {
@@ -50,15 +55,18 @@ Expected<Json> parseFrame(std::string_view line, Sender from) {
 
   if (type == "hello") {
     auto p = m.find("protocol");
-    if (p == m.end() || !p->is_number_integer()) return bad("needs \"protocol\", the chosen version");
-    if (!m.contains("manifest") || !m["manifest"].is_object()) return bad("needs the plugin's \"manifest\" object");
+    if (p == m.end() || !p->is_number_integer())
+      return bad("needs \"protocol\", the chosen version");
+    if (!m.contains("manifest") || !m["manifest"].is_object())
+      return bad("needs the plugin's \"manifest\" object");
   } else if (type == "result") {
     if (!isId(m)) return bad("needs a non-negative integer \"id\"");
     if (!m.contains("result") || !m["result"].is_object()) return bad("needs an object \"result\"");
   } else if (type == "log") {
     auto msg = m.find("message");
     if (msg == m.end() || !msg->is_string()) return bad("needs a string \"message\"");
-    if (m.contains("id") && !isId(m)) return bad("has an \"id\" that is not a non-negative integer");
+    if (m.contains("id") && !isId(m))
+      return bad("has an \"id\" that is not a non-negative integer");
     auto level = m.find("level");
     if (level != m.end()) {
       static const char* kLevels[] = {"debug", "info", "warn", "error"};
@@ -85,17 +93,18 @@ Status FrameReader::feed(std::string_view bytes, std::vector<std::string>& lines
     const auto nl = buffer_.find('\n', start);
     if (nl == std::string::npos) break;
     if (nl - start > limit_) {
-      return Error("a protocol frame of " + std::to_string(nl - start) + " bytes exceeds the limit of " +
-                   std::to_string(limit_));
+      return Error("a protocol frame of " + std::to_string(nl - start) +
+                   " bytes exceeds the limit of " + std::to_string(limit_));
     }
     lines.emplace_back(buffer_, start, nl - start);
     start = nl + 1;
   }
   buffer_.erase(0, start);
   if (buffer_.size() > limit_) {
-    return Error("a protocol frame exceeds the limit of " + std::to_string(limit_) + " bytes before its newline");
+    return Error("a protocol frame exceeds the limit of " + std::to_string(limit_) +
+                 " bytes before its newline");
   }
   return Status::Ok();
 }
 
-}  // namespace plugboard::core
+}  // namespace plugboard::host

@@ -1,9 +1,9 @@
-// deployers/process/handle.h: a plugin served by a child process that is started again
+// deployers/common/handle.h: a plugin served by a child process that is started again
 // after it dies, with backoff after repeated failures (docs/deployers.md, "Restart").
 // Shared by the process, python and container deployers (library
-// plugboard_child_process). Thread-safe.
-#ifndef PLUGBOARD_DEPLOYERS_PROCESS_HANDLE_H_
-#define PLUGBOARD_DEPLOYERS_PROCESS_HANDLE_H_
+// plugboard_deployer_common). Thread-safe.
+#ifndef PLUGBOARD_DEPLOYERS_COMMON_HANDLE_H_
+#define PLUGBOARD_DEPLOYERS_COMMON_HANDLE_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -16,10 +16,10 @@
 
 #include <plugboard/deployer.hpp>
 
-#include "deployers/process/child.h"
-#include "deployers/process/spawn.h"
+#include "deployers/common/child.h"
+#include "deployers/common/launch.h"
 
-namespace plugboard::process_deployer {
+namespace plugboard::deployer_common {
 
 inline constexpr Millis kFirstBackoff{100};
 inline constexpr Millis kMaxBackoff{5000};
@@ -60,6 +60,6 @@ class RestartingHandle : public plugboard::Handle {
 // and a RestartingHandle. Throws std::runtime_error as Child::start does.
 plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch);
 
-}  // namespace plugboard::process_deployer
+}  // namespace plugboard::deployer_common
 
-#endif  // PLUGBOARD_DEPLOYERS_PROCESS_HANDLE_H_
+#endif  // PLUGBOARD_DEPLOYERS_COMMON_HANDLE_H_

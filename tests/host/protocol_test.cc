@@ -1,8 +1,8 @@
-#include "core/protocol.h"
+#include "plugboard/host/protocol.h"
 
 #include <gtest/gtest.h>
 
-namespace plugboard::core {
+namespace plugboard::host {
 namespace {
 
 std::string errorOf(std::string_view line, Sender from) {
@@ -11,9 +11,10 @@ std::string errorOf(std::string_view line, Sender from) {
 }
 
 TEST(ProtocolTest, AcceptsEveryMessageFromItsOwnSide) {
-  for (const char* line : {R"({"type":"hello","protocols":[1]})",
-                           R"({"type":"execute","id":7,"request":{"rpc":"template.execute","args":{}}})",
-                           R"({"type":"cancel","id":7})", R"({"type":"shutdown"})"}) {
+  for (const char* line :
+       {R"({"type":"hello","protocols":[1]})",
+        R"({"type":"execute","id":7,"request":{"rpc":"template.execute","args":{}}})",
+        R"({"type":"cancel","id":7})", R"({"type":"shutdown"})"}) {
     EXPECT_EQ(errorOf(line, Sender::kRuntime), "ok") << line;
   }
   for (const char* line : {R"({"type":"hello","protocol":1,"manifest":{"name":"x"}})",
@@ -27,14 +28,17 @@ TEST(ProtocolTest, AcceptsEveryMessageFromItsOwnSide) {
 TEST(ProtocolTest, RefusesWrongSidesShapesAndStrayOutput) {
   EXPECT_EQ(errorOf("Hello from print()", Sender::kPlugin),
             "not a protocol message (a JSON object per line): 'Hello from print()'");
-  EXPECT_EQ(errorOf(R"({"type":"execute","id":1,"request":{}})", Sender::kPlugin),
-            R"(unknown message type 'execute' from the plugin: '{"type":"execute","id":1,"request":{}}')");
-  EXPECT_EQ(errorOf(R"({"type":"result","id":-1,"result":{}})", Sender::kPlugin),
-            R"('result' message needs a non-negative integer "id": '{"type":"result","id":-1,"result":{}}')");
+  EXPECT_EQ(
+      errorOf(R"({"type":"execute","id":1,"request":{}})", Sender::kPlugin),
+      R"(unknown message type 'execute' from the plugin: '{"type":"execute","id":1,"request":{}}')");
+  EXPECT_EQ(
+      errorOf(R"({"type":"result","id":-1,"result":{}})", Sender::kPlugin),
+      R"('result' message needs a non-negative integer "id": '{"type":"result","id":-1,"result":{}}')");
   EXPECT_EQ(errorOf(R"({"type":"hello","protocol":1})", Sender::kPlugin).substr(0, 48),
             R"('hello' message needs the plugin's "manifest" ob)");
-  EXPECT_EQ(errorOf(R"({"type":"log","level":"loud","message":"x"})", Sender::kPlugin).substr(0, 60),
-            R"('log' message has a "level" other than debug, info, warn or )");
+  EXPECT_EQ(
+      errorOf(R"({"type":"log","level":"loud","message":"x"})", Sender::kPlugin).substr(0, 60),
+      R"('log' message has a "level" other than debug, info, warn or )");
   EXPECT_EQ(errorOf(R"({"id":1})", Sender::kRuntime), R"(message without a "type": '{"id":1}')");
   const std::string long_line(500, 'x');
   EXPECT_EQ(errorOf(long_line, Sender::kPlugin),
@@ -64,4 +68,4 @@ TEST(ProtocolTest, ReaderSplitsLinesAcrossChunksAndEnforcesTheLimit) {
 }
 
 }  // namespace
-}  // namespace plugboard::core
+}  // namespace plugboard::host

@@ -1,17 +1,18 @@
-// deployers/process/handle.cc: see handle.h.
-#include "deployers/process/handle.h"
+// deployers/common/handle.cc: see handle.h.
+#include "deployers/common/handle.h"
 
 #include <algorithm>
 #include <exception>
 
-#include "core/duration.h"
+#include <plugboard/host/options.h>
 
-namespace plugboard::process_deployer {
+namespace plugboard::deployer_common {
 
 plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch) {
   std::shared_ptr<Child> child = Child::start(launch);
   Json manifest = child->manifest();
-  return {std::move(manifest), std::make_unique<RestartingHandle>(std::move(launch), std::move(child))};
+  return {std::move(manifest),
+          std::make_unique<RestartingHandle>(std::move(launch), std::move(child))};
 }
 
 RestartingHandle::RestartingHandle(std::shared_ptr<const Launch> launch,
@@ -120,11 +121,10 @@ std::shared_ptr<Child> RestartingHandle::running(std::uint64_t id, std::string& 
     return nullptr;
   }
   last_failure_.clear();
-  launch_->log.info(
-      who_ + " started again" +
-      (delay.count() > 0 ? " after " + plugboard::core::formatGoDuration(delay) : ""));
+  launch_->log.info(who_ + " started again" +
+                    (delay.count() > 0 ? " after " + host::formatGoDuration(delay) : ""));
   child_ = fresh;
   return fresh;
 }
 
-}  // namespace plugboard::process_deployer
+}  // namespace plugboard::deployer_common

@@ -1,17 +1,16 @@
-// deployers/process/settings.h: the process deployer's options (docs/deployers.md), and
-// finding plugboard-host. The python deployer reuses the options (library
-// plugboard_child_process).
+// deployers/common/settings.h: the options of a deployer of child processes
+// (docs/deployers.md), and finding plugboard-host. Shared by the process, python and
+// container deployers (library plugboard_deployer_common).
 //
 // Settings holds one step's options: the deployer's config gives defaults, a step's
 // options override them (applyOptions). Free functions; thread-safe, except that a
 // Settings must not be changed while another thread reads it.
-#ifndef PLUGBOARD_DEPLOYERS_PROCESS_SETTINGS_H_
-#define PLUGBOARD_DEPLOYERS_PROCESS_SETTINGS_H_
+#ifndef PLUGBOARD_DEPLOYERS_COMMON_SETTINGS_H_
+#define PLUGBOARD_DEPLOYERS_COMMON_SETTINGS_H_
 
 #include <sys/resource.h>
 
 #include <chrono>
-#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,17 +19,17 @@
 
 // The manifest "config" entries of the options every deployer of child processes takes
 // (parsed by applyOptions), for concatenation into its PLUGBOARD_DEPLOYER manifest.
-#define PLUGBOARD_CHILD_PROCESS_OPTIONS                                                                  \
+#define PLUGBOARD_CHILD_PROCESS_OPTIONS                                                                     \
   R"("memory": {"type": "size", "description": "address-space limit of the child, RLIMIT_AS, e.g. 512M"},)" \
   R"("cpu_time": {"type": "duration", "description": "CPU time the child may use in its whole life, )"      \
-  R"(RLIMIT_CPU in seconds rounded up; past it the child is killed and the next call starts a new one"},)"   \
+  R"(RLIMIT_CPU in seconds rounded up; past it the child is killed and the next call starts a new one"},)"  \
   R"("open_files": {"type": "integer", "description": "limit on the child's open file descriptors, )"       \
-  R"(RLIMIT_NOFILE"},)"                                                                                    \
+  R"(RLIMIT_NOFILE"},)"                                                                                     \
   R"("cwd": {"type": "string", "description": "working directory of the child; default: the runtime's"},)"  \
   R"("cancel_grace": {"type": "duration", "description": "how long a cancelled call may take to answer )"   \
   R"(before the child is killed; default 1s"})"
 
-namespace plugboard::process_deployer {
+namespace plugboard::deployer_common {
 
 using Clock = std::chrono::steady_clock;
 using Millis = std::chrono::milliseconds;
@@ -53,17 +52,6 @@ struct Settings {
 // std::invalid_argument naming the option.
 void applyOptions(Settings& s, const Json& options);
 
-// The directory of the module this code is linked into, symbolic links resolved; empty
-// if unknown.
-std::string moduleDirectory();
-
-// A size option ("256M", "1GiB", 4096: binary multiples) in bytes, or nullopt.
-std::optional<std::uint64_t> parseSize(const Json& value);
-
-// `path_or_name` when it is an executable file's path, else the first executable of that
-// name in PATH; nullopt when there is none.
-std::optional<std::string> findExecutable(const std::string& path_or_name);
-
 // plugboard-host where the build or an install puts it relative to this module:
 // <build>/deployers/process.so and <build>/plugboard-host, or
 // <prefix>/lib[/<arch>]/plugboard/deployers/process.so and <prefix>/bin/plugboard-host;
@@ -74,6 +62,6 @@ std::string defaultHost();
 // `fallback` (defaultHost()). Throws std::runtime_error when there is none.
 std::string resolveHost(const std::string& option, const std::string& fallback);
 
-}  // namespace plugboard::process_deployer
+}  // namespace plugboard::deployer_common
 
-#endif  // PLUGBOARD_DEPLOYERS_PROCESS_SETTINGS_H_
+#endif  // PLUGBOARD_DEPLOYERS_COMMON_SETTINGS_H_

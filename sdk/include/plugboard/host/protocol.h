@@ -1,9 +1,11 @@
-// core/protocol.h: out-of-process plugin protocol v1, frame by frame.
+// plugboard/host/protocol.h: out-of-process plugin protocol v1, frame by frame.
 //
 // The runtime and an out-of-process plugin (a process, a container, a Python module)
 // exchange newline-delimited JSON over the plugin's stdin and stdout: one JSON object per
-// line, at most `limit` bytes. docs/protocol.md is the specification; this file turns
-// bytes into checked messages and back. Every message has a "type":
+// line, at most `limit` bytes (or over two descriptors kProtocolFdsVariable names).
+// docs/protocol.md is the specification; this file turns bytes into checked messages and
+// back, for the runtime, plugboard-host and any deployer that speaks the protocol. Every message
+// has a "type":
 //   hello     {"type":"hello","protocols":[1]}                        runtime -> plugin
 //             {"type":"hello","protocol":1,"manifest":{...}}          plugin -> runtime
 //   execute   {"type":"execute","id":N,"request":{...}}               runtime -> plugin
@@ -12,8 +14,8 @@
 //   cancel    {"type":"cancel","id":N}                                runtime -> plugin
 //   shutdown  {"type":"shutdown"}                                     runtime -> plugin
 // Value types and free functions, except FrameReader (one per stream, not thread-safe).
-#ifndef PLUGBOARD_CORE_PROTOCOL_H_
-#define PLUGBOARD_CORE_PROTOCOL_H_
+#ifndef PLUGBOARD_HOST_PROTOCOL_H_
+#define PLUGBOARD_HOST_PROTOCOL_H_
 
 #include <cstddef>
 #include <string>
@@ -22,14 +24,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/expected.h"
+#include "plugboard/host/expected.h"
 
-namespace plugboard::core {
+namespace plugboard::host {
 
 using Json = nlohmann::json;
 
 inline constexpr int kProtocolVersion = 1;
 inline constexpr std::size_t kDefaultFrameLimit = 16 << 20;
+// The environment variable that names the channel's descriptors when they are not stdin
+// and stdout: "IN,OUT" (the runtime's frames come on IN, the plugin's go to OUT).
+inline constexpr const char* kProtocolFdsVariable = "PLUGBOARD_PROTOCOL_FDS";
 
 // Which side sent a message; each side may send only its own types.
 enum class Sender { kRuntime, kPlugin };
@@ -58,6 +63,6 @@ class FrameReader {
   std::string buffer_;
 };
 
-}  // namespace plugboard::core
+}  // namespace plugboard::host
 
-#endif  // PLUGBOARD_CORE_PROTOCOL_H_
+#endif  // PLUGBOARD_HOST_PROTOCOL_H_

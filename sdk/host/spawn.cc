@@ -1,5 +1,6 @@
-#include "deployers/process/spawn.h"
+#include "plugboard/host/spawn.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -8,15 +9,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
-#include <stdexcept>
 #include <string_view>
 #include <system_error>
 #include <thread>
 
 extern char** environ;
 
-namespace plugboard::process_deployer {
+namespace plugboard::host {
+
+namespace fs = std::filesystem;
+using Millis = std::chrono::milliseconds;
 
 namespace {
 
@@ -27,47 +31,16 @@ constexpr int kHighFd = 64;
 
 }  // namespace
 
-// ---------------------------------------------------------------------------------------
-// Starting a child
-
-std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name, std::string deployer,
-                                   std::string program, std::vector<std::string> args,
-                                   const std::map<std::string, std::string>& extra_env,
-                                   Settings settings, plugboard::Logger log) {
-  auto launch = std::make_shared<Launch>();
-  launch->argv.push_back(program);
-  for (auto& a : args) launch->argv.push_back(std::move(a));
-  std::map<std::string, std::string> added = extra_env;
-  for (const auto& [name, value] : settings.env) added[name] = value;
+std::vector<std::string> environmentWith(const std::map<std::string, std::string>& added) {
+  std::vector<std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
-    if (added.count(std::string(entry.substr(0, entry.find('=')))) == 0) {
-      launch->env.emplace_back(entry);
-    }
+    if (added.count(std::string(entry.substr(0, entry.find('=')))) == 0) env.emplace_back(entry);
   }
-  for (const auto& [name, value] : added) launch->env.push_back(name + "=" + value);
-  launch->label = std::move(label);
-  launch->log_name = std::move(log_name);
-  launch->deployer = std::move(deployer);
-  launch->program = std::move(program);
-  launch->settings = std::move(settings);
-  launch->log = log;
-  return launch;
+  for (const auto& [name, value] : added) env.push_back(name + "=" + value);
+  return env;
 }
 
-std::shared_ptr<const Launch> makeHostLaunch(std::string plugin, std::string host,
-                                             Settings settings, plugboard::Logger log) {
-  std::vector<std::string> args = {plugin};
-  if (settings.config) {
-    args.push_back("--config");
-    args.push_back(settings.config->dump(-1, ' ', false, Json::error_handler_t::replace));
-  }
-  std::string stem = std::filesystem::path(plugin).stem().string();
-  return makeLaunch(std::move(plugin), std::move(stem), "process", std::move(host),
-                    std::move(args), {}, std::move(settings), log);
-}
-
-// Sets SIGPIPE to SIG_IGN unless the runtime chose its own disposition. See process.cc.
 void ignoreSigpipe() {
   struct sigaction current {};
   if (::sigaction(SIGPIPE, nullptr, &current) != 0) return;
@@ -78,64 +51,59 @@ void ignoreSigpipe() {
   ::sigaction(SIGPIPE, &ignore, nullptr);
 }
 
-std::pair<Fd, Fd> makePipe() {
+Expected<std::pair<Fd, Fd>> makePipe() {
   int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw std::runtime_error("cannot create a pipe: " + errnoText(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Error("cannot create a pipe: " + errnoText(errno));
   Fd ends[2] = {Fd(fds[0]), Fd(fds[1])};
   for (Fd& end : ends) {
     if (end.get() > 2) continue;
     const int moved = ::fcntl(end.get(), F_DUPFD_CLOEXEC, 3);
-    if (moved < 0) throw std::runtime_error("cannot create a pipe: " + errnoText(errno));
+    if (moved < 0) return Error("cannot create a pipe: " + errnoText(errno));
     end = Fd(moved);
   }
-  return {std::move(ends[0]), std::move(ends[1])};
+  return std::pair<Fd, Fd>(std::move(ends[0]), std::move(ends[1]));
 }
 
 namespace {
 
-struct Limit {
-  decltype(RLIMIT_AS) resource;
-  rlimit value;
-  const char* option;
-};
-
-std::vector<Limit> limitsFor(const Settings& s) {
-  std::vector<Limit> out;
-  const auto add = [&](decltype(RLIMIT_AS) resource, const char* option, rlim_t soft, rlim_t hard) {
-    // An unprivileged process cannot raise its hard limit: keep under the runtime's own.
+// `limits` kept under this process's hard limits.
+std::vector<Limit> clamped(std::vector<Limit> limits) {
+  for (Limit& l : limits) {
     rlimit current{};
-    if (::getrlimit(resource, &current) == 0 && current.rlim_max != RLIM_INFINITY) {
-      hard = std::min(hard, current.rlim_max);
-      soft = std::min(soft, hard);
+    if (::getrlimit(static_cast<__rlimit_resource_t>(l.resource), &current) == 0 &&
+        current.rlim_max != RLIM_INFINITY) {
+      l.hard = std::min(l.hard, current.rlim_max);
+      l.soft = std::min(l.soft, l.hard);
     }
-    out.push_back({resource, {soft, hard}, option});
-  };
-  if (s.memory) add(RLIMIT_AS, "memory", *s.memory, *s.memory);
-  // SIGXCPU at the soft limit names the cause; SIGKILL a second later if it is caught.
-  if (s.cpu_seconds) add(RLIMIT_CPU, "cpu_time", *s.cpu_seconds, *s.cpu_seconds + 1);
-  if (s.open_files) add(RLIMIT_NOFILE, "open_files", *s.open_files, *s.open_files);
-  return out;
+  }
+  return limits;
 }
 
 }  // namespace
 
-Spawned spawn(const Launch& launch, const std::vector<std::string>& args) {
-  auto [in_read, in_write] = makePipe();
-  auto [out_read, out_write] = makePipe();
-  auto [err_read, err_write] = makePipe();
-  auto [report_read, report_write] = makePipe();  // what failed in the child before exec
+Expected<Spawned> spawn(const SpawnOptions& options) {
+  auto in_pipe = makePipe(), out_pipe = makePipe(), err_pipe = makePipe();
+  auto report_pipe = makePipe();  // what failed in the child before exec
+  for (const auto* p : {&in_pipe, &out_pipe, &err_pipe, &report_pipe}) {
+    if (!*p) return p->error();
+  }
+  auto& [in_read, in_write] = *in_pipe;
+  auto& [out_read, out_write] = *out_pipe;
+  auto& [err_read, err_write] = *err_pipe;
+  auto& [report_read, report_write] = *report_pipe;
 
   // Everything the child needs is prepared here: between fork and execve the child makes
   // only async-signal-safe calls, since another thread may hold a lock (malloc's) forever.
   std::vector<char*> argv, envp;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : options.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  for (const auto& e : launch.env) envp.push_back(const_cast<char*>(e.c_str()));
+  for (const auto& e : options.env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  const std::vector<Limit> limits = limitsFor(launch.settings);
-  const char* cwd = launch.settings.cwd.empty() ? nullptr : launch.settings.cwd.c_str();
-  const char* program = launch.program.c_str();
+  const std::vector<Limit> limits = clamped(options.limits);
+  std::vector<rlimit> values;
+  for (const Limit& l : limits) values.push_back({l.soft, l.hard});
+  const char* cwd = options.cwd.empty() ? nullptr : options.cwd.c_str();
+  const char* program = options.program.c_str();
   sigset_t no_signals;
   sigemptyset(&no_signals);
   struct sigaction default_action {};
@@ -143,15 +111,15 @@ Spawned spawn(const Launch& launch, const std::vector<std::string>& args) {
   sigemptyset(&default_action.sa_mask);
   enum Stage : int { kSetUpFds, kChangeDir, kSetLimit, kExec };
   const int in_fd = in_read.get(), out_fd = out_write.get(), err_fd = err_write.get();
-  const bool on_fds = launch.channel_on_fds_3_4;
+  const bool on_fds = options.channel_on_fds_3_4;
   // The report pipe's write end, above every descriptor the child sets up.
   Fd report_high(::fcntl(report_write.get(), F_DUPFD_CLOEXEC, kHighFd));
-  if (report_high.get() < 0) throw std::runtime_error("cannot move a descriptor: " + errnoText(errno));
+  if (report_high.get() < 0) return Error("cannot move a descriptor: " + errnoText(errno));
   report_write.reset();
   const int report = report_high.get();
 
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("cannot fork: " + errnoText(errno));
+  if (pid < 0) return Error("cannot fork: " + errnoText(errno));
   if (pid == 0) {
     const auto fail = [report](int stage, int index) {
       const int words[3] = {stage, index, errno};
@@ -164,7 +132,8 @@ Spawned spawn(const Launch& launch, const std::vector<std::string>& args) {
     // the calls itself; and SIGKILL to the group also ends what the plugin started.
     ::setpgid(0, 0);
     if (!on_fds) {
-      if (::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail(kSetUpFds, 0);
+      if (::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0)
+        fail(kSetUpFds, 0);
       // Descriptors the runtime opened without O_CLOEXEC stay out of the child.
       ::close_range(3, static_cast<unsigned>(report) - 1, 0);
       ::close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
@@ -181,7 +150,7 @@ Spawned spawn(const Launch& launch, const std::vector<std::string>& args) {
     }
     if (cwd != nullptr && ::chdir(cwd) != 0) fail(kChangeDir, 0);
     for (std::size_t i = 0; i < limits.size(); ++i) {
-      if (::setrlimit(limits[i].resource, &limits[i].value) != 0)
+      if (::setrlimit(static_cast<__rlimit_resource_t>(limits[i].resource), &values[i]) != 0)
         fail(kSetLimit, static_cast<int>(i));
     }
     ::execve(program, argv.data(), envp.data());
@@ -203,28 +172,34 @@ Spawned spawn(const Launch& launch, const std::vector<std::string>& args) {
     const std::string why = errnoText(words[2]);
     switch (words[0]) {
       case kChangeDir:
-        throw std::runtime_error("cannot change to the directory '" + launch.settings.cwd +
-                                 "' (option 'cwd'): " + why);
+        return Error("cannot change to the directory '" + options.cwd + "'" +
+                     (options.cwd_what.empty() ? "" : " (" + options.cwd_what + ")") + ": " + why);
       case kSetLimit:
-        throw std::runtime_error(std::string("cannot set the limit of option '") +
-                                 limits.at(words[1]).option + "': " + why);
+        return Error("cannot set the limit of " + limits.at(words[1]).what + ": " + why);
       case kExec: {
         std::string hint;
-        if (words[2] == ENOMEM && launch.settings.memory) {
-          hint = " (option 'memory' limits it to " + launch.settings.memory_text +
-                 "; that is too small)";
+        for (const Limit& l : limits) {
+          if (words[2] == ENOMEM && l.resource == RLIMIT_AS) {
+            hint = " (" + l.what + " limits it to " + l.shown + "; that is too small)";
+          }
         }
-        throw std::runtime_error("cannot run " + launch.program + ": " + why + hint);
+        return Error("cannot run " + options.program + ": " + why + hint);
       }
       default:
-        throw std::runtime_error("cannot set up the child's stdin, stdout and stderr: " + why);
+        return Error("cannot set up the child's stdin, stdout and stderr: " + why);
     }
   }
   ::fcntl(in_write.get(), F_SETFL, ::fcntl(in_write.get(), F_GETFL) | O_NONBLOCK);
-  return {pid, std::move(in_write), std::move(out_read), std::move(err_read)};
+  Spawned spawned;
+  spawned.pid = pid;
+  spawned.in = std::move(in_write);
+  spawned.out = std::move(out_read);
+  spawned.err = std::move(err_read);
+  return spawned;
 }
 
 int runToEnd(const std::vector<std::string>& argv, Millis timeout) {
+  using Clock = std::chrono::steady_clock;
   if (argv.empty()) return -1;
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -255,4 +230,47 @@ int runToEnd(const std::vector<std::string>& argv, Millis timeout) {
   }
 }
 
-}  // namespace plugboard::process_deployer
+}  // namespace plugboard::host
+
+namespace plugboard::host {
+namespace {
+
+bool isExecutableFile(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+std::optional<std::string> findExecutable(const std::string& path_or_name) {
+  if (path_or_name.find('/') != std::string::npos) {
+    if (isExecutableFile(path_or_name))
+      return fs::absolute(path_or_name).lexically_normal().string();
+    return std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path != nullptr ? path : "";
+  while (!rest.empty()) {
+    const auto colon = rest.find(':');
+    const std::string dir(rest.substr(0, colon));
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / path_or_name;
+    if (isExecutableFile(candidate)) return fs::absolute(candidate).string();
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return std::nullopt;
+}
+
+std::string moduleDirectory() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<const void*>(&moduleDirectory), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return {};
+  }
+  std::error_code ec;
+  fs::path file = fs::canonical(info.dli_fname, ec);
+  if (ec) file = fs::absolute(info.dli_fname, ec);
+  return file.parent_path().string();
+}
+
+}  // namespace plugboard::host

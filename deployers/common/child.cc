@@ -1,11 +1,11 @@
-#include "deployers/process/child.h"
+#include "deployers/common/child.h"
 
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,11 +17,10 @@
 #include <thread>
 #include <vector>
 
-#include "core/duration.h"
-#include "core/protocol.h"
-#include "core/text.h"
+#include <plugboard/host/options.h>
+#include <plugboard/host/protocol.h>
 
-namespace plugboard::process_deployer {
+namespace plugboard::deployer_common {
 
 namespace fs = std::filesystem;
 
@@ -82,7 +81,9 @@ std::string tailOf(std::string_view text, bool cut) {
     if (!line.empty()) lines.push_back(std::move(line));
   }
   if (lines.size() > kStderrTailLines) lines.erase(lines.begin(), lines.end() - kStderrTailLines);
-  return plugboard::core::join(lines, " | ", "");
+  std::string tail;
+  for (const auto& l : lines) tail += (tail.empty() ? "" : " | ") + l;
+  return tail;
 }
 
 // A thread running `(child->*body)()`. Through a lambda local to this file, so that what
@@ -112,25 +113,25 @@ std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
   };
   std::shared_ptr<Child> child;
   try {
-    auto wake = makePipe();
+    auto wake = host::makePipe();
+    if (!wake) throw std::runtime_error(wake.error().message());
     const unsigned start = ++*launch->starts;
     const std::vector<std::string> argv =
         launch->argv_for_start ? launch->argv_for_start(start) : launch->argv;
-    child.reset(new Child(launch, spawn(*launch, argv), std::move(wake)));
+    child.reset(new Child(launch, spawnChild(*launch, argv), std::move(*wake)));
     child->start_ = start;
     child->reader_ = runThread(child.get(), &Child::readFrames);
     child->stderr_reader_ = runThread(child.get(), &Child::readStderr);
   } catch (const std::exception& e) {
     throw failed(e.what());
   }
-  child->send(plugboard::core::frame(
-      {{"type", "hello"}, {"protocols", {plugboard::core::kProtocolVersion}}}));
+  child->send(host::frame({{"type", "hello"}, {"protocols", {host::kProtocolVersion}}}));
 
   const Millis timeout = launch->settings.start_timeout;
   std::unique_lock lock(child->mu_);
   if (!child->cv_.wait_for(lock, timeout, [&] { return child->greeted_ || child->ended_; })) {
     lock.unlock();
-    child->killFor("did not answer 'hello' within " + plugboard::core::formatGoDuration(timeout));
+    child->killFor("did not answer 'hello' within " + host::formatGoDuration(timeout));
     lock.lock();
     child->cv_.wait(lock, [&] { return child->ended_; });
   }
@@ -161,7 +162,7 @@ Child::~Child() {
     closing_ = true;
     ended = ended_;
   }
-  if (!ended) send(plugboard::core::frame({{"type", "shutdown"}}));
+  if (!ended) send(host::frame({{"type", "shutdown"}}));
   closeInput();
   {
     std::unique_lock lock(mu_);
@@ -221,7 +222,7 @@ void Child::cancel(std::uint64_t id) {
       cv_.notify_all();
     }
   }
-  send(plugboard::core::frame({{"type", "cancel"}, {"id", id}}));
+  send(host::frame({{"type", "cancel"}, {"id", id}}));
 }
 
 Child::Answer Child::wait(std::uint64_t id) {
@@ -243,7 +244,7 @@ Child::Answer Child::wait(std::uint64_t id) {
     if (cv_.wait_until(lock, *call.kill_at, [&] { return call.done; })) break;
     lock.unlock();
     killFor("did not answer a cancel within " +
-            plugboard::core::formatGoDuration(launch_->settings.cancel_grace) + " and was killed");
+            host::formatGoDuration(launch_->settings.cancel_grace) + " and was killed");
     lock.lock();
     cv_.wait(lock, [&] { return call.done; });
   }
@@ -272,7 +273,7 @@ bool Child::send(const std::string& f) {
       pollfd p{in_.get(), POLLOUT, 0};
       const int ready = ::poll(&p, 1, static_cast<int>(kWriteStall.count()));
       if (ready == 0) {
-        killFor("read none of its input for " + plugboard::core::formatGoDuration(kWriteStall) +
+        killFor("read none of its input for " + host::formatGoDuration(kWriteStall) +
                 " and was killed");
         return false;
       }
@@ -308,7 +309,7 @@ Child::Ready Child::waitReadable(int fd, int exit_fd) {
 }
 
 void Child::readFrames() {
-  plugboard::core::FrameReader reader(plugboard::core::kDefaultFrameLimit);
+  host::FrameReader reader(host::kDefaultFrameLimit);
   std::vector<std::string> lines;
   std::string problem;
   char buf[65536];
@@ -341,13 +342,13 @@ void Child::readFrames() {
 }
 
 std::string Child::handleLine(const std::string& line) {
-  auto message = plugboard::core::parseFrame(line, plugboard::core::Sender::kPlugin);
+  auto message = host::parseFrame(line, host::Sender::kPlugin);
   if (!message) return message.error().message();
   Json& m = *message;
   const std::string& type = m["type"].get_ref<const std::string&>();
   if (type == "hello") {
     if (greeted_) return "it said 'hello' twice";
-    if (m["protocol"] != plugboard::core::kProtocolVersion) {
+    if (m["protocol"] != host::kProtocolVersion) {
       return "it chose protocol " + m["protocol"].dump() +
              ", which was not offered (this runtime speaks 1)";
     }
@@ -478,4 +479,4 @@ void Child::finish() {
   if (report) launch_->log.warn(message + "; the next call starts it again");
 }
 
-}  // namespace plugboard::process_deployer
+}  // namespace plugboard::deployer_common

@@ -1,4 +1,4 @@
-// deployers/process/child.h: one plugboard-host child process serving one plugin over
+// deployers/common/child.h: one plugboard-host child process serving one plugin over
 // protocol v1 (docs/protocol.md), with several calls in flight.
 //
 // Per child, a reader thread matches results to the waiting calls and forwards log lines,
@@ -6,8 +6,8 @@
 // child dies or breaks the protocol, every call in flight ends with an Error that names
 // the plugin, the cause and that tail. A Child is never started again: its owner starts
 // a new one. Thread-safe.
-#ifndef PLUGBOARD_DEPLOYERS_PROCESS_CHILD_H_
-#define PLUGBOARD_DEPLOYERS_PROCESS_CHILD_H_
+#ifndef PLUGBOARD_DEPLOYERS_COMMON_CHILD_H_
+#define PLUGBOARD_DEPLOYERS_COMMON_CHILD_H_
 
 #include <sys/types.h>
 
@@ -24,10 +24,10 @@
 
 #include <plugboard/sdk.hpp>
 
-#include "deployers/process/settings.h"
-#include "deployers/process/spawn.h"
+#include "deployers/common/launch.h"
+#include "deployers/common/settings.h"
 
-namespace plugboard::process_deployer {
+namespace plugboard::deployer_common {
 
 // A running plugboard-host and the calls in flight in it. Thread-safe.
 class Child {
@@ -110,6 +110,6 @@ class Child {
   bool stderr_eof_ = false;
 };
 
-}  // namespace plugboard::process_deployer
+}  // namespace plugboard::deployer_common
 
-#endif  // PLUGBOARD_DEPLOYERS_PROCESS_CHILD_H_
+#endif  // PLUGBOARD_DEPLOYERS_COMMON_CHILD_H_

@@ -1,0 +1,67 @@
+#include "deployers/common/launch.h"
+
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+namespace plugboard::deployer_common {
+
+std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name, std::string deployer,
+                                   std::string program, std::vector<std::string> args,
+                                   const std::map<std::string, std::string>& extra_env,
+                                   Settings settings, plugboard::Logger log) {
+  auto launch = std::make_shared<Launch>();
+  launch->argv.push_back(program);
+  for (auto& a : args) launch->argv.push_back(std::move(a));
+  std::map<std::string, std::string> added = extra_env;
+  for (const auto& [name, value] : settings.env) added[name] = value;
+  launch->env = host::environmentWith(added);
+  launch->label = std::move(label);
+  launch->log_name = std::move(log_name);
+  launch->deployer = std::move(deployer);
+  launch->program = std::move(program);
+  launch->settings = std::move(settings);
+  launch->log = log;
+  return launch;
+}
+
+std::shared_ptr<const Launch> makeHostLaunch(std::string plugin, std::string host,
+                                             Settings settings, plugboard::Logger log) {
+  std::vector<std::string> args = {plugin};
+  if (settings.config) {
+    args.push_back("--config");
+    args.push_back(settings.config->dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+  std::string stem = std::filesystem::path(plugin).stem().string();
+  return makeLaunch(std::move(plugin), std::move(stem), "process", std::move(host), std::move(args),
+                    {}, std::move(settings), log);
+}
+
+Spawned spawnChild(const Launch& launch, const std::vector<std::string>& argv) {
+  const Settings& s = launch.settings;
+  host::SpawnOptions options;
+  options.program = launch.program;
+  options.argv = argv;
+  options.env = launch.env;
+  options.cwd = s.cwd;
+  options.cwd_what = "option 'cwd'";
+  options.channel_on_fds_3_4 = launch.channel_on_fds_3_4;
+  if (s.memory)
+    options.limits.push_back({RLIMIT_AS, *s.memory, *s.memory, "option 'memory'", s.memory_text});
+  // SIGXCPU at the soft limit names the cause; SIGKILL a second later if it is caught.
+  if (s.cpu_seconds) {
+    options.limits.push_back(
+        {RLIMIT_CPU, *s.cpu_seconds, *s.cpu_seconds + 1, "option 'cpu_time'", ""});
+  }
+  if (s.open_files) {
+    options.limits.push_back(
+        {RLIMIT_NOFILE, *s.open_files, *s.open_files, "option 'open_files'", ""});
+  }
+  auto spawned = host::spawn(options);
+  if (!spawned) throw std::runtime_error(spawned.error().message());
+  return std::move(*spawned);
+}
+
+}  // namespace plugboard::deployer_common

@@ -1,0 +1,73 @@
+// deployers/common/launch.h: how a deployer of child processes starts one plugin's child.
+// Shared by the process, python and container deployers (library
+// plugboard_deployer_common); the spawning itself is the host kit's
+// (plugboard/host/spawn.h).
+//
+// A Launch says how to start one plugin's child (a program, its argv, its environment,
+// the options' Settings and a label for messages); spawnChild() starts it. Free functions;
+// thread-safe. A Launch is immutable once built, except `starts`.
+#ifndef PLUGBOARD_DEPLOYERS_COMMON_LAUNCH_H_
+#define PLUGBOARD_DEPLOYERS_COMMON_LAUNCH_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <plugboard/host/spawn.h>
+#include <plugboard/sdk.hpp>
+
+#include "deployers/common/settings.h"
+
+namespace plugboard::deployer_common {
+
+using host::Fd;
+using host::Spawned;
+
+// How to start one plugin's child; built once per open(), shared by its restarts.
+struct Launch {
+  std::string label;     // names the plugin in messages until its manifest is known
+  std::string log_name;  // names it in logged stderr lines: "[log_name] stderr: ..."
+  std::string deployer;  // in messages: "plugin 'x' (deployer) crashed ..."
+  std::string program;   // what is run, absolute
+  Settings settings;
+  std::vector<std::string> argv;  // argv[0] is the program
+  std::vector<std::string> env;   // NAME=value: the runtime's environment plus extra
+  plugboard::Logger log;
+
+  // For programs that run the plugin elsewhere, such as a container engine
+  // (deployers/container/container.cc):
+  // the argv of the n-th start (1, 2, ...), when set, instead of `argv`;
+  std::function<std::vector<std::string>(unsigned start)> argv_for_start;
+  // called on the child's reader thread after it ended other than by exiting 0 (killed,
+  // crashed, failed to start), with its start number: e.g. to remove what it left behind.
+  // The child's owner waits for it when it destroys the child.
+  std::function<void(unsigned start)> after_unclean_end;
+  // the program's exit code 128+N means the plugin in it was killed by signal N;
+  bool exit_code_is_signal = false;
+  // the channel on descriptors 3 and 4 instead of stdin and stdout (SpawnOptions).
+  bool channel_on_fds_3_4 = false;
+  std::shared_ptr<std::atomic<unsigned>> starts = std::make_shared<std::atomic<unsigned>>(0);
+};
+
+// A launch of `program` with `args` after argv[0], in the runtime's environment with
+// `extra_env` and then option 'env' added (each replacing a variable of the same name).
+std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name, std::string deployer,
+                                   std::string program, std::vector<std::string> args,
+                                   const std::map<std::string, std::string>& extra_env,
+                                   Settings settings, plugboard::Logger log);
+
+// The process deployer's launch: plugboard-host serving the plugin .so `plugin`.
+std::shared_ptr<const Launch> makeHostLaunch(std::string plugin, std::string host,
+                                             Settings settings, plugboard::Logger log);
+
+// Starts the launch's program with `argv` (launch.argv, or what argv_for_start made)
+// under its settings' limits and working directory. Throws std::runtime_error saying what
+// failed (host::spawn()'s error, naming the option at fault).
+Spawned spawnChild(const Launch& launch, const std::vector<std::string>& argv);
+
+}  // namespace plugboard::deployer_common
+
+#endif  // PLUGBOARD_DEPLOYERS_COMMON_LAUNCH_H_
