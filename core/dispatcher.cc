@@ -11,9 +11,10 @@ namespace plugboard::core {
 
 struct Dispatcher::Slot {
   std::once_flag loaded;
-  std::shared_ptr<StartedPlugin> plugin;
+  // Written once, under the dispatcher's lock, by the first call that needs the plugin.
+  bool tried = false;
+  Expected<std::shared_ptr<StartedPlugin>> plugin = Error("not loaded");
   std::chrono::system_clock::time_point loaded_at{};
-  std::string load_error;
 };
 
 void CallControl::cancel() {
@@ -111,7 +112,8 @@ Dispatcher::Dispatcher(std::shared_ptr<const Catalog> catalog, DispatcherOptions
     // A plugin that failed to load is tried again by the next generation: what it needed
     // (a deployer, a library) may have been installed since.
     std::lock_guard lock(previous->mu_);
-    if (previous->slots_[it->second]->load_error.empty()) slots_[i] = previous->slots_[it->second];
+    const Slot& before = *previous->slots_[it->second];
+    if (!before.tried || before.plugin.ok()) slots_[i] = previous->slots_[it->second];
   }
 }
 
@@ -143,7 +145,8 @@ bool Dispatcher::isLoaded(const CatalogEntry& entry) const { return state(entry)
 Dispatcher::PluginState Dispatcher::state(const CatalogEntry& entry) const {
   std::lock_guard lock(mu_);
   const Slot& slot = *slots_[&entry - catalog_.entries().data()];
-  return {slot.plugin != nullptr, slot.loaded_at, slot.load_error};
+  return {slot.plugin.ok(), slot.loaded_at,
+          slot.tried && !slot.plugin.ok() ? slot.plugin.error().message() : std::string()};
 }
 
 Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
@@ -151,14 +154,14 @@ Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
   std::call_once(slot->loaded, [&] {
     auto opened = options_.open(entry);
     std::lock_guard lock(mu_);
-    if (opened) {
-      slot->plugin = std::move(*opened);
+    slot->tried = true;
+    slot->plugin = std::move(opened);
+    if (slot->plugin) {
       slot->loaded_at = std::chrono::system_clock::now();
       spdlog::info("loaded plugin {} from {}", entry.label, entry.file.string());
     } else {
-      slot->load_error = opened.error().message();
       ++load_failures_;
-      spdlog::error("{}", slot->load_error);
+      spdlog::error("{}", slot->plugin.error().message());
     }
   });
   return *slot;
@@ -169,11 +172,11 @@ Outcome Dispatcher::call(const CatalogEntry& entry, const DispatchRequest& reque
   if (control.cancelled())
     return Outcome::error("cancelled before plugin '" + entry.manifest.name + "' was called");
   Slot& slot = slotFor(entry);
-  if (slot.plugin == nullptr) {
+  if (!slot.plugin) {
     return Outcome::error("plugin '" + entry.manifest.name +
-                          "' could not be loaded: " + slot.load_error);
+                          "' could not be loaded: " + slot.plugin.error().message());
   }
-  return callOnce(*slot.plugin, requestText(request, route), control);
+  return callOnce(**slot.plugin, requestText(request, route), control);
 }
 
 Outcome Dispatcher::callOnce(StartedPlugin& plugin, const std::string& body, CallControl& control) {

@@ -38,18 +38,13 @@ std::string searched(const DeployerSet& deployers) {
          "; set --deployers DIR or deployer_dirs in the config)";
 }
 
-bool sameManifest(const Manifest& a, const Manifest& b) {
-  if (a.text == b.text) return true;
-  const Json ja = Json::parse(a.text, nullptr, false), jb = Json::parse(b.text, nullptr, false);
-  return !ja.is_discarded() && ja == jb;
-}
-
 }  // namespace
 
 struct Launcher::Slot {
-  std::mutex mu;                                                 // held while starting
-  std::optional<Expected<std::shared_ptr<StartedPlugin>>> kept;  // keep_started
-  std::weak_ptr<StartedPlugin> live;                             // otherwise
+  std::mutex mu;                                                         // held while starting
+  bool tried = false;                                                    // keep_started:
+  Expected<std::shared_ptr<StartedPlugin>> kept = Error("not started");  // the outcome
+  std::weak_ptr<StartedPlugin> live;                                     // otherwise
 };
 
 std::string LaunchTarget::describe() const {
@@ -203,7 +198,7 @@ std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
 Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& target) {
   const std::shared_ptr<Slot> slot = slotFor(target);
   std::lock_guard lock(slot->mu);
-  if (slot->kept) return *slot->kept;
+  if (slot->tried) return slot->kept;
   if (auto live = slot->live.lock()) return live;
 
   Expected<std::shared_ptr<StartedPlugin>> result = Error("");
@@ -222,6 +217,7 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
     result = std::move(started);
   }
   if (options_.keep_started) {
+    slot->tried = true;
     slot->kept = result;
   } else if (result) {
     slot->live = *result;

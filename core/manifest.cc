@@ -167,4 +167,10 @@ Expected<Manifest> parseManifest(std::string_view text) {
   return m;
 }
 
+bool sameManifest(const Manifest& a, const Manifest& b) {
+  if (a.text == b.text) return true;
+  const Json ja = Json::parse(a.text, nullptr, false), jb = Json::parse(b.text, nullptr, false);
+  return !ja.is_discarded() && ja == jb;
+}
+
 }  // namespace plugboard::core

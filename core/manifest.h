@@ -48,6 +48,10 @@ struct Manifest {
 // Parses and validates manifest text. Does not check the ABI version; the catalog does.
 Expected<Manifest> parseManifest(std::string_view text);
 
+// Whether two manifests say the same, compared as JSON values (member order and spacing
+// aside): the check that a loaded or started plugin is the file that was read.
+bool sameManifest(const Manifest& a, const Manifest& b);
+
 // The types a deployer's config key may declare.
 bool isConfigType(std::string_view type);
 

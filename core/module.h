@@ -1,7 +1,7 @@
 // core/module.h: what the core adds to the host kit's module loading
 // (plugboard/host/module.h) for plugins and deployers.
 //
-// Internal to the core. loadModule() loads and checks a module through the kit, then
+// loadModule() (internal to the core) loads and checks a module through the kit, then
 // checks that the manifest its entry point returns is valid and equals the one in the
 // file's section (`expected`). Free functions; thread-safe.
 #ifndef PLUGBOARD_CORE_MODULE_H_
@@ -46,5 +46,15 @@ Expected<LoadedModule<Api>> loadModule(const std::filesystem::path& path, const 
 }
 
 }  // namespace plugboard::core::detail
+
+namespace plugboard::core {
+
+// Loads plugin `file` into this process, checks its ABI and that the manifest its entry
+// point returns equals `expected`, and unloads it: what `plugboard inspect --load`
+// reports. Returns the ABI version it was built with ("1.0"). Runs the plugin's static
+// initializers: for diagnostics, never on the path that serves calls.
+Expected<std::string> checkPluginLoads(const std::filesystem::path& file, const Manifest& expected);
+
+}  // namespace plugboard::core
 
 #endif  // PLUGBOARD_CORE_MODULE_H_

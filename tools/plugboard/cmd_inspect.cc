@@ -5,7 +5,7 @@
 #include "core/catalog.h"
 #include "core/deployer.h"
 #include "core/elf_section.h"
-#include "core/loader.h"
+#include "core/module.h"
 #include "plugboard/abi.h"
 #include "tools/plugboard/cli.h"
 
@@ -28,14 +28,18 @@ void printManifest(const std::string& file, const core::Manifest& m) {
               << "description: " << (m.description.empty() ? "-" : m.description) << "\n"
               << "options:" << (m.config.empty() ? "     -" : "") << "\n";
     for (const auto& [key, spec] : m.config.items()) {
-      std::cout << "  " << key << " (" << spec.value("type", "?") << "): " << spec.value("description", "") << "\n";
+      std::cout << "  " << key << " (" << spec.value("type", "?")
+                << "): " << spec.value("description", "") << "\n";
     }
     std::cout << "manifest:    " << m.text << "\n";
     return;
   }
-  std::cout << "provides:    " << (m.legacy() ? "- (legacy: polled for every RPC)" : join(m.provides, ", ", "-")) << "\n"
+  std::cout << "provides:    "
+            << (m.legacy() ? "- (legacy: polled for every RPC)" : join(m.provides, ", ", "-"))
+            << "\n"
             << "aliases:     " << join(m.aliases, ", ", "-") << "\n"
-            << "concurrency: " << (m.concurrency == core::Concurrency::kSerial ? "serial" : "parallel") << "\n"
+            << "concurrency: "
+            << (m.concurrency == core::Concurrency::kSerial ? "serial" : "parallel") << "\n"
             << "schemas:     " << join(schemas, ", ", "-") << "\n"
             << "description: " << (m.description.empty() ? "-" : m.description) << "\n"
             << "manifest:    " << m.text << "\n";
@@ -70,12 +74,14 @@ int cmdInspect(const Args& args) {
     manifest = verdict->manifest;
   } else {
     auto section = core::readElfSection(file, PLUGBOARD_MANIFEST_SECTION);
-    manifest = section ? core::parseManifest(*section) : core::Expected<core::Manifest>(verdict.error());
+    manifest =
+        section ? core::parseManifest(*section) : core::Expected<core::Manifest>(verdict.error());
     if (!manifest) manifest = verdict.error();
   }
   if (!manifest) {
     if (json) {
-      std::cout << core::Json{{"file", file}, {"error", manifest.error().message()}}.dump(2) << "\n";
+      std::cout << core::Json{{"file", file}, {"error", manifest.error().message()}}.dump(2)
+                << "\n";
     }
     std::cerr << file << ": refused: " << manifest.error().message() << "\n";
     return kExitFailed;
@@ -93,21 +99,24 @@ int cmdInspect(const Args& args) {
     if (!json) std::cout << "load:        not loaded: the file failed the trust checks\n";
   } else if (vm.count("load") && kind == "deployer") {
     auto module = core::DeployerModule::load(*verdict);
-    out["load"] = module ? core::Json{{"ok", true}} : core::Json{{"ok", false}, {"error", module.error().message()}};
-    if (!json) std::cout << "load:        " << (module ? "ok (created with no options)" : "failed: " + module.error().message()) << "\n";
+    out["load"] = module ? core::Json{{"ok", true}}
+                         : core::Json{{"ok", false}, {"error", module.error().message()}};
+    if (!json)
+      std::cout << "load:        "
+                << (module ? "ok (created with no options)" : "failed: " + module.error().message())
+                << "\n";
     if (!module) status = kExitFailed;
   } else if (vm.count("load")) {
-    auto lib = core::PluginLibrary::load(file, &*manifest);
-    if (lib) {
-      out["load"] = {{"ok", true}, {"abi", (*lib)->abiVersion()}};
+    auto abi = core::checkPluginLoads(file, *manifest);
+    if (abi) {
+      out["load"] = {{"ok", true}, {"abi", *abi}};
       if (!json) {
-        std::cout << "load:        ok (ABI " << (*lib)->abiVersion() << ", runtime ABI "
-                  << PLUGBOARD_ABI_MAJOR << "." << PLUGBOARD_ABI_MINOR
-                  << "; manifest matches the file)\n";
+        std::cout << "load:        ok (ABI " << *abi << ", runtime ABI " << PLUGBOARD_ABI_MAJOR
+                  << "." << PLUGBOARD_ABI_MINOR << "; manifest matches the file)\n";
       }
     } else {
-      out["load"] = {{"ok", false}, {"error", lib.error().message()}};
-      if (!json) std::cout << "load:        failed: " << lib.error().message() << "\n";
+      out["load"] = {{"ok", false}, {"error", abi.error().message()}};
+      if (!json) std::cout << "load:        failed: " << abi.error().message() << "\n";
       status = kExitFailed;
     }
   }
