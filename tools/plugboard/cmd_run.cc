@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/plugin_calls.h"
 #include "core/runner.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/progress.h"
@@ -121,19 +122,22 @@ int cmdRun(const Args& args) {
                       *deployment->deployers)) {
     return kExitUsage;
   }
-  run_options.step_plugins = deployment->steps.get();
 
-  std::vector<std::string> ids;
-  for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
   const bool json = output == "json";
+  std::vector<std::string> ids;
+  if (!json) {
+    for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
+  }
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
   core::Dispatcher dispatcher(catalog, core::DispatcherOptions{.priority = config->priority,
                                                                .open = pluginOpener(deployment->deployers, *config)});
-  core::Runner runner(dispatcher, run_options, json ? nullptr : &display);
+  core::PluginCalls calls(dispatcher, deployment->steps.get());
+  core::Runner runner(calls, run_options, json ? nullptr : &display);
   handleSignals(runner);
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);
   if (json) {
-    std::printf("%s\n", report.toJson().dump(2).c_str());
+    report.writeJson(stdout);
+    std::fputc('\n', stdout);
   } else {
     display.close();
     printSummary(report);
@@ -142,7 +146,7 @@ int cmdRun(const Args& args) {
   std::fflush(stdout);
   std::fflush(stderr);
   // Calls abandoned past their deadline may still run plugin code that uses the
-  // dispatcher; end without destroying it.
+  // dispatcher, the workflow and the runner's worker thread; end without destroying them.
   if (report.abandoned > 0) std::_Exit(status);
   return status;
 }

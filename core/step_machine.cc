@@ -1,0 +1,311 @@
+#include "core/step_machine.h"
+
+#include <cmath>
+#include <string_view>
+#include <unordered_map>
+
+namespace plugboard::core {
+
+struct StepMachine::Step {
+  const WorkflowStep* def = nullptr;
+  StepStatus status;
+  std::shared_ptr<CallControl> control;  // of the call in flight
+  TimePoint deadline{};                  // of the current attempt
+  TimePoint next_call{};                 // when has_next
+  std::vector<std::uint32_t> dependents;
+  std::uint64_t token = 0;       // of the current call; results with another are stale
+  std::uint32_t waiting_on = 0;  // dependencies that have not succeeded
+  bool in_flight = false;
+  bool has_next = false;       // a requeue or retry is due at next_call
+  bool next_is_retry = false;  // the next call starts a new attempt
+  bool referenced = false;     // another step's args use its outputs
+};
+
+StepMachine::StepMachine(const Workflow& workflow, const Json& inputs, const RunOptions& options,
+                         StepCalls& calls, RunObserver* observer)
+    : workflow_(workflow),
+      options_(options),
+      calls_(calls),
+      observer_(observer),
+      steps_(workflow.steps.size()),
+      context_{workflow.name, inputs, {}} {
+  std::unordered_map<std::string_view, std::uint32_t> index;
+  index.reserve(steps_.size());
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    steps_[i].def = &workflow.steps[i];
+    steps_[i].status.id = workflow.steps[i].id;
+    index.emplace(workflow.steps[i].id, static_cast<std::uint32_t>(i));
+  }
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    const WorkflowStep& step = workflow.steps[i];
+    for (const auto& d : step.depends) {
+      steps_[index.at(d)].dependents.push_back(static_cast<std::uint32_t>(i));
+      ++steps_[i].waiting_on;
+    }
+    // Only the outputs other steps refer to are kept for substitution.
+    if (auto refs = findReferences(step.args)) {
+      for (const auto& r : *refs) {
+        if (r.kind != Reference::Kind::kStepOutput) continue;
+        if (auto it = index.find(r.step); it != index.end()) steps_[it->second].referenced = true;
+      }
+    }
+    if (steps_[i].waiting_on == 0) ready_.push(static_cast<std::uint32_t>(i));
+  }
+}
+
+StepMachine::~StepMachine() = default;
+
+std::optional<StepMachine::Call> StepMachine::startNext(TimePoint now) {
+  while (!cancelling_ && in_flight_ < options_.parallel) {
+    std::optional<Call> call;
+    if (!due_.empty()) {
+      const std::size_t i = due_.top();
+      due_.pop();
+      const Step& s = steps_[i];
+      if (s.status.phase != StepPhase::kRunning || s.in_flight || !s.has_next || s.next_call > now)
+        continue;
+      call = s.next_is_retry ? startAttempt(i, now) : callAgain(i, now);
+    } else if (!ready_.empty()) {
+      const std::size_t i = ready_.top();
+      ready_.pop();
+      if (steps_[i].status.phase != StepPhase::kPending) continue;
+      call = startAttempt(i, now);
+    } else {
+      break;
+    }
+    if (call) return call;
+  }
+  return std::nullopt;
+}
+
+std::optional<StepMachine::Call> StepMachine::startAttempt(std::size_t i, TimePoint now) {
+  return makeCall(i, now, true);
+}
+
+std::optional<StepMachine::Call> StepMachine::callAgain(std::size_t i, TimePoint now) {
+  return makeCall(i, now, false);
+}
+
+std::optional<StepMachine::Call> StepMachine::makeCall(std::size_t i, TimePoint now,
+                                                       bool new_attempt) {
+  Step& s = steps_[i];
+  if (new_attempt) {
+    ++s.status.attempts;
+    s.deadline = now + s.def->timeout.value_or(options_.default_timeout);
+    timers_.push({s.deadline, static_cast<std::uint32_t>(i), true});
+  }
+  if (!s.status.started) s.status.started = now;
+  s.has_next = false;
+  s.status.phase = StepPhase::kRunning;
+
+  auto args = substitute(s.def->args, context_);
+  if (!args) {
+    end(i, StepPhase::kError, "args: " + args.error().message(), now);
+    skipDependents(i, now);
+    return std::nullopt;
+  }
+  if (auto refused = calls_.check(*s.def, *args)) {
+    end(i, refused->phase == Phase::kError ? StepPhase::kError : StepPhase::kFailed,
+        std::move(refused->message), now);
+    skipDependents(i, now);
+    return std::nullopt;
+  }
+  if (new_attempt) {
+    s.status.message = s.status.attempts > 1 ? "attempt " + std::to_string(s.status.attempts) : "";
+  }
+  notify(s);
+
+  s.control = std::make_shared<CallControl>();
+  s.in_flight = true;
+  ++s.status.calls;
+  ++in_flight_;
+  return Call{i, ++s.token, s.control, StepCall{s.def, workflow_.name, std::move(*args)}};
+}
+
+void StepMachine::callReturned(std::size_t i, std::uint64_t token, Dispatch dispatch,
+                               TimePoint now) {
+  Step& s = steps_[i];
+  if (token != s.token || !s.in_flight) {
+    --unanswered_;  // a call given up on came back; its result no longer counts
+    return;
+  }
+  s.in_flight = false;
+  s.control.reset();
+  --in_flight_;
+  s.status.plugin = std::move(dispatch.plugin);
+  if (cancelling_) return;  // already ended Cancelled
+  Outcome& o = dispatch.outcome;
+  switch (o.phase) {
+    case Phase::kSucceeded:
+      succeeded(i, o, now);
+      break;
+    case Phase::kRunning:
+      running(i, o, now);
+      break;
+    case Phase::kFailed:
+    case Phase::kNotHandled:
+      attemptFailed(i, StepPhase::kFailed, o.message, now);
+      break;
+    case Phase::kError:
+      attemptFailed(i, StepPhase::kError, o.message, now);
+      break;
+  }
+}
+
+void StepMachine::succeeded(std::size_t i, Outcome& o, TimePoint now) {
+  Step& s = steps_[i];
+  s.status.outputs = std::move(o.outputs);
+  if (s.referenced) {
+    auto p = s.status.outputs.find("parameters");
+    context_.step_parameters[s.status.id] = p != s.status.outputs.end() ? *p : Json::object();
+  }
+  end(i, StepPhase::kSucceeded, std::move(o.message), now);
+  for (std::uint32_t d : s.dependents) {
+    Step& dep = steps_[d];
+    if (--dep.waiting_on == 0 && dep.status.phase == StepPhase::kPending) ready_.push(d);
+  }
+}
+
+void StepMachine::running(std::size_t i, const Outcome& o, TimePoint now) {
+  Step& s = steps_[i];
+  const Millis delay = o.requeue.value_or(options_.poll_interval);
+  callAt(i, now + delay, false);
+  s.status.message =
+      (o.message.empty() ? "running" : o.message) + "; next call in " + formatElapsed(delay);
+  notify(s);
+}
+
+// Ends the current attempt with a failure: retried if the policy allows.
+void StepMachine::attemptFailed(std::size_t i, StepPhase phase, const std::string& message,
+                                TimePoint now) {
+  Step& s = steps_[i];
+  const RetryPolicy& retry = s.def->retry;
+  if (!cancelling_ && s.status.attempts <= retry.limit) {
+    const double factor = std::pow(retry.factor, s.status.attempts - 1);
+    const Millis delay(static_cast<long long>(retry.backoff.count() * factor));
+    callAt(i, now + delay, true);
+    s.status.message = "attempt " + std::to_string(s.status.attempts) + " " +
+                       std::string(stepPhaseName(phase)) + ": " + message + "; retrying in " +
+                       formatElapsed(delay);
+    notify(s);
+    return;
+  }
+  end(i, phase, message, now);
+  skipDependents(i, now);
+}
+
+int StepMachine::deadlinePassed(std::size_t i, TimePoint now) {
+  Step& s = steps_[i];
+  const std::string message = "deadline of " +
+                              formatElapsed(s.def->timeout.value_or(options_.default_timeout)) +
+                              " passed; the call was cancelled";
+  int abandoned = 0;
+  if (s.in_flight) {
+    s.control->cancel();
+    s.control.reset();
+    s.in_flight = false;
+    ++s.token;
+    --in_flight_;
+    ++unanswered_;
+    abandoned = 1;
+  }
+  s.has_next = false;
+  attemptFailed(i, StepPhase::kFailed, message, now);
+  return abandoned;
+}
+
+int StepMachine::timersDue(TimePoint now) {
+  int abandoned = 0;
+  while (!timers_.empty() && timers_.top().when <= now) {
+    const Timer t = timers_.top();
+    timers_.pop();
+    const Step& s = steps_[t.step];
+    if (s.status.phase != StepPhase::kRunning) continue;  // ended since
+    if (t.deadline) {
+      // An attempt's deadline covers its calls and the waits between them, not the wait
+      // before a retry (which starts a new attempt with a deadline of its own).
+      const bool in_attempt = s.in_flight || (s.has_next && !s.next_is_retry);
+      if (!cancelling_ && s.deadline == t.when && in_attempt)
+        abandoned += deadlinePassed(t.step, now);
+    } else if (s.has_next && !s.in_flight && s.next_call == t.when) {
+      due_.push(t.step);
+    }
+  }
+  return abandoned;
+}
+
+void StepMachine::cancel(TimePoint now) {
+  cancelling_ = true;
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = steps_[i];
+    if (isTerminal(s.status.phase)) continue;
+    if (s.in_flight) {
+      s.control->cancel();
+      end(i, StepPhase::kCancelled,
+          "cancelled while running (after " + formatElapsed(s.status.elapsed(now)) + ")", now);
+    } else if (s.status.phase == StepPhase::kRunning) {
+      end(i, StepPhase::kCancelled, "cancelled between calls", now);
+    } else {
+      end(i, StepPhase::kSkipped, "skipped: the run was cancelled", now);
+    }
+  }
+}
+
+void StepMachine::end(std::size_t i, StepPhase phase, std::string message, TimePoint now) {
+  Step& s = steps_[i];
+  s.status.phase = phase;
+  s.status.message = std::move(message);
+  s.status.finished = now;
+  s.has_next = false;
+  ++ended_;
+  notify(s);
+}
+
+// Depth first, in the order of each step's dependents: a step is skipped naming the
+// dependency through which it was first reached. An explicit stack, so that a chain of any
+// length is fine.
+void StepMachine::skipDependents(std::size_t i, TimePoint now) {
+  std::vector<std::pair<std::size_t, std::size_t>> stack{{i, 0}};  // step, next dependent
+  while (!stack.empty()) {
+    const std::size_t parent = stack.back().first;
+    const std::vector<std::uint32_t>& dependents = steps_[parent].dependents;
+    if (stack.back().second == dependents.size()) {
+      stack.pop_back();
+      continue;
+    }
+    const std::size_t d = dependents[stack.back().second++];
+    if (isTerminal(steps_[d].status.phase)) continue;
+    const StepStatus& why = steps_[parent].status;
+    end(d, StepPhase::kSkipped,
+        "skipped: dependency '" + why.id + "' " + std::string(stepPhaseName(why.phase)), now);
+    stack.emplace_back(d, 0);
+  }
+}
+
+void StepMachine::callAt(std::size_t i, TimePoint when, bool retry) {
+  Step& s = steps_[i];
+  s.has_next = true;
+  s.next_call = when;
+  s.next_is_retry = retry;
+  timers_.push({when, static_cast<std::uint32_t>(i), false});
+}
+
+void StepMachine::notify(const Step& step) {
+  if (observer_ != nullptr) observer_->stepChanged(step.status);
+}
+
+bool StepMachine::allEnded() const { return ended_ == steps_.size(); }
+
+std::optional<StepMachine::TimePoint> StepMachine::nextTimer() const {
+  if (timers_.empty()) return std::nullopt;
+  return timers_.top().when;
+}
+
+std::vector<StepStatus> StepMachine::takeStatuses() {
+  std::vector<StepStatus> out;
+  out.reserve(steps_.size());
+  for (auto& s : steps_) out.push_back(std::move(s.status));
+  return out;
+}
+
+}  // namespace plugboard::core
