@@ -1,5 +1,6 @@
 #include "core/step_machine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 #include <unordered_map>
@@ -8,17 +9,17 @@ namespace plugboard::core {
 
 struct StepMachine::Step {
   const WorkflowStep* def = nullptr;
-  StepStatus status;
   std::shared_ptr<CallControl> control;  // of the call in flight
   TimePoint deadline{};                  // of the current attempt
   TimePoint next_call{};                 // when has_next
   std::vector<std::uint32_t> dependents;
-  std::uint64_t token = 0;       // of the current call; results with another are stale
-  std::uint32_t waiting_on = 0;  // dependencies that have not succeeded
+  std::vector<std::uint32_t> reads;  // the steps whose outputs its args use
+  std::uint64_t token = 0;           // of the current call; results with another are stale
+  std::uint32_t waiting_on = 0;      // dependencies that have not succeeded
+  std::uint32_t readers = 0;         // steps that use its outputs and have not ended
   bool in_flight = false;
   bool has_next = false;       // a requeue or retry is due at next_call
   bool next_is_retry = false;  // the next call starts a new attempt
-  bool referenced = false;     // another step's args use its outputs
 };
 
 StepMachine::StepMachine(const Workflow& workflow, const Json& inputs, const RunOptions& options,
@@ -28,28 +29,35 @@ StepMachine::StepMachine(const Workflow& workflow, const Json& inputs, const Run
       calls_(calls),
       observer_(observer),
       steps_(workflow.steps.size()),
+      statuses_(workflow.steps.size()),
       context_{workflow.name, inputs, {}} {
   std::unordered_map<std::string_view, std::uint32_t> index;
   index.reserve(steps_.size());
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     steps_[i].def = &workflow.steps[i];
-    steps_[i].status.id = workflow.steps[i].id;
+    statuses_[i].id = workflow.steps[i].id;
     index.emplace(workflow.steps[i].id, static_cast<std::uint32_t>(i));
   }
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const WorkflowStep& step = workflow.steps[i];
+    Step& s = steps_[i];
     for (const auto& d : step.depends) {
       steps_[index.at(d)].dependents.push_back(static_cast<std::uint32_t>(i));
-      ++steps_[i].waiting_on;
+      ++s.waiting_on;
     }
-    // Only the outputs other steps refer to are kept for substitution.
+    // Outputs are kept for substitution only while a step that uses them may still run.
     if (auto refs = findReferences(step.args)) {
       for (const auto& r : *refs) {
-        if (r.kind != Reference::Kind::kStepOutput) continue;
-        if (auto it = index.find(r.step); it != index.end()) steps_[it->second].referenced = true;
+        auto it = r.kind == Reference::Kind::kStepOutput ? index.find(r.step) : index.end();
+        if (it == index.end() ||
+            std::find(s.reads.begin(), s.reads.end(), it->second) != s.reads.end()) {
+          continue;
+        }
+        s.reads.push_back(it->second);
+        ++steps_[it->second].readers;
       }
     }
-    if (steps_[i].waiting_on == 0) ready_.push(static_cast<std::uint32_t>(i));
+    if (s.waiting_on == 0) ready_.push(static_cast<std::uint32_t>(i));
   }
 }
 
@@ -62,13 +70,14 @@ std::optional<StepMachine::Call> StepMachine::startNext(TimePoint now) {
       const std::size_t i = due_.top();
       due_.pop();
       const Step& s = steps_[i];
-      if (s.status.phase != StepPhase::kRunning || s.in_flight || !s.has_next || s.next_call > now)
+      if (statuses_[i].phase != StepPhase::kRunning || s.in_flight || !s.has_next ||
+          s.next_call > now)
         continue;
       call = s.next_is_retry ? startAttempt(i, now) : callAgain(i, now);
     } else if (!ready_.empty()) {
       const std::size_t i = ready_.top();
       ready_.pop();
-      if (steps_[i].status.phase != StepPhase::kPending) continue;
+      if (statuses_[i].phase != StepPhase::kPending) continue;
       call = startAttempt(i, now);
     } else {
       break;
@@ -90,13 +99,13 @@ std::optional<StepMachine::Call> StepMachine::makeCall(std::size_t i, TimePoint 
                                                        bool new_attempt) {
   Step& s = steps_[i];
   if (new_attempt) {
-    ++s.status.attempts;
+    ++statuses_[i].attempts;
     s.deadline = now + s.def->timeout.value_or(options_.default_timeout);
     timers_.push({s.deadline, static_cast<std::uint32_t>(i), true});
   }
-  if (!s.status.started) s.status.started = now;
+  if (!statuses_[i].started) statuses_[i].started = now;
   s.has_next = false;
-  s.status.phase = StepPhase::kRunning;
+  statuses_[i].phase = StepPhase::kRunning;
 
   auto args = substitute(s.def->args, context_);
   if (!args) {
@@ -111,13 +120,14 @@ std::optional<StepMachine::Call> StepMachine::makeCall(std::size_t i, TimePoint 
     return std::nullopt;
   }
   if (new_attempt) {
-    s.status.message = s.status.attempts > 1 ? "attempt " + std::to_string(s.status.attempts) : "";
+    statuses_[i].message =
+        statuses_[i].attempts > 1 ? "attempt " + std::to_string(statuses_[i].attempts) : "";
   }
-  notify(s);
+  notify(i);
 
   s.control = std::make_shared<CallControl>();
   s.in_flight = true;
-  ++s.status.calls;
+  ++statuses_[i].calls;
   ++in_flight_;
   return Call{i, ++s.token, s.control, StepCall{s.def, workflow_.name, std::move(*args)}};
 }
@@ -132,7 +142,7 @@ void StepMachine::callReturned(std::size_t i, std::uint64_t token, Dispatch disp
   s.in_flight = false;
   s.control.reset();
   --in_flight_;
-  s.status.plugin = std::move(dispatch.plugin);
+  statuses_[i].plugin = std::move(dispatch.plugin);
   if (cancelling_) return;  // already ended Cancelled
   Outcome& o = dispatch.outcome;
   switch (o.phase) {
@@ -154,25 +164,27 @@ void StepMachine::callReturned(std::size_t i, std::uint64_t token, Dispatch disp
 
 void StepMachine::succeeded(std::size_t i, Outcome& o, TimePoint now) {
   Step& s = steps_[i];
-  s.status.outputs = std::move(o.outputs);
-  if (s.referenced) {
-    auto p = s.status.outputs.find("parameters");
-    context_.step_parameters[s.status.id] = p != s.status.outputs.end() ? *p : Json::object();
+  StepStatus& status = statuses_[i];
+  // A copy, made here: what the report keeps is allocated on this thread, where the
+  // workflow's parse left free memory, and the worker's copy is freed at once.
+  status.outputs = o.outputs;
+  if (s.readers > 0) {
+    auto p = status.outputs.find("parameters");
+    context_.step_parameters[status.id] = p != status.outputs.end() ? *p : Json::object();
   }
   end(i, StepPhase::kSucceeded, std::move(o.message), now);
   for (std::uint32_t d : s.dependents) {
     Step& dep = steps_[d];
-    if (--dep.waiting_on == 0 && dep.status.phase == StepPhase::kPending) ready_.push(d);
+    if (--dep.waiting_on == 0 && statuses_[d].phase == StepPhase::kPending) ready_.push(d);
   }
 }
 
 void StepMachine::running(std::size_t i, const Outcome& o, TimePoint now) {
-  Step& s = steps_[i];
   const Millis delay = o.requeue.value_or(options_.poll_interval);
   callAt(i, now + delay, false);
-  s.status.message =
+  statuses_[i].message =
       (o.message.empty() ? "running" : o.message) + "; next call in " + formatElapsed(delay);
-  notify(s);
+  notify(i);
 }
 
 // Ends the current attempt with a failure: retried if the policy allows.
@@ -180,14 +192,14 @@ void StepMachine::attemptFailed(std::size_t i, StepPhase phase, const std::strin
                                 TimePoint now) {
   Step& s = steps_[i];
   const RetryPolicy& retry = s.def->retry;
-  if (!cancelling_ && s.status.attempts <= retry.limit) {
-    const double factor = std::pow(retry.factor, s.status.attempts - 1);
+  if (!cancelling_ && statuses_[i].attempts <= retry.limit) {
+    const double factor = std::pow(retry.factor, statuses_[i].attempts - 1);
     const Millis delay(static_cast<long long>(retry.backoff.count() * factor));
     callAt(i, now + delay, true);
-    s.status.message = "attempt " + std::to_string(s.status.attempts) + " " +
-                       std::string(stepPhaseName(phase)) + ": " + message + "; retrying in " +
-                       formatElapsed(delay);
-    notify(s);
+    statuses_[i].message = "attempt " + std::to_string(statuses_[i].attempts) + " " +
+                           std::string(stepPhaseName(phase)) + ": " + message + "; retrying in " +
+                           formatElapsed(delay);
+    notify(i);
     return;
   }
   end(i, phase, message, now);
@@ -220,7 +232,7 @@ int StepMachine::timersDue(TimePoint now) {
     const Timer t = timers_.top();
     timers_.pop();
     const Step& s = steps_[t.step];
-    if (s.status.phase != StepPhase::kRunning) continue;  // ended since
+    if (statuses_[t.step].phase != StepPhase::kRunning) continue;  // ended since
     if (t.deadline) {
       // An attempt's deadline covers its calls and the waits between them, not the wait
       // before a retry (which starts a new attempt with a deadline of its own).
@@ -238,12 +250,12 @@ void StepMachine::cancel(TimePoint now) {
   cancelling_ = true;
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     Step& s = steps_[i];
-    if (isTerminal(s.status.phase)) continue;
+    if (isTerminal(statuses_[i].phase)) continue;
     if (s.in_flight) {
       s.control->cancel();
       end(i, StepPhase::kCancelled,
-          "cancelled while running (after " + formatElapsed(s.status.elapsed(now)) + ")", now);
-    } else if (s.status.phase == StepPhase::kRunning) {
+          "cancelled while running (after " + formatElapsed(statuses_[i].elapsed(now)) + ")", now);
+    } else if (statuses_[i].phase == StepPhase::kRunning) {
       end(i, StepPhase::kCancelled, "cancelled between calls", now);
     } else {
       end(i, StepPhase::kSkipped, "skipped: the run was cancelled", now);
@@ -253,12 +265,15 @@ void StepMachine::cancel(TimePoint now) {
 
 void StepMachine::end(std::size_t i, StepPhase phase, std::string message, TimePoint now) {
   Step& s = steps_[i];
-  s.status.phase = phase;
-  s.status.message = std::move(message);
-  s.status.finished = now;
+  statuses_[i].phase = phase;
+  statuses_[i].message = std::move(message);
+  statuses_[i].finished = now;
   s.has_next = false;
   ++ended_;
-  notify(s);
+  for (std::uint32_t r : s.reads) {
+    if (--steps_[r].readers == 0) context_.step_parameters.erase(statuses_[r].id);
+  }
+  notify(i);
 }
 
 // Depth first, in the order of each step's dependents: a step is skipped naming the
@@ -274,8 +289,8 @@ void StepMachine::skipDependents(std::size_t i, TimePoint now) {
       continue;
     }
     const std::size_t d = dependents[stack.back().second++];
-    if (isTerminal(steps_[d].status.phase)) continue;
-    const StepStatus& why = steps_[parent].status;
+    if (isTerminal(statuses_[d].phase)) continue;
+    const StepStatus& why = statuses_[parent];
     end(d, StepPhase::kSkipped,
         "skipped: dependency '" + why.id + "' " + std::string(stepPhaseName(why.phase)), now);
     stack.emplace_back(d, 0);
@@ -290,8 +305,8 @@ void StepMachine::callAt(std::size_t i, TimePoint when, bool retry) {
   timers_.push({when, static_cast<std::uint32_t>(i), false});
 }
 
-void StepMachine::notify(const Step& step) {
-  if (observer_ != nullptr) observer_->stepChanged(step.status);
+void StepMachine::notify(std::size_t i) {
+  if (observer_ != nullptr) observer_->stepChanged(statuses_[i]);
 }
 
 bool StepMachine::allEnded() const { return ended_ == steps_.size(); }
@@ -301,11 +316,6 @@ std::optional<StepMachine::TimePoint> StepMachine::nextTimer() const {
   return timers_.top().when;
 }
 
-std::vector<StepStatus> StepMachine::takeStatuses() {
-  std::vector<StepStatus> out;
-  out.reserve(steps_.size());
-  for (auto& s : steps_) out.push_back(std::move(s.status));
-  return out;
-}
+std::vector<StepStatus> StepMachine::takeStatuses() { return std::move(statuses_); }
 
 }  // namespace plugboard::core

@@ -67,7 +67,7 @@ class StepMachine {
   int inFlight() const { return in_flight_; }     // calls whose result still counts
   int unanswered() const { return unanswered_; }  // calls given up on, not returned yet
   bool cancelling() const { return cancelling_; }
-  // The statuses in file order, moved out.
+  // The statuses in file order, moved out (the machine is spent).
   std::vector<StepStatus> takeStatuses();
 
  private:
@@ -90,13 +90,14 @@ class StepMachine {
   void end(std::size_t i, StepPhase phase, std::string message, TimePoint now);
   void skipDependents(std::size_t i, TimePoint now);
   void callAt(std::size_t i, TimePoint when, bool retry);
-  void notify(const Step& step);
+  void notify(std::size_t i);
 
   const Workflow& workflow_;
   RunOptions options_;
   StepCalls& calls_;
   RunObserver* observer_;
   std::vector<Step> steps_;
+  std::vector<StepStatus> statuses_;  // same index as steps_; moved out at the end
   SubstitutionContext context_;
   IndexQueue ready_;  // Pending steps whose dependencies all succeeded
   IndexQueue due_;    // Running steps whose next call is due
