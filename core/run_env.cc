@@ -1,6 +1,8 @@
 #include "core/run_env.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -8,6 +10,25 @@
 #include <vector>
 
 namespace plugboard::core {
+namespace {
+
+// How long a thread that ran out of work polls for more before it sleeps: a step's next
+// call in a chain, or the answer to the call just handed over, usually comes sooner than
+// a sleeping thread could be woken.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+// Polls `ready` (yielding the processor in between) for up to kSpin; its last answer.
+template <class Ready>
+bool spinFor(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+}  // namespace
 
 struct WorkerPoolEnv::Pool {
   explicit Pool(int w) : workers(std::max(1, w)) {}
@@ -16,6 +37,7 @@ struct WorkerPoolEnv::Pool {
   std::mutex mu;  // guards everything below up to `wake_mu`
   std::condition_variable work_cv;
   std::deque<std::function<void()>> tasks;
+  std::atomic<std::size_t> queued = 0;  // tasks.size(), for polling without the lock
   std::vector<std::thread> handles;
   int threads = 0;  // in the loop
   int busy = 0;     // running a call
@@ -24,7 +46,7 @@ struct WorkerPoolEnv::Pool {
 
   std::mutex wake_mu;
   std::condition_variable wake_cv;
-  bool signalled = false;
+  std::atomic<bool> signalled = false;  // written under wake_mu
 
   // REQUIRES: mu held.
   void spawn(const std::shared_ptr<Pool>& self) {
@@ -43,10 +65,16 @@ struct WorkerPoolEnv::Pool {
   void work() {
     std::unique_lock lock(mu);
     for (;;) {
+      if (tasks.empty() && !stop) {
+        lock.unlock();
+        spinFor([&] { return queued.load(std::memory_order_acquire) > 0; });
+        lock.lock();
+      }
       work_cv.wait(lock, [&] { return stop || !tasks.empty(); });
       if (stop) break;
       std::function<void()> task = std::move(tasks.front());
       tasks.pop_front();
+      queued.store(tasks.size(), std::memory_order_release);
       ++busy;
       lock.unlock();
       task();
@@ -100,6 +128,7 @@ void WorkerPoolEnv::execute(std::function<void()> call) {
       for (int i = 0; i < pool_->workers; ++i) pool_->spawn(pool_);
     }
     pool_->tasks.push_back(std::move(call));
+    pool_->queued.store(pool_->tasks.size(), std::memory_order_release);
   }
   pool_->work_cv.notify_one();
 }
@@ -112,8 +141,10 @@ void WorkerPoolEnv::abandon() {
 void WorkerPoolEnv::wake() { pool_->signal(); }
 
 void WorkerPoolEnv::waitUntil(TimePoint until) {
+  spinFor(
+      [&] { return pool_->signalled.load(std::memory_order_acquire) || Clock::now() >= until; });
   std::unique_lock lock(pool_->wake_mu);
-  auto signalled = [&] { return pool_->signalled; };
+  auto signalled = [&] { return pool_->signalled.load(); };
   if (until == TimePoint::max()) {
     pool_->wake_cv.wait(lock, signalled);
   } else {

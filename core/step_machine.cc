@@ -101,9 +101,12 @@ std::optional<StepMachine::Call> StepMachine::makeCall(std::size_t i, TimePoint 
   if (new_attempt) {
     ++statuses_[i].attempts;
     s.deadline = now + s.def->timeout.value_or(options_.default_timeout);
-    timers_.push({s.deadline, static_cast<std::uint32_t>(i), true});
+    addTimer(s.deadline, i, true);
   }
-  if (!statuses_[i].started) statuses_[i].started = now;
+  if (!statuses_[i].started) {
+    statuses_[i].started = now;
+    ++running_;
+  }
   s.has_next = false;
   statuses_[i].phase = StepPhase::kRunning;
 
@@ -226,20 +229,40 @@ int StepMachine::deadlinePassed(std::size_t i, TimePoint now) {
   return abandoned;
 }
 
+// Whether timer `t` still means something: the deadline of a step's current attempt, or
+// the time of its next call. Others are dropped when they come up, or by addTimer().
+bool StepMachine::timerLive(const Timer& t) const {
+  const Step& s = steps_[t.step];
+  if (statuses_[t.step].phase != StepPhase::kRunning) return false;  // ended since
+  if (t.deadline) {
+    // An attempt's deadline covers its calls and the waits between them, not the wait
+    // before a retry (which starts a new attempt with a deadline of its own).
+    return s.deadline == t.when && (s.in_flight || (s.has_next && !s.next_is_retry));
+  }
+  return s.has_next && !s.in_flight && s.next_call == t.when;
+}
+
+void StepMachine::addTimer(TimePoint when, std::size_t i, bool deadline) {
+  timers_.push_back({when, static_cast<std::uint32_t>(i), deadline});
+  std::push_heap(timers_.begin(), timers_.end(), std::greater<>());
+  // Each running step has at most two live timers; drop the dead ones (e.g. the deadlines
+  // of steps that ended long before them) once they outnumber the live ones.
+  if (timers_.size() > 4 * running_ + 1024) {
+    std::erase_if(timers_, [&](const Timer& t) { return !timerLive(t); });
+    std::make_heap(timers_.begin(), timers_.end(), std::greater<>());
+  }
+}
+
 int StepMachine::timersDue(TimePoint now) {
   int abandoned = 0;
-  while (!timers_.empty() && timers_.top().when <= now) {
-    const Timer t = timers_.top();
-    timers_.pop();
-    const Step& s = steps_[t.step];
-    if (statuses_[t.step].phase != StepPhase::kRunning) continue;  // ended since
+  while (!timers_.empty() && timers_.front().when <= now) {
+    std::pop_heap(timers_.begin(), timers_.end(), std::greater<>());
+    const Timer t = timers_.back();
+    timers_.pop_back();
+    if (!timerLive(t)) continue;
     if (t.deadline) {
-      // An attempt's deadline covers its calls and the waits between them, not the wait
-      // before a retry (which starts a new attempt with a deadline of its own).
-      const bool in_attempt = s.in_flight || (s.has_next && !s.next_is_retry);
-      if (!cancelling_ && s.deadline == t.when && in_attempt)
-        abandoned += deadlinePassed(t.step, now);
-    } else if (s.has_next && !s.in_flight && s.next_call == t.when) {
+      if (!cancelling_) abandoned += deadlinePassed(t.step, now);
+    } else {
       due_.push(t.step);
     }
   }
@@ -265,6 +288,7 @@ void StepMachine::cancel(TimePoint now) {
 
 void StepMachine::end(std::size_t i, StepPhase phase, std::string message, TimePoint now) {
   Step& s = steps_[i];
+  if (statuses_[i].phase == StepPhase::kRunning) --running_;
   statuses_[i].phase = phase;
   statuses_[i].message = std::move(message);
   statuses_[i].finished = now;
@@ -302,7 +326,7 @@ void StepMachine::callAt(std::size_t i, TimePoint when, bool retry) {
   s.has_next = true;
   s.next_call = when;
   s.next_is_retry = retry;
-  timers_.push({when, static_cast<std::uint32_t>(i), false});
+  addTimer(when, i, false);
 }
 
 void StepMachine::notify(std::size_t i) {
@@ -313,7 +337,7 @@ bool StepMachine::allEnded() const { return ended_ == steps_.size(); }
 
 std::optional<StepMachine::TimePoint> StepMachine::nextTimer() const {
   if (timers_.empty()) return std::nullopt;
-  return timers_.top().when;
+  return timers_.front().when;
 }
 
 std::vector<StepStatus> StepMachine::takeStatuses() { return std::move(statuses_); }

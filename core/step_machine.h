@@ -90,6 +90,8 @@ class StepMachine {
   void end(std::size_t i, StepPhase phase, std::string message, TimePoint now);
   void skipDependents(std::size_t i, TimePoint now);
   void callAt(std::size_t i, TimePoint when, bool retry);
+  bool timerLive(const Timer& t) const;
+  void addTimer(TimePoint when, std::size_t i, bool deadline);
   void notify(std::size_t i);
 
   const Workflow& workflow_;
@@ -99,9 +101,10 @@ class StepMachine {
   std::vector<Step> steps_;
   std::vector<StepStatus> statuses_;  // same index as steps_; moved out at the end
   SubstitutionContext context_;
-  IndexQueue ready_;  // Pending steps whose dependencies all succeeded
-  IndexQueue due_;    // Running steps whose next call is due
-  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  IndexQueue ready_;           // Pending steps whose dependencies all succeeded
+  IndexQueue due_;             // Running steps whose next call is due
+  std::vector<Timer> timers_;  // a min-heap by time
+  std::size_t running_ = 0;    // steps in phase Running
   std::size_t ended_ = 0;
   int in_flight_ = 0;
   int unanswered_ = 0;
