@@ -12,11 +12,9 @@ struct StepMachine::Step {
   std::shared_ptr<CallControl> control;  // of the call in flight
   TimePoint deadline{};                  // of the current attempt
   TimePoint next_call{};                 // when has_next
-  std::vector<std::uint32_t> dependents;
-  std::vector<std::uint32_t> reads;  // the steps whose outputs its args use
-  std::uint64_t token = 0;           // of the current call; results with another are stale
-  std::uint32_t waiting_on = 0;      // dependencies that have not succeeded
-  std::uint32_t readers = 0;         // steps that use its outputs and have not ended
+  std::uint64_t token = 0;               // of the current call; results with another are stale
+  std::uint32_t waiting_on = 0;          // dependencies that have not succeeded
+  std::uint32_t readers = 0;             // steps that use its outputs and have not ended
   bool in_flight = false;
   bool has_next = false;       // a requeue or retry is due at next_call
   bool next_is_retry = false;  // the next call starts a new attempt
@@ -31,34 +29,50 @@ StepMachine::StepMachine(const Workflow& workflow, const Json& inputs, const Run
       steps_(workflow.steps.size()),
       statuses_(workflow.steps.size()),
       context_{workflow.name, inputs, {}} {
+  const std::size_t n = steps_.size();
   std::unordered_map<std::string_view, std::uint32_t> index;
-  index.reserve(steps_.size());
-  for (std::size_t i = 0; i < steps_.size(); ++i) {
+  index.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
     steps_[i].def = &workflow.steps[i];
     statuses_[i].id = workflow.steps[i].id;
     index.emplace(workflow.steps[i].id, static_cast<std::uint32_t>(i));
   }
-  for (std::size_t i = 0; i < steps_.size(); ++i) {
-    const WorkflowStep& step = workflow.steps[i];
-    Step& s = steps_[i];
-    for (const auto& d : step.depends) {
-      steps_[index.at(d)].dependents.push_back(static_cast<std::uint32_t>(i));
-      ++s.waiting_on;
+  // Dependents: each step's dependencies resolved once, then turned around.
+  IndexLists depends;
+  dependents_.begin.assign(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    depends.begin.push_back(static_cast<std::uint32_t>(depends.items.size()));
+    for (const auto& d : workflow.steps[i].depends) {
+      const std::uint32_t from = index.at(d);
+      depends.items.push_back(from);
+      ++dependents_.begin[from + 1];
     }
-    // Outputs are kept for substitution only while a step that uses them may still run.
-    if (auto refs = findReferences(step.args)) {
+    steps_[i].waiting_on = static_cast<std::uint32_t>(depends.items.size() - depends.begin[i]);
+  }
+  depends.begin.push_back(static_cast<std::uint32_t>(depends.items.size()));
+  for (std::size_t i = 0; i < n; ++i) dependents_.begin[i + 1] += dependents_.begin[i];
+  dependents_.items.resize(depends.items.size());
+  std::vector<std::uint32_t> next(dependents_.begin.begin(), dependents_.begin.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::uint32_t from : depends.of(i))
+      dependents_.items[next[from]++] = static_cast<std::uint32_t>(i);
+  }
+  // Outputs are kept for substitution only while a step that uses them may still run.
+  for (std::size_t i = 0; i < n; ++i) {
+    reads_.begin.push_back(static_cast<std::uint32_t>(reads_.items.size()));
+    if (auto refs = findReferences(workflow.steps[i].args)) {
       for (const auto& r : *refs) {
         auto it = r.kind == Reference::Kind::kStepOutput ? index.find(r.step) : index.end();
-        if (it == index.end() ||
-            std::find(s.reads.begin(), s.reads.end(), it->second) != s.reads.end()) {
-          continue;
-        }
-        s.reads.push_back(it->second);
+        if (it == index.end()) continue;
+        auto mine = reads_.items.begin() + reads_.begin.back();
+        if (std::find(mine, reads_.items.end(), it->second) != reads_.items.end()) continue;
+        reads_.items.push_back(it->second);
         ++steps_[it->second].readers;
       }
     }
-    if (s.waiting_on == 0) ready_.push(static_cast<std::uint32_t>(i));
+    if (steps_[i].waiting_on == 0) ready_.push(static_cast<std::uint32_t>(i));
   }
+  reads_.begin.push_back(static_cast<std::uint32_t>(reads_.items.size()));
 }
 
 StepMachine::~StepMachine() = default;
@@ -176,7 +190,7 @@ void StepMachine::succeeded(std::size_t i, Outcome& o, TimePoint now) {
     context_.step_parameters[status.id] = p != status.outputs.end() ? *p : Json::object();
   }
   end(i, StepPhase::kSucceeded, std::move(o.message), now);
-  for (std::uint32_t d : s.dependents) {
+  for (std::uint32_t d : dependents_.of(i)) {
     Step& dep = steps_[d];
     if (--dep.waiting_on == 0 && statuses_[d].phase == StepPhase::kPending) ready_.push(d);
   }
@@ -294,7 +308,7 @@ void StepMachine::end(std::size_t i, StepPhase phase, std::string message, TimeP
   statuses_[i].finished = now;
   s.has_next = false;
   ++ended_;
-  for (std::uint32_t r : s.reads) {
+  for (std::uint32_t r : reads_.of(i)) {
     if (--steps_[r].readers == 0) context_.step_parameters.erase(statuses_[r].id);
   }
   notify(i);
@@ -307,7 +321,7 @@ void StepMachine::skipDependents(std::size_t i, TimePoint now) {
   std::vector<std::pair<std::size_t, std::size_t>> stack{{i, 0}};  // step, next dependent
   while (!stack.empty()) {
     const std::size_t parent = stack.back().first;
-    const std::vector<std::uint32_t>& dependents = steps_[parent].dependents;
+    const auto dependents = dependents_.of(parent);
     if (stack.back().second == dependents.size()) {
       stack.pop_back();
       continue;

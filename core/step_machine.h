@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <queue>
+#include <span>
 #include <vector>
 
 #include "core/runner.h"
@@ -79,6 +80,14 @@ class StepMachine {
     bool operator>(const Timer& o) const { return when > o.when; }
   };
   using IndexQueue = std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>>;
+  // A list of step indexes per step, stored end to end: no allocation per step.
+  struct IndexLists {
+    std::vector<std::uint32_t> begin;  // one per step, and the end
+    std::vector<std::uint32_t> items;
+    std::span<const std::uint32_t> of(std::size_t i) const {
+      return {items.data() + begin[i], items.data() + begin[i + 1]};
+    }
+  };
 
   std::optional<Call> startAttempt(std::size_t i, TimePoint now);
   std::optional<Call> callAgain(std::size_t i, TimePoint now);
@@ -100,6 +109,8 @@ class StepMachine {
   RunObserver* observer_;
   std::vector<Step> steps_;
   std::vector<StepStatus> statuses_;  // same index as steps_; moved out at the end
+  IndexLists dependents_;             // the steps that depend on each step
+  IndexLists reads_;                  // the steps whose outputs each step's args use
   SubstitutionContext context_;
   IndexQueue ready_;           // Pending steps whose dependencies all succeeded
   IndexQueue due_;             // Running steps whose next call is due

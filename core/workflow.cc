@@ -35,11 +35,13 @@ class Parser {
  public:
   explicit Parser(std::string file) : file_(std::move(file)) {}
 
-  LoadedWorkflow parse(std::string_view text) {
+  // `owned`, when set, holds `text` and is freed once the TOML is parsed.
+  LoadedWorkflow parse(std::string_view text, std::string* owned = nullptr) {
     LoadedWorkflow result;
     toml::table root;
     try {
       root = toml::parse(text, file_);
+      if (owned != nullptr) std::string().swap(*owned);
     } catch (const toml::parse_error& e) {
       problem(posOf(e.source()), "", "TOML syntax error: " + std::string(e.description()));
       result.problems = std::move(problems_);
@@ -393,7 +395,7 @@ LoadedWorkflow loadWorkflow(const std::filesystem::path& file) {
   std::error_code size_error;
   if (auto size = std::filesystem::file_size(file, size_error); !size_error) text.reserve(size);
   text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return parseWorkflow(text, file.string());
+  return Parser(file.string()).parse(text, &text);
 }
 
 }  // namespace plugboard::core

@@ -20,6 +20,7 @@ namespace po = boost::program_options;
 namespace {
 
 constexpr int kExitCancelled = 130;
+constexpr std::size_t kOneArenaSteps = 10'000;
 
 // Turns SIGINT and SIGTERM into runner.cancel() on a thread of its own; a second signal
 // ends the process at once. REQUIRES: called before any other thread starts.
@@ -127,6 +128,11 @@ int cmdRun(const Args& args) {
   // large workflow's peak memory is that of the parse or of the run, not of both (the
   // calls allocate on the workers, whose malloc arenas would not reuse them).
   malloc_trim(0);
+  // A large workflow: one malloc arena for the whole process, so that what the calls keep
+  // reuses the memory the parse freed instead of growing an arena per worker (about 8% of
+  // the resident memory of a 100,000-step run). Smaller ones keep an arena per thread. The
+  // workers start later, with the run.
+  if (prepared->workflow.steps.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
 
   const bool json = output == "json";
   std::vector<std::string> ids;
