@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/text.h"
+
 namespace plugboard::core {
 
 std::string_view stepPhaseName(StepPhase phase) {
@@ -61,23 +63,36 @@ Json RunReport::toJson() const {
 namespace {
 
 std::string quoted(const std::string& text) {
-  return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  appendJsonString(out, text);
+  return out;
 }
 
-// `value` as dump(2) writes it `depth` levels deep.
-std::string nested(const Json& value, int depth) {
-  std::string text = value.dump(2, ' ', false, Json::error_handler_t::replace);
-  const std::string indent = "\n" + std::string(2 * depth, ' ');
-  std::string out;
-  out.reserve(text.size() + 16);
-  for (char c : text) {
-    if (c == '\n') {
-      out += indent;  // dump() escapes newlines inside strings: these are its own
+// Appends `value` as dump(2) writes it `depth` levels deep.
+void appendNested(std::string& out, const Json& value, int depth) {
+  const bool object = value.is_object();
+  if (!value.is_structured() || value.empty()) {
+    if (value.is_string()) {
+      appendJsonString(out, value.get_ref<const std::string&>());
     } else {
-      out += c;
+      out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
     }
+    return;
   }
-  return out;
+  const std::string indent(2 * depth + 2, ' ');
+  out += object ? "{\n" : "[\n";
+  bool first = true;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (!first) out += ",\n";
+    first = false;
+    out += indent;
+    if (object) {
+      appendJsonString(out, it.key());
+      out += ": ";
+    }
+    appendNested(out, *it, depth + 1);
+  }
+  out += "\n" + std::string(2 * depth, ' ') + (object ? "}" : "]");
 }
 
 }  // namespace
@@ -97,7 +112,9 @@ void RunReport::writeJson(std::FILE* out) const {
     text += "      \"duration_ms\": " + std::to_string(s.elapsed(now).count()) + ",\n";
     text += "      \"id\": " + quoted(s.id) + ",\n";
     text += "      \"message\": " + quoted(s.message) + ",\n";
-    text += "      \"outputs\": " + nested(s.outputs, 3) + ",\n";
+    text += "      \"outputs\": ";
+    appendNested(text, s.outputs, 3);
+    text += ",\n";
     text += "      \"phase\": \"" + std::string(stepPhaseName(s.phase)) + "\",\n";
     text += "      \"plugin\": " + quoted(s.plugin) + "\n    }";
     std::fwrite(text.data(), 1, text.size(), out);

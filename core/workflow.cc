@@ -5,7 +5,6 @@
 #include <iterator>
 #include <set>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <toml++/toml.h>
 
@@ -142,8 +141,8 @@ class Parser {
       problem(posOf(node.source()), "", "'steps' must be an array of tables: write each step as [[steps]]");
       return;
     }
-    std::unordered_set<std::string_view> ids;  // of wf.steps' ids, which the reserve keeps in place
     wf.steps.reserve(array->size());
+    index_.reserve(array->size());
     for (auto&& element : *array) {
       const auto& table = *element.as_table();
       WorkflowStep step;
@@ -156,11 +155,11 @@ class Parser {
       } else {
         problem(step.pos, "", "a step has no 'id'");
       }
-      const bool repeated = !step.id.empty() && ids.count(step.id) > 0;
+      const bool repeated = !step.id.empty() && index_.count(step.id) > 0;
       if (repeated) problem(step.pos, step.id, "another step already has the id '" + step.id + "'");
       parseStep(table, step);
       wf.steps.push_back(std::move(step));
-      if (!repeated && !wf.steps.back().id.empty()) ids.insert(wf.steps.back().id);
+      index_.emplace(wf.steps.back().id, wf.steps.size() - 1);  // the reserve keeps it in place
       element.as_table()->clear();
     }
   }
@@ -266,9 +265,7 @@ class Parser {
 
   // Costs O(steps + dependencies + references) for any shape of graph.
   void checkGraph(const Workflow& wf) {
-    std::unordered_map<std::string_view, std::size_t> index;
-    index.reserve(wf.steps.size());
-    for (std::size_t i = 0; i < wf.steps.size(); ++i) index.emplace(wf.steps[i].id, i);
+    const auto& index = index_;
     std::set<std::string> input_names;
     for (const auto& i : wf.inputs) input_names.insert(i.name);
 
@@ -361,6 +358,7 @@ class Parser {
 
   std::string file_;
   std::vector<WorkflowProblem> problems_;
+  std::unordered_map<std::string_view, std::size_t> index_;  // step ids: the first with each
 };
 
 }  // namespace
