@@ -182,9 +182,7 @@ void StepMachine::callReturned(std::size_t i, std::uint64_t token, Dispatch disp
 void StepMachine::succeeded(std::size_t i, Outcome& o, TimePoint now) {
   Step& s = steps_[i];
   StepStatus& status = statuses_[i];
-  // A copy, made here: what the report keeps is allocated on this thread, where the
-  // workflow's parse left free memory, and the worker's copy is freed at once.
-  status.outputs = o.outputs;
+  status.outputs = std::move(o.outputs);
   if (s.readers > 0) {
     auto p = status.outputs.find("parameters");
     context_.step_parameters[status.id] = p != status.outputs.end() ? *p : Json::object();
