@@ -6,54 +6,32 @@
 // requeue delay (or the poll interval); each attempt has a deadline, after which the call
 // is cancelled and the attempt fails saying so; failed attempts are retried as the step's
 // retry policy says. cancel() stops the run: calls in flight are cancelled and steps not
-// started are skipped.
+// started are skipped. The states and transitions are core/step_machine.h's; the calls go
+// through StepCalls (core/step_calls.h) and run on the workers of a RunEnv
+// (core/run_env.h), which also keeps the time.
 //
 // A plugin call that ignores cancellation is abandoned when its deadline passes or the
-// run ends: its result is ignored and RunReport::abandoned counts it. Its thread still
-// uses the dispatcher, which must then outlive the process (the CLI exits without
-// destroying it).
+// run ends: its result is ignored, RunReport::abandoned counts it, and it does not count
+// against `parallel` (the environment gives the run another worker). It keeps running and
+// using the StepCalls (and so the dispatcher), and the workflow, which must then outlive
+// the process: the CLI exits without destroying them.
 //
 // Thread-safety: run() is called once, on one thread; the observer is called on that
 // thread. cancel() may be called from any thread.
 #ifndef PLUGBOARD_CORE_RUNNER_H_
 #define PLUGBOARD_CORE_RUNNER_H_
 
-#include <chrono>
 #include <memory>
-#include <optional>
-#include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/defaults.h"
-#include "core/dispatcher.h"
 #include "core/duration.h"
-#include "core/launcher.h"
+#include "core/run_env.h"
+#include "core/run_report.h"
 #include "core/workflow.h"
 
 namespace plugboard::core {
 
-using Json = nlohmann::json;
-
-enum class StepPhase { kPending, kRunning, kSucceeded, kFailed, kError, kSkipped, kCancelled };
-std::string_view stepPhaseName(StepPhase phase);
-bool isTerminal(StepPhase phase);
-
-struct StepStatus {
-  std::string id;
-  StepPhase phase = StepPhase::kPending;
-  std::string message;
-  Json outputs = Json::object();
-  int attempts = 0;    // attempts started
-  int calls = 0;       // plugin calls made, requeues included
-  std::string plugin;  // name@version that answered the last call
-  std::optional<std::chrono::steady_clock::time_point> started, finished;
-
-  Millis elapsed(
-      std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now()) const;
-  Json toJson() const;
-};
+class StepCalls;
 
 class RunObserver {
  public:
@@ -69,26 +47,14 @@ struct RunOptions {
   Millis default_timeout = defaults::kTimeout;
   Millis poll_interval = defaults::kPollInterval;
   Millis cancel_grace = defaults::kCancelGrace;  // how long cancelled calls may take to return
-  // Places and starts the plugins of steps with a deployer of their own, or known only
-  // to the registry (core/launcher.h); null: every step goes through the dispatcher. Must
-  // outlive the run, like the dispatcher.
-  Launcher* launcher = nullptr;
-};
-
-struct RunReport {
-  std::string workflow;
-  std::vector<StepStatus> steps;  // in file order
-  bool cancelled = false;
-  int abandoned = 0;
-  Millis duration{0};
-
-  bool succeeded() const;
-  Json toJson() const;
 };
 
 class Runner {
  public:
-  Runner(Dispatcher& dispatcher, RunOptions options, RunObserver* observer = nullptr);
+  // `calls` must outlive the run (and its abandoned calls). `env` runs the calls and keeps
+  // the time; null: a WorkerPoolEnv of `options.parallel` workers, owned by the runner.
+  Runner(StepCalls& calls, RunOptions options, RunObserver* observer = nullptr,
+         RunEnv* env = nullptr);
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -99,11 +65,13 @@ class Runner {
   void cancel();
 
  private:
-  struct Shared;
-  Dispatcher& dispatcher_;
+  struct Events;
+  StepCalls& calls_;
   RunOptions options_;
   RunObserver* observer_;
-  std::shared_ptr<Shared> shared_;
+  std::unique_ptr<RunEnv> owned_env_;
+  RunEnv& env_;
+  std::shared_ptr<Events> events_;  // shared with the calls, which may outlive run()
 };
 
 }  // namespace plugboard::core

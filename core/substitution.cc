@@ -1,32 +1,47 @@
 #include "core/substitution.h"
 
+#include <array>
+
 namespace plugboard::core {
 namespace {
 
-std::vector<std::string> splitDots(std::string_view s) {
-  std::vector<std::string> parts;
+// The parts of `s` between dots, without copies; more than kMaxParts parts make it
+// malformed (no reference has that many).
+constexpr std::size_t kMaxParts = 5;
+struct Parts {
+  std::array<std::string_view, kMaxParts> part;
+  std::size_t size = 0;  // kMaxParts + 1: too many
+};
+
+Parts splitDots(std::string_view s) {
+  Parts parts;
   std::size_t start = 0;
   for (;;) {
     auto dot = s.find('.', start);
-    parts.emplace_back(s.substr(start, dot - start));
+    if (parts.size == kMaxParts) {
+      ++parts.size;
+      return parts;
+    }
+    parts.part[parts.size++] = s.substr(start, dot - start);
     if (dot == std::string_view::npos) return parts;
     start = dot + 1;
   }
 }
 
 Expected<Reference> parseReference(std::string_view inner, std::string text) {
-  auto parts = splitDots(inner);
+  const Parts p = splitDots(inner);
+  const auto& parts = p.part;
   Reference r{Reference::Kind::kInput, {}, {}, {}, std::move(text)};
-  if (parts.size() == 2 && parts[0] == "inputs" && !parts[1].empty()) {
+  if (p.size == 2 && parts[0] == "inputs" && !parts[1].empty()) {
     r.input = parts[1];
     return r;
   }
-  if (parts.size() == 2 && parts[0] == "workflow" && parts[1] == "name") {
+  if (p.size == 2 && parts[0] == "workflow" && parts[1] == "name") {
     r.kind = Reference::Kind::kWorkflowName;
     return r;
   }
-  if (parts.size() == 5 && parts[0] == "steps" && parts[2] == "outputs" &&
-      parts[3] == "parameters" && !parts[1].empty() && !parts[4].empty()) {
+  if (p.size == 5 && parts[0] == "steps" && parts[2] == "outputs" && parts[3] == "parameters" &&
+      !parts[1].empty() && !parts[4].empty()) {
     r.kind = Reference::Kind::kStepOutput;
     r.step = parts[1];
     r.output = parts[4];

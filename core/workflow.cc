@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <fstream>
-#include <functional>
+#include <iterator>
 #include <set>
-#include <sstream>
+#include <unordered_map>
 
 #include <toml++/toml.h>
 
@@ -34,11 +34,13 @@ class Parser {
  public:
   explicit Parser(std::string file) : file_(std::move(file)) {}
 
-  LoadedWorkflow parse(std::string_view text) {
+  // `owned`, when set, holds `text` and is freed once the TOML is parsed.
+  LoadedWorkflow parse(std::string_view text, std::string* owned = nullptr) {
     LoadedWorkflow result;
     toml::table root;
     try {
       root = toml::parse(text, file_);
+      if (owned != nullptr) std::string().swap(*owned);
     } catch (const toml::parse_error& e) {
       problem(posOf(e.source()), "", "TOML syntax error: " + std::string(e.description()));
       result.problems = std::move(problems_);
@@ -132,13 +134,15 @@ class Parser {
     });
   }
 
-  void parseSteps(const toml::node& node, Workflow& wf) {
-    const auto* array = node.as_array();
+  // Each step's TOML is freed once parsed, so that a large file is not held twice.
+  void parseSteps(toml::node& node, Workflow& wf) {
+    auto* array = node.as_array();
     if (array == nullptr || !array->is_array_of_tables()) {
       problem(posOf(node.source()), "", "'steps' must be an array of tables: write each step as [[steps]]");
       return;
     }
-    std::set<std::string> ids;
+    wf.steps.reserve(array->size());
+    index_.reserve(array->size());
     for (auto&& element : *array) {
       const auto& table = *element.as_table();
       WorkflowStep step;
@@ -151,11 +155,12 @@ class Parser {
       } else {
         problem(step.pos, "", "a step has no 'id'");
       }
-      if (!step.id.empty() && !ids.insert(step.id).second) {
-        problem(step.pos, step.id, "another step already has the id '" + step.id + "'");
-      }
+      const bool repeated = !step.id.empty() && index_.count(step.id) > 0;
+      if (repeated) problem(step.pos, step.id, "another step already has the id '" + step.id + "'");
       parseStep(table, step);
       wf.steps.push_back(std::move(step));
+      index_.emplace(wf.steps.back().id, wf.steps.size() - 1);  // the reserve keeps it in place
+      element.as_table()->clear();
     }
   }
 
@@ -258,54 +263,40 @@ class Parser {
     }
   }
 
+  // Costs O(steps + dependencies + references) for any shape of graph.
   void checkGraph(const Workflow& wf) {
-    std::map<std::string, const WorkflowStep*> by_id;
-    for (const auto& s : wf.steps) by_id[s.id] = &s;
+    const auto& index = index_;
     std::set<std::string> input_names;
     for (const auto& i : wf.inputs) input_names.insert(i.name);
 
-    for (const auto& s : wf.steps) {
+    // Dependencies by index; unknown ones and self-dependencies are reported and left out.
+    std::vector<std::vector<std::size_t>> deps(wf.steps.size());
+    for (std::size_t i = 0; i < wf.steps.size(); ++i) {
+      const WorkflowStep& s = wf.steps[i];
       for (const auto& d : s.depends) {
-        if (!by_id.count(d)) problem(s.pos, s.id, "depends on unknown step '" + d + "'");
+        auto it = index.find(d);
+        if (it == index.end()) problem(s.pos, s.id, "depends on unknown step '" + d + "'");
         if (d == s.id) problem(s.pos, s.id, "depends on itself");
+        if (it != index.end() && d != s.id) deps[i].push_back(it->second);
       }
     }
-    // Cycles: depth-first search, reporting each cycle once with its path.
-    std::map<std::string, int> state;  // 0 new, 1 on the path, 2 done
-    std::vector<std::string> path;
-    std::function<void(const WorkflowStep&)> visit = [&](const WorkflowStep& s) {
-      state[s.id] = 1;
-      path.push_back(s.id);
-      for (const auto& d : s.depends) {
-        auto it = by_id.find(d);
-        if (it == by_id.end() || d == s.id) continue;
-        if (state[d] == 1) {
-          std::string cycle;
-          auto from = std::find(path.begin(), path.end(), d);
-          for (auto p = from; p != path.end(); ++p) cycle += *p + " -> ";
-          problem(s.pos, s.id, "dependency cycle: " + cycle + d);
-        } else if (state[d] == 0) {
-          visit(*it->second);
-        }
-      }
-      path.pop_back();
-      state[s.id] = 2;
-    };
-    for (const auto& s : wf.steps) {
-      if (state[s.id] == 0) visit(s);
-    }
+    checkCycles(wf, deps);
 
     // References: inputs must exist; a step's output may be used only by its dependents.
-    for (const auto& s : wf.steps) {
+    std::vector<std::size_t> seen(wf.steps.size(), 0);  // upstream(): last search that saw it
+    std::size_t search = 0;
+    for (std::size_t i = 0; i < wf.steps.size(); ++i) {
+      const WorkflowStep& s = wf.steps[i];
       auto refs = findReferences(s.args);
       if (!refs) continue;  // reported by parseStep
       for (const auto& r : *refs) {
         if (r.kind == Reference::Kind::kInput && !input_names.count(r.input)) {
           problem(s.pos, s.id, r.text + ": the workflow has no input '" + r.input + "'");
         } else if (r.kind == Reference::Kind::kStepOutput) {
-          if (!by_id.count(r.step)) {
+          auto it = index.find(r.step);
+          if (it == index.end()) {
             problem(s.pos, s.id, r.text + ": there is no step '" + r.step + "'");
-          } else if (!upstream(wf, by_id, s, r.step)) {
+          } else if (!upstream(deps, i, it->second, seen, ++search)) {
             problem(s.pos, s.id, r.text + ": step '" + s.id + "' does not depend on '" + r.step +
                                      "'; add it to depends");
           }
@@ -314,24 +305,60 @@ class Parser {
     }
   }
 
-  static bool upstream(const Workflow& wf, const std::map<std::string, const WorkflowStep*>& by_id,
-                       const WorkflowStep& from, const std::string& target) {
-    std::set<std::string> seen;
-    std::vector<std::string> todo(from.depends.begin(), from.depends.end());
-    while (!todo.empty()) {
-      std::string id = todo.back();
-      todo.pop_back();
-      if (id == target) return true;
-      if (!seen.insert(id).second) continue;
-      auto it = by_id.find(id);
-      if (it != by_id.end()) todo.insert(todo.end(), it->second->depends.begin(), it->second->depends.end());
+  // Depth-first search on an explicit stack (a chain of any length is fine), reporting
+  // each cycle once with its path.
+  void checkCycles(const Workflow& wf, const std::vector<std::vector<std::size_t>>& deps) {
+    enum : char { kNew, kOnPath, kDone };
+    std::vector<char> state(wf.steps.size(), kNew);
+    std::vector<std::pair<std::size_t, std::size_t>> path;  // step, next dependency
+    for (std::size_t root = 0; root < wf.steps.size(); ++root) {
+      if (state[root] != kNew) continue;
+      state[root] = kOnPath;
+      path.emplace_back(root, 0);
+      while (!path.empty()) {
+        auto& [i, next] = path.back();
+        if (next == deps[i].size()) {
+          state[i] = kDone;
+          path.pop_back();
+          continue;
+        }
+        const std::size_t d = deps[i][next++];
+        if (state[d] == kOnPath) {
+          std::string cycle;
+          auto from =
+              std::find_if(path.begin(), path.end(), [&](const auto& p) { return p.first == d; });
+          for (auto p = from; p != path.end(); ++p) cycle += wf.steps[p->first].id + " -> ";
+          const WorkflowStep& s = wf.steps[i];
+          problem(s.pos, s.id, "dependency cycle: " + cycle + wf.steps[d].id);
+        } else if (state[d] == kNew) {
+          state[d] = kOnPath;
+          path.emplace_back(d, 0);  // invalidates i and next
+        }
+      }
     }
-    (void)wf;
+  }
+
+  // Whether `target` is among the dependencies of `from`, directly or through others.
+  // `seen` marks the steps this `search` visited.
+  static bool upstream(const std::vector<std::vector<std::size_t>>& deps, std::size_t from,
+                       std::size_t target, std::vector<std::size_t>& seen, std::size_t search) {
+    const auto& direct = deps[from];
+    if (std::find(direct.begin(), direct.end(), target) != direct.end()) return true;
+    std::vector<std::size_t> todo(direct.begin(), direct.end());
+    while (!todo.empty()) {
+      const std::size_t i = todo.back();
+      todo.pop_back();
+      if (i == target) return true;
+      if (seen[i] == search) continue;
+      seen[i] = search;
+      todo.insert(todo.end(), deps[i].begin(), deps[i].end());
+    }
     return false;
   }
 
   std::string file_;
   std::vector<WorkflowProblem> problems_;
+  std::unordered_map<std::string_view, std::size_t> index_;  // step ids: the first with each
 };
 
 }  // namespace
@@ -362,9 +389,11 @@ LoadedWorkflow loadWorkflow(const std::filesystem::path& file) {
     result.problems.push_back({file.string(), {}, "", "cannot read the workflow file"});
     return result;
   }
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parseWorkflow(buf.str(), file.string());
+  std::string text;
+  std::error_code size_error;
+  if (auto size = std::filesystem::file_size(file, size_error); !size_error) text.reserve(size);
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return Parser(file.string()).parse(text, &text);
 }
 
 }  // namespace plugboard::core

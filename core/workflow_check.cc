@@ -2,6 +2,8 @@
 // the user's parameters.
 #include <cerrno>
 #include <cstdlib>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/schema.h"
 #include "core/substitution.h"
@@ -44,6 +46,9 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
   std::vector<std::string> installed;
   for (const auto& e : catalog.entries()) installed.push_back(e.manifest.name);
   SubstitutionContext ctx{wf.name, inputs, {}};
+  std::unordered_map<std::string_view, const WorkflowStep*> by_id;
+  by_id.reserve(wf.steps.size());
+  for (const auto& step : wf.steps) by_id.emplace(step.id, &step);
 
   for (const auto& step : wf.steps) {
     auto report = [&](std::string message) {
@@ -91,8 +96,9 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
     if (!refs) continue;
     for (const auto& r : *refs) {
       if (r.kind != Reference::Kind::kStepOutput) continue;
-      const WorkflowStep* source = wf.step(r.step);
-      if (source == nullptr) continue;
+      auto source_it = by_id.find(r.step);
+      if (source_it == by_id.end()) continue;
+      const WorkflowStep* source = source_it->second;
       const CatalogEntry* producer = catalog.find(source->plugin, source->version);
       if (producer == nullptr) continue;
       const Json* output = declared(*producer, source->rpc, "output");

@@ -133,6 +133,24 @@ depends = ["b"]
   EXPECT_EQ(p[0], "wf.toml:6:1: step 'b': dependency cycle: a -> c -> b -> a");
 }
 
+// 50,000 steps in a line, each using the output of the one before, the last one the
+// first's: checked in time linear in the steps, with no recursion as deep as the line.
+TEST(WorkflowTest, ALongChainIsCheckedStepByStep) {
+  std::string text = "name = \"line\"\n";
+  const int n = 50'000;
+  for (int i = 0; i < n; ++i) {
+    text += "[[steps]]\nid = \"s" + std::to_string(i) + "\"\nplugin = \"echo\"\n";
+    if (i == 0) continue;
+    const std::string from = "s" + std::to_string(i == n - 1 ? 0 : i - 1);
+    text += "depends = [\"s" + std::to_string(i - 1) + "\"]\nargs = { x = \"${steps." + from +
+            ".outputs.parameters.x}\" }\n";
+  }
+  text += "[[steps]]\nid = \"loop\"\nplugin = \"echo\"\ndepends = [\"loop\"]\n";
+  EXPECT_EQ(problemsOf(text.c_str()),
+            std::vector<std::string>{"wf.toml:" + std::to_string(5 * n) +
+                                     ":1: step 'loop': depends on itself"});
+}
+
 TEST(WorkflowTest, ChecksReferences) {
   auto p = problemsOf(R"(name = "x"
 [inputs]

@@ -79,6 +79,18 @@ TEST_F(RunTest, OnATerminalStepLinesUpdateInPlace) {
   EXPECT_NE(r.out.find("\x1b[2K  greet"), std::string::npos) << r.out;
 }
 
+TEST_F(RunTest, OnATerminalALargeWorkflowShowsCountsInsteadOfALinePerStep) {
+  std::string wf = "name = \"wf\"\n";
+  for (int i = 0; i < 40; ++i)
+    wf += "[[steps]]\nid = \"s" + std::to_string(i) + "\"\nplugin = \"echo\"\n";
+  const std::string cmd =
+      binary().string() + " run " + dir_.write("wf.toml", wf) + " --plugins " + dir_.plugins();
+  auto r = run({"script", "-qec", cmd, "/dev/null"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("40 steps: \x1b[32m40 Succeeded"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\x1b[40A"), std::string::npos) << r.out;  // never a line per step
+}
+
 TEST_F(RunTest, AFailureSkipsDependentsWithTheReasonAndOthersGoOn) {
   auto report = runJson(R"(name = "wf"
 [[steps]]

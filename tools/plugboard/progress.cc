@@ -6,15 +6,22 @@
 namespace plugboard::cli {
 namespace {
 
+constexpr auto kRedrawEvery = std::chrono::milliseconds(200);
+
 const char* colorOf(core::StepPhase phase) {
   switch (phase) {
-    case core::StepPhase::kSucceeded: return "\x1b[32m";
+    case core::StepPhase::kSucceeded:
+      return "\x1b[32m";
     case core::StepPhase::kFailed:
-    case core::StepPhase::kError: return "\x1b[31m";
+    case core::StepPhase::kError:
+      return "\x1b[31m";
     case core::StepPhase::kSkipped:
-    case core::StepPhase::kCancelled: return "\x1b[33m";
-    case core::StepPhase::kRunning: return "\x1b[36m";
-    default: return "\x1b[2m";
+    case core::StepPhase::kCancelled:
+      return "\x1b[33m";
+    case core::StepPhase::kRunning:
+      return "\x1b[36m";
+    default:
+      return "\x1b[2m";
   }
 }
 
@@ -29,17 +36,29 @@ std::string timestamp() {
 
 ProgressDisplay::ProgressDisplay(const std::vector<std::string>& steps, bool live, std::FILE* out)
     : live_(live), out_(out) {
+  if (!live_) return;  // a log line per change needs nothing kept
+  compact_ = steps.size() > kMaxStepLines;
+  index_.reserve(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    index_.emplace(steps[i], i);
+    id_width_ = std::max(id_width_, steps[i].size());
+  }
+  if (compact_) {
+    phases_.assign(steps.size(), core::StepPhase::kPending);
+    counts_[static_cast<std::size_t>(core::StepPhase::kPending)] = steps.size();
+    return;
+  }
   for (const auto& id : steps) {
     core::StepStatus s;
     s.id = id;
     steps_.push_back(s);
-    id_width_ = std::max(id_width_, id.size());
   }
 }
 
 std::string ProgressDisplay::lineFor(const core::StepStatus& s) const {
   std::string phase(core::stepPhaseName(s.phase));
-  std::string line = "  " + s.id + std::string(id_width_ - s.id.size() + 2, ' ');
+  std::string line =
+      "  " + s.id + std::string(id_width_ > s.id.size() ? id_width_ - s.id.size() + 2 : 2, ' ');
   std::string elapsed = s.started ? core::formatElapsed(s.elapsed()) : "";
   line += std::string(colorOf(s.phase)) + phase + "\x1b[0m" + std::string(11 - phase.size(), ' ');
   line += elapsed + std::string(elapsed.size() < 8 ? 8 - elapsed.size() : 1, ' ');
@@ -47,24 +66,75 @@ std::string ProgressDisplay::lineFor(const core::StepStatus& s) const {
   return line;
 }
 
+std::string ProgressDisplay::countsLine() const {
+  std::string line = "  " + std::to_string(phases_.size()) + " steps:";
+  const char* sep = " ";
+  for (auto phase : {core::StepPhase::kSucceeded, core::StepPhase::kRunning,
+                     core::StepPhase::kPending, core::StepPhase::kFailed, core::StepPhase::kError,
+                     core::StepPhase::kSkipped, core::StepPhase::kCancelled}) {
+    const std::size_t n = counts_[static_cast<std::size_t>(phase)];
+    if (n == 0) continue;
+    line += sep + std::string(colorOf(phase)) + std::to_string(n) + " " +
+            std::string(core::stepPhaseName(phase)) + "\x1b[0m";
+    sep = ", ";
+  }
+  return line;
+}
+
+std::vector<std::string> ProgressDisplay::lines() const {
+  std::vector<std::string> out;
+  if (!compact_) {
+    for (const auto& s : steps_) out.push_back(lineFor(s));
+    return out;
+  }
+  out.push_back(countsLine());
+  for (const auto& [i, s] : running_) {
+    if (out.size() > kMaxStepLines) {
+      out.push_back("  ... and " + std::to_string(running_.size() - kMaxStepLines) +
+                    " more running");
+      break;
+    }
+    out.push_back(lineFor(s));
+  }
+  return out;
+}
+
 void ProgressDisplay::redraw() {
-  if (drawn_) std::fprintf(out_, "\x1b[%zuA", steps_.size());
-  for (const auto& s : steps_) std::fprintf(out_, "\r\x1b[2K%s\n", lineFor(s).c_str());
+  if (drawn_ && drawn_lines_ > 0) std::fprintf(out_, "\x1b[%zuA", drawn_lines_);
+  const auto text = lines();
+  for (const auto& line : text) std::fprintf(out_, "\r\x1b[2K%s\n", line.c_str());
+  if (text.size() < drawn_lines_) std::fprintf(out_, "\x1b[J");  // fewer lines than before
   std::fflush(out_);
   drawn_ = true;
+  drawn_lines_ = text.size();
   last_draw_ = std::chrono::steady_clock::now();
 }
 
 void ProgressDisplay::stepChanged(const core::StepStatus& step) {
-  for (auto& s : steps_) {
-    if (s.id == step.id) s = step;
-  }
   if (live_) {
-    redraw();
+    auto it = index_.find(step.id);
+    if (it == index_.end()) return;
+    if (!compact_) {
+      steps_[it->second] = step;
+      redraw();
+      return;
+    }
+    core::StepPhase& phase = phases_[it->second];
+    --counts_[static_cast<std::size_t>(phase)];
+    ++counts_[static_cast<std::size_t>(step.phase)];
+    phase = step.phase;
+    if (step.phase == core::StepPhase::kRunning) {
+      running_[it->second] = step;
+    } else {
+      running_.erase(it->second);
+    }
+    tick();
     return;
   }
-  std::string line = timestamp() + " step " + step.id + ": " + std::string(core::stepPhaseName(step.phase));
-  if (core::isTerminal(step.phase) && step.started) line += " in " + core::formatElapsed(step.elapsed());
+  std::string line =
+      timestamp() + " step " + step.id + ": " + std::string(core::stepPhaseName(step.phase));
+  if (core::isTerminal(step.phase) && step.started)
+    line += " in " + core::formatElapsed(step.elapsed());
   if (core::isTerminal(step.phase) && !step.plugin.empty()) line += " (" + step.plugin + ")";
   if (!step.message.empty()) line += ": " + step.message;
   std::fprintf(out_, "%s\n", line.c_str());
@@ -72,9 +142,7 @@ void ProgressDisplay::stepChanged(const core::StepStatus& step) {
 }
 
 void ProgressDisplay::tick() {
-  if (live_ && std::chrono::steady_clock::now() - last_draw_ > std::chrono::milliseconds(200)) {
-    redraw();
-  }
+  if (live_ && std::chrono::steady_clock::now() - last_draw_ > kRedrawEvery) redraw();
 }
 
 void ProgressDisplay::close() {

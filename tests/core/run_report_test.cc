@@ -1,0 +1,52 @@
+#include "core/run_report.h"
+
+#include <cstdio>
+
+#include <gtest/gtest.h>
+
+namespace plugboard::core {
+namespace {
+
+std::string written(const RunReport& report) {
+  std::FILE* f = std::tmpfile();
+  report.writeJson(f);
+  std::string text(static_cast<std::size_t>(std::ftell(f)), '\0');
+  std::rewind(f);
+  EXPECT_EQ(std::fread(text.data(), 1, text.size(), f), text.size());
+  std::fclose(f);
+  return text;
+}
+
+TEST(RunReportTest, WrittenJsonIsTheTextOfToJson) {
+  RunReport report;
+  report.workflow = "wf \"quoted\"";
+  EXPECT_EQ(written(report), report.toJson().dump(2));  // no steps
+
+  const auto t0 = std::chrono::steady_clock::now();
+  StepStatus a;
+  a.id = "a";
+  a.phase = StepPhase::kSucceeded;
+  a.message = "line one\nline two, \"quoted\", é";
+  a.outputs = {{"parameters", {{"text", "x\ny"}, {"n", "2"}}},
+               {"list", Json::array({1, Json::object(), "z"})}};
+  a.attempts = 2;
+  a.calls = 3;
+  a.plugin = "echo@1.0.0";
+  a.started = t0;
+  a.finished = t0 + std::chrono::milliseconds(1500);
+  StepStatus b;
+  b.id = "b";
+  b.phase = StepPhase::kSkipped;
+  b.message = "skipped: dependency 'a' Failed";
+  StepStatus c = b;
+  c.id = "c";
+  c.outputs = Json::object({{"parameters", Json::object()}});
+  report.steps = {a, b, c};
+  report.cancelled = true;
+  report.abandoned = 1;
+  report.duration = std::chrono::milliseconds(1234);
+  EXPECT_EQ(written(report), report.toJson().dump(2));
+}
+
+}  // namespace
+}  // namespace plugboard::core
