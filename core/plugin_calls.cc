@@ -49,8 +49,9 @@ PluginCalls::PluginCalls(Dispatcher& dispatcher, Launcher* launcher)
 
 bool PluginCalls::dispatched(const WorkflowStep& step) const {
   return launcher_ == nullptr ||
-         launcher_->dispatched(PluginRef{step.plugin, step.version, step.deployer, step.deploy_options},
-                               dispatcher_.catalog());
+         launcher_->dispatched(
+             PluginRef{step.plugin, step.version, step.deployer, step.deploy_options},
+             dispatcher_.catalog());
 }
 
 Expected<LaunchTarget> PluginCalls::place(const WorkflowStep& step) const {

@@ -14,8 +14,8 @@
 #define PLUGBOARD_CORE_PLUGIN_CALLS_H_
 
 #include "core/dispatcher.h"
-#include "core/step_calls.h"
 #include "core/launcher.h"
+#include "core/step_calls.h"
 
 namespace plugboard::core {
 

@@ -186,17 +186,16 @@ std::string Child::who() const {
          launch_->deployer + ")";
 }
 
-bool Child::begin(std::uint64_t id, std::string& error) {
+host::Status Child::begin(std::uint64_t id) {
   std::lock_guard lock(mu_);
   if (ended_) {
-    error = who() + " " + end_cause_ + (end_tail_.empty() ? "" : "; stderr: " + end_tail_);
-    return false;
+    return host::Error(who() + " " + end_cause_ +
+                       (end_tail_.empty() ? "" : "; stderr: " + end_tail_));
   }
   if (!calls_.try_emplace(id).second) {
-    error = who() + ": call " + std::to_string(id) + " is already in flight";
-    return false;
+    return host::Error(who() + ": call " + std::to_string(id) + " is already in flight");
   }
-  return true;
+  return host::Status::Ok();
 }
 
 void Child::sendExecute(std::uint64_t id, std::string_view request) {

@@ -22,6 +22,7 @@
 #include <thread>
 #include <utility>
 
+#include <plugboard/host/expected.h>
 #include <plugboard/sdk.hpp>
 
 #include "deployers/common/launch.h"
@@ -46,9 +47,9 @@ class Child {
   const std::string& name() const { return name_; }
   // False once the child has ended or is being killed.
   bool alive() const;
-  // Registers call `id` before its execute frame goes out; false, with the reason in
-  // `error`, when the child has already ended.
-  bool begin(std::uint64_t id, std::string& error);
+  // Registers call `id` before its execute frame goes out. Errors: the child has already
+  // ended (saying how), or `id` is already in flight.
+  host::Status begin(std::uint64_t id);
   // REQUIRES: begin(id) succeeded; `request` is one JSON object.
   void sendExecute(std::uint64_t id, std::string_view request);
   // Asks call `id` to stop; unless it answers within the cancel grace, kills the child.

@@ -52,9 +52,11 @@ void RestartingHandle::cancel(std::uint64_t call_id) {
 }
 
 std::string RestartingHandle::run(std::uint64_t id, std::string_view request) {
-  std::string error;
-  std::shared_ptr<Child> child = running(id, error);
-  if (!child || !child->begin(id, error)) return Result::Error(error).toText();
+  auto running_child = running(id);
+  if (!running_child) return Result::Error(running_child.error().message()).toText();
+  std::shared_ptr<Child> child = std::move(*running_child);
+  if (host::Status begun = child->begin(id); !begun)
+    return Result::Error(begun.error().message()).toText();
   child->sendExecute(id, request);
   // A cancel that came before begin() found no call in the child: repeat it.
   if (cancelAsked(id)) child->cancel(id);
@@ -77,28 +79,25 @@ Millis RestartingHandle::backoff(int failures) {
   return std::min(kFirstBackoff * (1 << (failures - 1)), kMaxBackoff);
 }
 
-std::shared_ptr<Child> RestartingHandle::running(std::uint64_t id, std::string& error) {
+host::Expected<std::shared_ptr<Child>> RestartingHandle::running(std::uint64_t id) {
   std::unique_lock lock(mu_);
   const std::uint64_t attempts_seen = attempts_;
   // A call cancelled before it was sent still goes out (run() repeats the cancel),
   // unless it would have to wait for a restart.
   cv_.wait(lock, [&] { return !restarting_ || calls_.at(id); });
   if (restarting_) {
-    error = who_ + ": the call was cancelled while the plugin was being started again";
-    return nullptr;
+    return host::Error(who_ + ": the call was cancelled while the plugin was being started again");
   }
   if (child_ && child_->alive()) return child_;
   if (attempts_ != attempts_seen && !last_failure_.empty()) {  // the restart it waited for failed
-    error = last_failure_;
-    return nullptr;
+    return host::Error(last_failure_);
   }
   restarting_ = true;
   const Millis delay = backoff(failures_++);
   if (cv_.wait_for(lock, delay, [&] { return calls_.at(id); })) {
     restarting_ = false;
     cv_.notify_all();
-    error = who_ + ": the call was cancelled while the plugin was being started again";
-    return nullptr;
+    return host::Error(who_ + ": the call was cancelled while the plugin was being started again");
   }
   std::shared_ptr<Child> dead = std::move(child_);
   lock.unlock();
@@ -116,9 +115,8 @@ std::shared_ptr<Child> RestartingHandle::running(std::uint64_t id, std::string& 
   cv_.notify_all();
   if (!fresh) {
     last_failure_ = who_ + " could not be started again: " + why;
-    error = last_failure_;
     launch_->log.warn(last_failure_);
-    return nullptr;
+    return host::Error(last_failure_);
   }
   last_failure_.clear();
   launch_->log.info(who_ + " started again" +

@@ -40,9 +40,9 @@ class RestartingHandle : public plugboard::Handle {
   bool cancelAsked(std::uint64_t id);
   // 0 for the first restart after an answered call, then 100 ms, 200 ms, 400 ms ... 5 s.
   static Millis backoff(int failures);
-  // The child to run call `id` in, started again if it died; null with `error` set when
-  // it cannot be started or the call was cancelled while waiting for it.
-  std::shared_ptr<Child> running(std::uint64_t id, std::string& error);
+  // The child to run call `id` in, started again if it died. Errors: it cannot be started,
+  // or the call was cancelled while waiting for it.
+  host::Expected<std::shared_ptr<Child>> running(std::uint64_t id);
 
   const std::shared_ptr<const Launch> launch_;
   const std::string who_;  // "plugin 'name' (deployer)"
