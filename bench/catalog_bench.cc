@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
-#include "core/catalog.h"
+#include "core/manifests/catalog.h"
 #include "plugboard/abi.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
-#include "core/deployer.h"
+#include "core/launch/deployer.h"
 #include "tests/support/paths.h"
 
 namespace plugboard::bench {

@@ -31,9 +31,9 @@
 
 #include "bench/bench_support.h"
 #include "bench/sidecar_client.h"
-#include "core/argo.h"
-#include "core/catalog.h"
-#include "core/dispatcher.h"
+#include "core/serving/argo.h"
+#include "core/manifests/catalog.h"
+#include "core/routing/dispatcher.h"
 #include "tests/support/launch.h"
 #include "tests/support/paths.h"
 

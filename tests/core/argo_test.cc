@@ -1,4 +1,4 @@
-#include "core/argo.h"
+#include "core/serving/argo.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/catalog.h"
+#include "core/manifests/catalog.h"
 
 #include <gtest/gtest.h>
 

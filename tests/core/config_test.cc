@@ -1,4 +1,4 @@
-#include "core/config.h"
+#include "core/runtime/config.h"
 
 #include <gtest/gtest.h>
 

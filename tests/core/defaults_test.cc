@@ -1,14 +1,14 @@
-// docs/configuration.md against the configuration reader and core/defaults.h: every key
+// docs/configuration.md against the configuration reader and core/base/defaults.h: every key
 // the reader knows has a row in the docs' table, and the defaults the table states are
 // the ones the code uses.
-#include "core/defaults.h"
+#include "core/base/defaults.h"
 
 #include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
-#include "core/config.h"
+#include "core/runtime/config.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 

@@ -1,6 +1,6 @@
 // Deployer modules through the real native deployer .so: discovery without loading,
 // option checks, plugins opened through a deployer and called like in-process ones.
-#include "core/deployer.h"
+#include "core/launch/deployer.h"
 
 #include <gtest/gtest.h>
 

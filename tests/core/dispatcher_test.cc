@@ -1,4 +1,4 @@
-#include "core/dispatcher.h"
+#include "core/routing/dispatcher.h"
 
 #include <thread>
 

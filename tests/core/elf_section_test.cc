@@ -1,4 +1,4 @@
-#include "core/elf_section.h"
+#include "core/manifests/elf_section.h"
 
 #include <unistd.h>
 

@@ -1,6 +1,6 @@
 // What `plugboard serve` answers, decided in-process by the router: no sockets, real
 // plugin files. tests/tools/serve_test.cc covers the same endpoints over HTTP.
-#include "core/http_router.h"
+#include "core/serving/http_router.h"
 
 #include <atomic>
 

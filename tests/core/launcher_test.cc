@@ -1,12 +1,12 @@
 // The launcher in-process: placement, trust on registry artifacts, the cache of started
-// plugins, and serve's registry plugins (core/registry_plugins.h), with the deployers built
+// plugins, and serve's registry plugins (core/launch/registry_plugins.h), with the deployers built
 // in this tree and real plugin files.
-#include "core/launcher.h"
+#include "core/launch/launcher.h"
 
 #include <gtest/gtest.h>
 
-#include "core/registry_plugins.h"
-#include "core/runtime.h"
+#include "core/launch/registry_plugins.h"
+#include "core/runtime/runtime.h"
 #include "tests/support/files.h"
 #include "tests/support/launch.h"
 #include "tests/support/paths.h"

@@ -1,12 +1,12 @@
-// serve's live runtime in-process (core/live_runtime.h through openLiveRuntime()):
+// serve's live runtime in-process (core/routing/live_runtime.h through openLiveRuntime()):
 // generations, draining of an old version while a call holds it, and a broken change that
 // leaves the previous version serving. reload() is called directly instead of waiting for
 // the watcher.
-#include "core/live_runtime.h"
+#include "core/routing/live_runtime.h"
 
 #include <gtest/gtest.h>
 
-#include "core/runtime.h"
+#include "core/runtime/runtime.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 

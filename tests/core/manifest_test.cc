@@ -1,4 +1,4 @@
-#include "core/manifest.h"
+#include "core/manifests/manifest.h"
 
 #include <gtest/gtest.h>
 

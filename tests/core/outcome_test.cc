@@ -1,4 +1,4 @@
-#include "core/outcome.h"
+#include "core/launch/outcome.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Private copies of plugin files for hot-loading, on real plugin files in temp dirs.
-#include "core/plugin_mirror.h"
+#include "core/manifests/plugin_mirror.h"
 
 #include <sys/stat.h>
 

@@ -1,5 +1,5 @@
 // WorkerPoolEnv: the production clock and workers of the runner.
-#include "core/run_env.h"
+#include "core/workflows/run_env.h"
 
 #include <atomic>
 #include <future>

@@ -1,4 +1,4 @@
-#include "core/run_report.h"
+#include "core/workflows/run_report.h"
 
 #include <cstdio>
 

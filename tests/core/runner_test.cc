@@ -1,6 +1,6 @@
 // The runner on a virtual clock: each test plays out seconds or hours of a run in
 // milliseconds and checks the exact virtual times of the calls.
-#include "core/runner.h"
+#include "core/workflows/runner.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/schema.h"
+#include "core/workflows/schema.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// tests/core/scripted_calls.h: StepCalls (core/step_calls.h) that answer as a test
+// tests/core/scripted_calls.h: StepCalls (core/workflows/step_calls.h) that answer as a test
 // planned, taking virtual time on a VirtualRunEnv, and record every call.
 //
 // A step without a plan succeeds at once with its args (an object) as output parameters,
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/step_calls.h"
+#include "core/workflows/step_calls.h"
 #include "tests/core/virtual_run_env.h"
 
 namespace plugboard::testing {

@@ -1,4 +1,4 @@
-#include "core/substitution.h"
+#include "core/workflows/substitution.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Deadlines for single calls: the watcher that serve uses (calls on the caller's thread)
 // and dispatchWithDeadline, which exec uses (a thread per call), on the scripted fixture.
-#include "core/timed_dispatch.h"
+#include "core/routing/timed_dispatch.h"
 
 #include <atomic>
 #include <memory>

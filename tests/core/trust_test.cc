@@ -1,12 +1,12 @@
-#include "core/trust.h"
+#include "core/manifests/trust.h"
 
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include "core/catalog.h"
-#include "core/elf_section.h"
-#include "core/file_handle.h"
+#include "core/manifests/catalog.h"
+#include "core/manifests/elf_section.h"
+#include "core/manifests/file_handle.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/subprocess.h"

@@ -1,4 +1,4 @@
-#include "core/version.h"
+#include "core/manifests/version.h"
 
 #include <gtest/gtest.h>
 

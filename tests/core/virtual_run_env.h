@@ -1,4 +1,4 @@
-// tests/core/virtual_run_env.h: a RunEnv (core/run_env.h) on a virtual clock, for
+// tests/core/virtual_run_env.h: a RunEnv (core/workflows/run_env.h) on a virtual clock, for
 // runner tests that take milliseconds whatever the durations they play out.
 //
 // Calls run each on a thread of its own (or, inline, within execute()). A call may sleep
@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/dispatcher.h"
-#include "core/run_env.h"
+#include "core/routing/dispatcher.h"
+#include "core/workflows/run_env.h"
 
 namespace plugboard::testing {
 

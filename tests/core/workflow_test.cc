@@ -1,5 +1,5 @@
-#include "core/workflow.h"
-#include "core/workflow_check.h"
+#include "core/workflows/workflow.h"
+#include "core/workflows/workflow_check.h"
 
 #include <gtest/gtest.h>
 

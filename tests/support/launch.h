@@ -1,5 +1,5 @@
 // tests/support/launch.h: plugins started as the runtime starts them, for in-process tests
-// and benchmarks: a launcher (core/launcher.h) with the deployers built in this tree, and
+// and benchmarks: a launcher (core/launch/launcher.h) with the deployers built in this tree, and
 // dispatcher options that open plugins through it.
 #ifndef PLUGBOARD_TESTS_SUPPORT_LAUNCH_H_
 #define PLUGBOARD_TESTS_SUPPORT_LAUNCH_H_
@@ -8,9 +8,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/dispatcher.h"
-#include "core/launcher.h"
-#include "core/runtime.h"
+#include "core/routing/dispatcher.h"
+#include "core/launch/launcher.h"
+#include "core/runtime/runtime.h"
 #include "tests/support/paths.h"
 
 namespace plugboard::testing {

@@ -19,7 +19,7 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "core/deployer.h"
+#include "core/launch/deployer.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 

@@ -15,9 +15,9 @@
 
 #include <boost/program_options.hpp>
 
-#include "core/config.h"
-#include "core/runtime.h"
-#include "core/text.h"
+#include "core/runtime/config.h"
+#include "core/runtime/runtime.h"
+#include "core/base/text.h"
 
 namespace plugboard::cli {
 
@@ -78,7 +78,7 @@ std::optional<core::Config> settings(const boost::program_options::variables_map
 std::vector<std::filesystem::path> defaultDeployerDirs();
 std::vector<std::filesystem::path> splitPath(const std::string& colon_separated);
 
-// The runtime of a one-shot command (core/runtime.h) for `config`; prints the problem and
+// The runtime of a one-shot command (core/runtime/runtime.h) for `config`; prints the problem and
 // returns null when it cannot be made.
 std::unique_ptr<core::Runtime> openRuntime(const core::Config& config);
 

@@ -3,8 +3,8 @@
 #include <iostream>
 #include <iterator>
 
-#include "core/argo.h"
-#include "core/timed_dispatch.h"
+#include "core/serving/argo.h"
+#include "core/routing/timed_dispatch.h"
 #include "tools/plugboard/cli.h"
 
 namespace plugboard::cli {

@@ -2,10 +2,10 @@
 // loads it and reports the ABI check.
 #include <iostream>
 
-#include "core/catalog.h"
-#include "core/deployer.h"
-#include "core/elf_section.h"
-#include "core/module.h"
+#include "core/manifests/catalog.h"
+#include "core/launch/deployer.h"
+#include "core/manifests/elf_section.h"
+#include "core/launch/module.h"
 #include "plugboard/abi.h"
 #include "tools/plugboard/cli.h"
 

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/catalog.h"
+#include "core/manifests/catalog.h"
 #include "tools/plugboard/cli.h"
 
 namespace plugboard::cli {

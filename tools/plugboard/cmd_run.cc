@@ -9,8 +9,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/plugin_calls.h"
-#include "core/runner.h"
+#include "core/workflows/plugin_calls.h"
+#include "core/workflows/runner.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/progress.h"
 

@@ -6,7 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/http_server.h"
+#include "core/serving/http_server.h"
 #include "tools/plugboard/cli.h"
 
 namespace plugboard::cli {

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/runner.h"
+#include "core/workflows/runner.h"
 
 namespace plugboard::cli {
 

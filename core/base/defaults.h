@@ -1,0 +1,51 @@
+// core/base/defaults.h: the one place where each default setting of the runtime is written.
+//
+// The configuration (core/runtime/config.h), the server's and the runner's options, the deadline
+// helpers and the CLI's --help texts all take their defaults from here, so changing a
+// default is one edit (docs/configuration.md states them for readers, and a test checks
+// it against these values). Constants only; safe from any thread.
+#ifndef PLUGBOARD_CORE_BASE_DEFAULTS_H_
+#define PLUGBOARD_CORE_BASE_DEFAULTS_H_
+
+#include <chrono>
+#include <cstddef>
+#include <string_view>
+
+#include "core/base/duration.h"
+
+namespace plugboard::core::defaults {
+
+// serve: where it listens (host:port).
+inline constexpr std::string_view kListen = "127.0.0.1:7878";
+// serve: whether the plugin directories are watched and changes hot-loaded.
+inline constexpr bool kWatch = true;
+// serve: I/O threads, which also run the calls; 0 means max(4, 2 x cores).
+inline constexpr int kWorkers = 0;
+// Deadline of a call (exec, serve) or a step attempt (run) that sets none.
+inline constexpr Millis kTimeout = std::chrono::minutes(5);
+// Requeue delay for a Running result that names none.
+inline constexpr Millis kPollInterval = std::chrono::seconds(1);
+// serve: at shutdown, how long calls in flight may finish.
+inline constexpr Millis kGracePeriod = std::chrono::seconds(30);
+// serve: a connection waiting this long for a request is closed.
+inline constexpr Millis kIdleTimeout = std::chrono::seconds(60);
+// serve: the largest request body, in bytes (a larger one gets 413).
+inline constexpr std::size_t kBodyLimit = std::size_t{1} << 20;
+// serve: the largest request header block, in bytes (a larger one gets 431).
+inline constexpr std::size_t kHeaderLimit = 16 * 1024;
+// Logging: the level (trace, debug, info, warn, error, off) and format (text, json).
+inline constexpr std::string_view kLogLevel = "warn";
+inline constexpr std::string_view kLogFormat = "text";
+// run: plugin calls at once for a Runner built without a count (the CLI passes the
+// number of cores).
+inline constexpr int kParallel = 2;
+// How long a cancelled call may take to return before it is abandoned.
+inline constexpr Millis kCancelGrace = std::chrono::seconds(2);
+// Hot-load: quiet time after the last change in a watched directory before reloading.
+inline constexpr Millis kReloadDebounce{50};
+// serve: a call still running after this gets a helper thread for its event loop.
+inline constexpr Millis kSlowCall{10};
+
+}  // namespace plugboard::core::defaults
+
+#endif  // PLUGBOARD_CORE_BASE_DEFAULTS_H_

@@ -1,0 +1,248 @@
+#include "core/launch/launcher.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "core/base/text.h"
+#include "core/manifests/trust.h"
+#include "plugboard/abi.h"
+
+namespace plugboard::core {
+namespace {
+
+constexpr std::string_view kStartedPrefix = "started:";
+
+// What identifies an artifact's content: the SHA-256 of its file when it names one (so a
+// changed file is a different plugin), else the artifact itself.
+std::string artifactDigest(const Json& artifact) {
+  if (auto p = artifact.find("path"); p != artifact.end() && p->is_string()) {
+    const int fd = ::open(p->get_ref<const std::string&>().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      auto digest = sha256Hex(fd);
+      ::close(fd);
+      if (digest) return "sha256:" + *digest;
+    }
+  }
+  return artifact.dump();
+}
+
+std::string searched(const DeployerSet& deployers) {
+  std::vector<std::string> dirs;
+  for (const auto& d : deployers.dirs()) dirs.push_back(d.string());
+  return "(deployer directories: " + join(dirs) +
+         "; set --deployers DIR or deployer_dirs in the config)";
+}
+
+}  // namespace
+
+struct Launcher::Slot {
+  std::mutex mu;                                                         // held while starting
+  bool tried = false;                                                    // keep_started:
+  Expected<std::shared_ptr<StartedPlugin>> kept = Error("not started");  // the outcome
+  std::weak_ptr<StartedPlugin> live;                                     // otherwise
+};
+
+std::string LaunchTarget::describe() const {
+  return "plugin " + plugin + " through deployer '" + deployer->manifest.name + "' (" + kind +
+         " artifact)";
+}
+
+Launcher::Launcher(std::shared_ptr<DeployerSet> deployers, std::shared_ptr<const Registry> registry,
+                   LaunchOptions options)
+    : deployers_(std::move(deployers)),
+      registry_(std::move(registry)),
+      options_(std::move(options)) {}
+
+Expected<LaunchTarget> Launcher::place(const RegistryEntry& entry, const std::string& deployer,
+                                       const Json& options) const {
+  return placeEntry(entry, deployer, options, nullptr);
+}
+
+Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
+                                            const std::string& deployer_name,
+                                            const Json& step_options, const Manifest* known) const {
+  const std::string plugin = entry.name + "@" + entry.version.text();
+  std::string name = deployer_name;
+  Json options = step_options;
+  bool configured = false;
+  if (name.empty()) {
+    if (auto it = options_.placement.find(toLower(entry.name)); it != options_.placement.end()) {
+      name = it->second.deployer;
+      options = it->second.options;
+      configured = true;
+    }
+  }
+  std::vector<std::string> kinds;
+  for (const auto& [kind, _] : entry.artifacts) kinds.push_back(kind);
+  auto pick = [&](const CatalogEntry& deployer) -> std::optional<LaunchTarget> {
+    for (const auto& kind : deployer.manifest.deploys) {
+      if (auto a = entry.artifacts.find(kind); a != entry.artifacts.end()) {
+        return LaunchTarget{&deployer, plugin, kind, a->second, options, nullptr};
+      }
+    }
+    return std::nullopt;
+  };
+
+  std::optional<LaunchTarget> target;
+  if (!name.empty()) {
+    const CatalogEntry* deployer = deployers_->find(name);
+    if (deployer == nullptr && configured) {
+      return Error("plugin '" + entry.name + "' is configured to run through deployer '" + name +
+                   "', which is not installed " + searched(*deployers_));
+    }
+    if (deployer == nullptr) {
+      std::vector<std::string> names;
+      for (const auto& e : deployers_->catalog().entries()) names.push_back(e.manifest.name);
+      return Error("no deployer '" + name + "' (installed deployers: " + join(names) + ")");
+    }
+    target = pick(*deployer);
+    if (!target) {
+      return Error("deployer '" + deployer->manifest.name + "' deploys " +
+                   join(deployer->manifest.deploys, " or ") + " artifacts, and plugin " + plugin +
+                   " has only: " + join(kinds));
+    }
+    if (Status st = checkDeployerOptions(deployer->manifest, target->options); !st)
+      return st.error();
+  } else {
+    // The default order: the first deployer, by priority, that has an artifact for it.
+    for (const CatalogEntry* deployer : deployers_->inOrder()) {
+      if ((target = pick(*deployer))) break;
+    }
+    if (!target && kinds == std::vector<std::string>{"native"}) {
+      return Error("plugin '" + entry.name +
+                   "' needs a deployer of native plugins, and none is installed " +
+                   searched(*deployers_));
+    }
+    if (!target) {
+      return Error("no installed deployer deploys any artifact of plugin " + plugin +
+                   " (it has: " + join(kinds) + ")");
+    }
+  }
+  if (known != nullptr) {
+    target->expected = std::make_shared<const Manifest>(*known);
+  } else if (const auto path = target->artifact.find("path");
+             target->kind == "native" && path != target->artifact.end() && path->is_string()) {
+    // A plugin file named by the registry is checked as one in a plugin directory.
+    auto read = readPluginFile(path->get<std::string>(), options_.trust);
+    if (!read) {
+      return Error(path->get<std::string>() + ": refused: " + read.error().message(),
+                   read.error().code());
+    }
+    target->expected = std::make_shared<const Manifest>(std::move(read->manifest));
+  }
+  return std::move(*target);
+}
+
+namespace {
+RegistryEntry asNative(const CatalogEntry& entry) {
+  return {entry.manifest.name,
+          entry.manifest.version,
+          {{"native", Json{{"path", entry.loadPath().string()}}}}};
+}
+}  // namespace
+
+Expected<LaunchTarget> Launcher::place(const CatalogEntry& entry) const {
+  return placeEntry(asNative(entry), "", Json::object(), &entry.manifest);
+}
+
+bool Launcher::dispatched(const PluginRef& ref, const Catalog& catalog) const {
+  if (!ref.deployer.empty()) return false;
+  if (catalog.find(ref.name, ref.version) != nullptr) return true;
+  return registry_ == nullptr || !registry_->resolve(ref.name, ref.version).ok();
+}
+
+Expected<LaunchTarget> Launcher::place(const PluginRef& ref, const Catalog* catalog) const {
+  if (registry_ != nullptr) {
+    auto entry = registry_->resolve(ref.name, ref.version);
+    if (entry) return placeEntry(*entry, ref.deployer, ref.options, nullptr);
+    if (entry.error().code() != Error::Code::kNotFound || catalog == nullptr) return entry.error();
+    if (catalog->find(ref.name, ref.version) == nullptr) return entry.error();
+  }
+  const CatalogEntry* found = catalog != nullptr ? catalog->find(ref.name, ref.version) : nullptr;
+  if (found == nullptr) {
+    const std::string spec = ref.name + (ref.version.empty() ? "" : "@" + ref.version);
+    return Error("'" + spec + "' is neither in the registry nor in the plugin directories",
+                 Error::Code::kNotFound);
+  }
+  return placeEntry(asNative(*found), ref.deployer, ref.options, &found->manifest);
+}
+
+std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
+  const std::string as_written = target.deployer->label + "\n" + target.artifact.dump() + "\n" +
+                                 target.options.dump() + "\n" + target.revision;
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = by_target_.find(as_written); it != by_target_.end()) return it->second;
+  }
+  const std::string key = target.deployer->label + "\n" + artifactDigest(target.artifact) + "\n" +
+                          target.options.dump() + "\n" + target.revision;
+  std::lock_guard lock(mu_);
+  if (!options_.keep_started) {  // serve: forget plugins nobody holds any more
+    std::erase_if(by_target_, [](const auto& kv) {
+      return kv.second.use_count() <= 2 && kv.second->live.expired();
+    });
+    std::erase_if(slots_, [](const auto& kv) {
+      return kv.second.use_count() == 1 && kv.second->live.expired();
+    });
+  }
+  auto& slot = slots_[key];
+  if (!slot) slot = std::make_shared<Slot>();
+  return by_target_.emplace(as_written, slot).first->second;
+}
+
+Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& target) {
+  const std::shared_ptr<Slot> slot = slotFor(target);
+  std::lock_guard lock(slot->mu);
+  if (slot->tried) return slot->kept;
+  if (auto live = slot->live.lock()) return live;
+
+  Expected<std::shared_ptr<StartedPlugin>> result = Error("");
+  auto module = deployers_->module(*target.deployer);
+  if (!module) {
+    result = module.error();
+  } else if (auto handle = (*module)->open(target.artifact, target.options); !handle) {
+    result = Error(target.describe() + ": " + handle.error().message(), handle.error().code());
+  } else if (target.expected && !sameManifest((*handle)->manifest(), *target.expected)) {
+    result = Error(target.describe() + ": the manifest it reports differs from the one in its " +
+                   PLUGBOARD_MANIFEST_SECTION + " section");
+  } else {
+    auto started = std::make_shared<StartedPlugin>();
+    started->handle = std::move(*handle);
+    spdlog::info("started {}", target.describe());
+    result = std::move(started);
+  }
+  if (options_.keep_started) {
+    slot->tried = true;
+    slot->kept = result;
+  } else if (result) {
+    slot->live = *result;
+  }
+  return result;
+}
+
+CatalogEntry Launcher::entryFor(std::shared_ptr<StartedPlugin> plugin, std::filesystem::path file,
+                                const std::string& id) {
+  CatalogEntry e;
+  e.manifest = plugin->handle->manifest();
+  e.file = std::move(file);
+  e.label = e.manifest.name + "@" + e.manifest.version.text();
+  e.load_path = std::string(kStartedPrefix) + id;
+  e.keep = std::move(plugin);
+  return e;
+}
+
+Expected<std::shared_ptr<StartedPlugin>> Launcher::open(const CatalogEntry& entry) {
+  if (entry.load_path.string().starts_with(kStartedPrefix) && entry.keep) {
+    return std::static_pointer_cast<StartedPlugin>(std::const_pointer_cast<void>(entry.keep));
+  }
+  auto target = place(entry);
+  if (!target) return target.error();
+  return start(*target);
+}
+
+}  // namespace plugboard::core

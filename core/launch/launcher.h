@@ -1,0 +1,130 @@
+// core/launch/launcher.h: the one place that turns a plugin reference into a running plugin.
+//
+// A plugin reference is a plugin of the plugin directories (a catalog entry), or a name and
+// version that the registry (or the catalog) resolves, with the deployer a workflow step
+// may choose (`deploy =`). Every command (run, exec, call, serve, validate), the
+// dispatcher, the runner and serve's registry plugins come here, and only here are these
+// decided:
+//   * versions: registry entries first, else the plugin-directory file as a `native`
+//     artifact;
+//   * placement: the step's own deployer; else the configuration's [deploy] entry for the
+//     plugin; else the first deployer by priority that deploys one of its artifact kinds;
+//   * trust: a plugin file is read with the configured trust policy (modes, owners, pins)
+//     on its opened descriptor, once, here; a deployer receives artifacts already checked,
+//     and the manifest it reports for a plugin file must equal the one in the file;
+//   * the cache of started plugins: one start per deployer, artifact content (SHA-256 of
+//     its file) and options, shared by every caller.
+// place() decides without starting anything (what `validate` needs); start() starts.
+//
+// Thread-safety: every member may be called from several threads at once.
+#ifndef PLUGBOARD_CORE_LAUNCH_LAUNCHER_H_
+#define PLUGBOARD_CORE_LAUNCH_LAUNCHER_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/manifests/catalog.h"
+#include "core/launch/deployer.h"
+#include "core/base/expected.h"
+#include "core/launch/placement.h"
+#include "core/launch/plugin_handle.h"
+#include "core/launch/registry.h"
+
+namespace plugboard::core {
+
+// Where a plugin runs: its deployer, the artifact it gets and the options.
+struct LaunchTarget {
+  const CatalogEntry* deployer = nullptr;
+  std::string plugin;  // name@version as resolved
+  std::string kind;    // the artifact kind used
+  Json artifact;       // as the registry (or the plugin directory) gives it
+  Json options = Json::object();
+  // The manifest of the plugin's file when it came from a plugin directory, or was read
+  // from a native artifact: what the started plugin must report.
+  std::shared_ptr<const Manifest> expected;
+  // Tells apart starts of the same artifact whose content the caller knows to have changed
+  // (serve's registry plugins put the state of the artifact's files here).
+  std::string revision;
+  // "plugin hello@1.0.0 through deployer 'process' (native artifact)"
+  std::string describe() const;
+};
+
+// A plugin as a workflow step or a command names it.
+struct PluginRef {
+  std::string name;      // name or alias as written
+  std::string version;   // exact or a prefix; empty: the highest
+  std::string deployer;  // empty: the configuration's [deploy], then the default order
+  Json options = Json::object();
+};
+
+struct LaunchOptions {
+  TrustPolicy trust;
+  // [deploy]: by lower-case plugin name.
+  std::map<std::string, Placement> placement;
+  // One-shot commands keep every plugin they started until the launcher is gone; `serve`
+  // (false) keeps a started plugin only while a generation holds it, so that an old
+  // version ends once its calls are done.
+  bool keep_started = true;
+};
+
+class Launcher {
+ public:
+  Launcher(std::shared_ptr<DeployerSet> deployers, std::shared_ptr<const Registry> registry,
+           LaunchOptions options);
+
+  // Whether `ref` goes through the dispatcher rather than a deployer of its own: no deployer
+  // is chosen, and the plugin is in `catalog`, or the registry does not know it either
+  // (the dispatcher then reports it, or polls the providers of the RPC).
+  bool dispatched(const PluginRef& ref, const Catalog& catalog) const;
+  // Where `ref` runs: resolved against the registry, then `catalog` (may be null).
+  // Nothing is started. Errors name the plugin and what is available.
+  Expected<LaunchTarget> place(const PluginRef& ref, const Catalog* catalog) const;
+  // Where a plugin of the plugin directories runs (its file as a `native` artifact).
+  Expected<LaunchTarget> place(const CatalogEntry& entry) const;
+  // Where a registry entry runs: through `deployer` when not empty (its options checked),
+  // else as the configuration's [deploy] says, else by the default order. A native
+  // artifact's file is checked against the trust policy and its manifest read.
+  Expected<LaunchTarget> place(const RegistryEntry& entry, const std::string& deployer,
+                               const Json& options) const;
+
+  // Starts the plugin of `target`, or returns the one already started for it. Errors
+  // name the plugin and its deployer.
+  Expected<std::shared_ptr<StartedPlugin>> start(const LaunchTarget& target);
+  // The dispatcher's opener: place(entry), then start(); for an entry made by
+  // entryFor(), the plugin it holds.
+  Expected<std::shared_ptr<StartedPlugin>> open(const CatalogEntry& entry);
+
+  // A catalog entry for a plugin already started (serve's registry plugins): `id` tells
+  // one start from another; open() returns `plugin` for it.
+  static CatalogEntry entryFor(std::shared_ptr<StartedPlugin> plugin, std::filesystem::path file,
+                               const std::string& id);
+
+  DeployerSet& deployers() { return *deployers_; }
+  const DeployerSet& deployers() const { return *deployers_; }
+  std::shared_ptr<DeployerSet> sharedDeployers() const { return deployers_; }
+  const Registry* registry() const { return registry_.get(); }
+  const LaunchOptions& options() const { return options_; }
+
+ private:
+  struct Slot;
+  std::shared_ptr<Slot> slotFor(const LaunchTarget& target);
+  // place(entry, deployer, options) with the manifest of its native file `known` (already
+  // read from a plugin directory, trust checked), or read now when null.
+  Expected<LaunchTarget> placeEntry(const RegistryEntry& entry, const std::string& deployer,
+                                    const Json& options, const Manifest* known) const;
+
+  const std::shared_ptr<DeployerSet> deployers_;
+  const std::shared_ptr<const Registry> registry_;
+  const LaunchOptions options_;
+  std::mutex mu_;                                       // guards slots_ and by_target_
+  std::map<std::string, std::shared_ptr<Slot>> slots_;  // by deployer, artifact digest, options
+  // By deployer, artifact and options as written: later calls (requeues, retries) find
+  // their plugin without hashing the artifact's file again.
+  std::map<std::string, std::shared_ptr<Slot>> by_target_;
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_LAUNCH_LAUNCHER_H_

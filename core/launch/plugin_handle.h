@@ -1,0 +1,47 @@
+// core/launch/plugin_handle.h: a plugin the runtime can call, however it runs.
+//
+// Every plugin, however its deployer module (core/launch/deployer.h) runs it, looks the same to the
+// dispatcher and the runner: a manifest, calls with ids, and cancellation.
+//
+// Thread-safety: callText() may run concurrently unless the manifest says
+// "concurrency":"serial" (the caller serialises those); cancel() is safe from any thread.
+#ifndef PLUGBOARD_CORE_LAUNCH_PLUGIN_HANDLE_H_
+#define PLUGBOARD_CORE_LAUNCH_PLUGIN_HANDLE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+
+#include "core/manifests/manifest.h"
+#include "core/launch/outcome.h"
+
+namespace plugboard::core {
+
+class PluginHandle {
+ public:
+  virtual ~PluginHandle() = default;
+
+  virtual const Manifest& manifest() const = 0;
+  // Runs one call (the request as JSON text) and blocks until the plugin answers.
+  virtual Outcome callText(std::string_view request_json, std::uint64_t call_id) = 0;
+  // Asks the call `call_id` to stop soon; it still answers.
+  virtual void cancel(std::uint64_t call_id) = 0;
+
+  // A fresh id for callText() and cancel().
+  std::uint64_t newCallId() { return next_call_id_.fetch_add(1) + 1; }
+
+ private:
+  std::atomic<std::uint64_t> next_call_id_{0};
+};
+
+// A started plugin, shared by everything that calls it (core/launch/launcher.h).
+struct StartedPlugin {
+  std::unique_ptr<PluginHandle> handle;
+  std::mutex serial;  // held around calls when the manifest says "concurrency":"serial"
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_LAUNCH_PLUGIN_HANDLE_H_

@@ -1,0 +1,163 @@
+#include "core/routing/live_runtime.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+namespace plugboard::core {
+namespace {
+constexpr uint32_t kFileEvents = IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_CREATE |
+                                 IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF;
+}
+
+LiveRuntime::LiveRuntime(std::vector<std::filesystem::path> dirs, TrustPolicy trust, DispatcherOptions options)
+    : dirs_(std::move(dirs)), trust_(std::move(trust)), options_(std::move(options)) {}
+
+LiveRuntime::~LiveRuntime() { stop(); }
+
+Status LiveRuntime::start(bool watch, Millis debounce) {
+  if (!watch) {
+    auto catalog = std::make_shared<const Catalog>(Catalog::scan(dirs_, trust_));
+    for (const auto& p : catalog->problems()) spdlog::warn("{}", p.oneLine());
+    std::lock_guard lock(mu_);
+    current_ = std::make_shared<Dispatcher>(catalog, options_, nullptr);
+    return Status::Ok();
+  }
+  auto mirror = PluginMirror::create();
+  if (!mirror) return mirror.error();
+  mirror_ = std::move(*mirror);
+  inotify_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (inotify_ < 0 || ::pipe2(wake_, O_CLOEXEC) != 0) {
+    return Error(std::string("cannot watch the plugin directories: ") + std::strerror(errno));
+  }
+  addWatches();
+  reload();
+  watcher_ = std::thread([this, debounce] { watchLoop(debounce); });
+  return Status::Ok();
+}
+
+void LiveRuntime::stop() {
+  if (watcher_.joinable()) {
+    char c = 'x';
+    ssize_t ignored = ::write(wake_[1], &c, 1);
+    (void)ignored;
+    watcher_.join();
+  }
+  for (int fd : {inotify_, wake_[0], wake_[1]}) {
+    if (fd >= 0) ::close(fd);
+  }
+  inotify_ = wake_[0] = wake_[1] = -1;
+}
+
+std::shared_ptr<Dispatcher> LiveRuntime::current() const {
+  std::lock_guard lock(mu_);
+  return current_;
+}
+
+std::vector<std::string> LiveRuntime::draining() const {
+  std::lock_guard lock(mu_);
+  std::set<std::string> current_files;
+  if (current_) {
+    for (const auto& e : current_->catalog().entries()) current_files.insert(e.loadPath().string());
+  }
+  // An older generation is alive only while a call holds it: what it hosts that the
+  // current one does not is draining.
+  std::set<std::string> out;
+  for (const auto& weak : old_) {
+    if (auto d = weak.lock()) {
+      for (const auto& e : d->catalog().entries()) {
+        if (!current_files.count(e.loadPath().string())) out.insert(e.label);
+      }
+    }
+  }
+  return {out.begin(), out.end()};
+}
+
+void LiveRuntime::watchAlso(std::function<std::vector<std::filesystem::path>()> dirs,
+                            std::function<bool()> changed) {
+  other_dirs_.push_back(std::move(dirs));
+  others_changed_.push_back(std::move(changed));
+}
+
+void LiveRuntime::addWatches() {
+  // Watch each plugin directory, and its parent so that a directory created (or
+  // replaced) later is noticed.
+  std::vector<std::filesystem::path> all = dirs_;
+  for (const auto& dirs : other_dirs_) {
+    const auto more = dirs();
+    all.insert(all.end(), more.begin(), more.end());
+  }
+  for (const auto& dir : all) {
+    ::inotify_add_watch(inotify_, dir.c_str(), kFileEvents | IN_ONLYDIR);
+    const auto parent = dir.has_parent_path() ? dir.parent_path() : std::filesystem::path(".");
+    ::inotify_add_watch(inotify_, parent.c_str(), IN_CREATE | IN_MOVED_TO | IN_ONLYDIR);
+  }
+}
+
+void LiveRuntime::reload() {
+  std::lock_guard serial(reload_mu_);
+  const auto start = std::chrono::steady_clock::now();
+  MirrorState state = mirror_->sync(dirs_, trust_);
+  // Ask every source (no short cut: each brings its own state up to date).
+  bool others = false;
+  for (const auto& changed : others_changed_) others = changed() || others;
+  if (extra_) extra_(state.entries, state.problems);
+  std::shared_ptr<Dispatcher> previous = current();
+  auto sameProblems = [&] {
+    const auto& before = previous->catalog().problems();
+    if (before.size() != state.problems.size()) return false;
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      if (before[i].file != state.problems[i].file || before[i].message != state.problems[i].message) return false;
+    }
+    return true;
+  };
+  if (previous && state.changes.empty() && sameProblems() && !others) return;  // nothing to apply
+  auto catalog = std::make_shared<const Catalog>(Catalog::fromEntries(std::move(state.entries),
+                                                                      std::move(state.problems)));
+  auto next = std::make_shared<Dispatcher>(catalog, options_, previous.get());
+  {
+    std::lock_guard lock(mu_);
+    if (previous) old_.push_back(previous);
+    current_ = next;
+    std::erase_if(old_, [](const std::weak_ptr<Dispatcher>& w) { return w.expired(); });
+  }
+  const auto took = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - start);
+  if (previous) ++reloads_;
+  for (const auto& c : state.changes) {
+    spdlog::info("{}: plugin '{}' {} -> {} in {}", c.file.string(), c.name,
+                 c.old_version.empty() ? "(new)" : c.old_version,
+                 c.new_version.empty() ? "(removed)" : c.new_version, formatElapsed(took));
+  }
+}
+
+void LiveRuntime::watchLoop(Millis debounce) {
+  pollfd fds[2] = {{inotify_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+  bool pending = false;
+  for (;;) {
+    const int timeout = pending ? static_cast<int>(debounce.count()) : -1;
+    const int n = ::poll(fds, 2, timeout);
+    if (n < 0 && errno == EINTR) continue;
+    if (fds[1].revents) return;
+    if (n == 0) {  // quiet for `debounce`: apply
+      pending = false;
+      addWatches();  // a directory may have appeared
+      reload();
+      continue;
+    }
+    if (fds[0].revents & POLLIN) {
+      alignas(inotify_event) char buf[16384];
+      while (::read(inotify_, buf, sizeof buf) > 0) {
+      }
+      pending = true;
+    }
+  }
+}
+
+}  // namespace plugboard::core

@@ -1,0 +1,86 @@
+// core/routing/live_runtime.h: the plugins `serve` hosts, kept up to date while it runs.
+//
+// Without watching, the plugin directories are scanned once. With watching, the plugins
+// are loaded from private copies (PluginMirror) and the directories are watched with
+// inotify (IN_CLOSE_WRITE, IN_MOVED_TO, IN_DELETE, IN_MOVED_FROM; a directory created
+// after the start is picked up too); changes are debounced and applied as a new
+// generation: a new catalog and a dispatcher that keeps the plugins that did not change.
+// New calls go to the newest generation; a call in flight holds its generation, so an old
+// version finishes its calls and is unloaded when its last caller is done.
+//
+// Thread-safety: current(), draining() and reloads() from any thread.
+#ifndef PLUGBOARD_CORE_ROUTING_LIVE_RUNTIME_H_
+#define PLUGBOARD_CORE_ROUTING_LIVE_RUNTIME_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/defaults.h"
+#include "core/routing/dispatcher.h"
+#include "core/base/duration.h"
+#include "core/manifests/plugin_mirror.h"
+#include "core/manifests/trust.h"
+
+namespace plugboard::core {
+
+class LiveRuntime {
+ public:
+  LiveRuntime(std::vector<std::filesystem::path> dirs, TrustPolicy trust,
+              DispatcherOptions options);
+  ~LiveRuntime();
+  LiveRuntime(const LiveRuntime&) = delete;
+  LiveRuntime& operator=(const LiveRuntime&) = delete;
+
+  // Loads the first generation; with `watch`, starts watching. Errors: the runtime
+  // directory or inotify could not be set up.
+  Status start(bool watch, Millis debounce = defaults::kReloadDebounce);
+  void stop();
+
+  std::shared_ptr<Dispatcher> current() const;
+  // Labels (name@version) of plugins of older generations that still run calls.
+  std::vector<std::string> draining() const;
+  int reloads() const { return reloads_.load(); }
+  // Applies the plugin directories' current state now (what the watcher does).
+  void reload();
+  // Before start(): also watch the directories `dirs` returns (asked again after each
+  // change); after each change anywhere, `changed` is asked whether what it keeps changed,
+  // and when it did a new generation is made even if no plugin file changed (plugins that
+  // failed to load are then tried again). Several calls add up.
+  void watchAlso(std::function<std::vector<std::filesystem::path>()> dirs,
+                 std::function<bool()> changed);
+  // Before start(): `add` appends entries (and problems) to each generation's catalog, after
+  // the plugin directories' (serve's plugins from the registry, core/launch/registry_plugins.h).
+  using ExtraEntries =
+      std::function<void(std::vector<CatalogEntry>&, std::vector<CatalogProblem>&)>;
+  void addEntriesWith(ExtraEntries add) { extra_ = std::move(add); }
+
+ private:
+  void watchLoop(Millis debounce);
+  void addWatches();
+
+  std::vector<std::filesystem::path> dirs_;
+  std::vector<std::function<std::vector<std::filesystem::path>()>> other_dirs_;
+  std::vector<std::function<bool()>> others_changed_;
+  ExtraEntries extra_;
+  TrustPolicy trust_;
+  DispatcherOptions options_;
+  std::unique_ptr<PluginMirror> mirror_;
+  mutable std::mutex mu_;  // guards current_, old_
+  std::shared_ptr<Dispatcher> current_;
+  std::vector<std::weak_ptr<Dispatcher>> old_;
+  std::atomic<int> reloads_{0};
+  int inotify_ = -1;
+  int wake_[2] = {-1, -1};
+  std::vector<int> watches_;
+  std::thread watcher_;
+  std::mutex reload_mu_;  // one reload at a time
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_ROUTING_LIVE_RUNTIME_H_

@@ -1,0 +1,336 @@
+#include "core/runtime/config.h"
+
+#include <pwd.h>
+
+#include <fstream>
+#include <span>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "core/base/text.h"
+#include "core/base/toml_json.h"
+
+namespace plugboard::core {
+namespace {
+
+class Reader;
+
+// One key of a table: its name and either the function that reads its value into the
+// Config (`key` is the key's full name, e.g. "log.level", for messages) or, for a [table]
+// whose keys are fixed, those keys.
+using ReadFn = Status (*)(const Reader& r, const toml::node& value, const std::string& key,
+                          Config& c);
+struct Key {
+  std::string_view name;
+  ReadFn read = nullptr;
+  std::span<const Key> sub = {};
+};
+
+// "a, b or c"
+std::string either(std::span<const std::string_view> choices) {
+  std::string out;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) out += i + 1 == choices.size() ? " or " : ", ";
+    out += choices[i];
+  }
+  return out;
+}
+
+class Reader {
+ public:
+  explicit Reader(std::filesystem::path file) : file_(std::move(file)) {}
+
+  Error error(const toml::source_region& where, const std::string& key,
+              const std::string& what) const {
+    return Error(file_.string() + ":" + std::to_string(where.begin.line) + ":" +
+                 std::to_string(where.begin.column) + ": '" + key + "' " + what);
+  }
+
+  std::filesystem::path resolve(const std::string& p) const {
+    std::filesystem::path path(p);
+    return path.is_absolute() ? path : file_.parent_path() / path;
+  }
+
+  // Reads each key of `table` with its entry of `keys`; a key without one is an error
+  // that lists them. `prefix` is the table's own name ("" for the file).
+  Status table(const toml::table& table, const std::string& prefix, std::span<const Key> keys,
+               Config& c) const {
+    for (auto&& [k, node] : table) {
+      const std::string name(k.str());
+      const std::string key = prefix.empty() ? name : prefix + "." + name;
+      const Key* known = nullptr;
+      for (const Key& candidate : keys) {
+        if (candidate.name == name) known = &candidate;
+      }
+      if (known == nullptr) {
+        std::vector<std::string> names;
+        for (const Key& candidate : keys) names.emplace_back(candidate.name);
+        return error(k.source(), key, "is not a configuration key (expected " + join(names) + ")");
+      }
+      Status st = Status::Ok();
+      if (known->read != nullptr) {
+        st = known->read(*this, node, key, c);
+      } else if (const auto* sub = node.as_table()) {
+        st = this->table(*sub, key, known->sub, c);
+      } else {
+        st = error(node.source(), key, "must be a table");
+      }
+      if (!st) return st;
+    }
+    return Status::Ok();
+  }
+
+  Status string(const toml::node& node, const std::string& key, std::string& out) const {
+    const auto* s = node.as_string();
+    if (s == nullptr) return error(node.source(), key, "must be a string");
+    out = s->get();
+    return Status::Ok();
+  }
+  Status oneOf(const toml::node& node, const std::string& key,
+               std::span<const std::string_view> choices, std::string& out) const {
+    std::string s;
+    if (Status st = string(node, key, s); !st) return st;
+    for (const auto choice : choices) {
+      if (s == choice) {
+        out = s;
+        return Status::Ok();
+      }
+    }
+    return error(node.source(), key, "must be " + either(choices));
+  }
+  Status boolean(const toml::node& node, const std::string& key, bool& out) const {
+    const auto* b = node.as_boolean();
+    if (b == nullptr) return error(node.source(), key, "must be true or false");
+    out = b->get();
+    return Status::Ok();
+  }
+  Status integer(const toml::node& node, const std::string& key, long long& out, long long min,
+                 long long max) const {
+    const auto* i = node.as_integer();
+    if (i == nullptr || i->get() < min || i->get() > max) {
+      return error(node.source(), key,
+                   "must be an integer from " + std::to_string(min) + " to " + std::to_string(max));
+    }
+    out = i->get();
+    return Status::Ok();
+  }
+  Status duration(const toml::node& node, const std::string& key, Millis& out) const {
+    if (const auto* i = node.as_integer(); i != nullptr && i->get() >= 0) {
+      out = Millis(i->get() * 1000);
+      return Status::Ok();
+    }
+    const auto* s = node.as_string();
+    if (s == nullptr) return error(node.source(), key, "must be a duration such as \"30s\"");
+    auto d = parseDuration(s->get());
+    if (!d) return error(node.source(), key, d.error().message());
+    out = *d;
+    return Status::Ok();
+  }
+  template <class F>
+  Status stringList(const toml::node& node, const std::string& key, F add) const {
+    const auto* a = node.as_array();
+    if (a == nullptr) return error(node.source(), key, "must be an array of strings");
+    for (auto&& item : *a) {
+      const auto* s = item.as_string();
+      if (s == nullptr) return error(item.source(), key, "must hold only strings");
+      if (Status st = add(s->get(), item); !st) return st;
+    }
+    return Status::Ok();
+  }
+  // Each entry of a table whose keys the user names (plugin or deployer names).
+  template <class F>
+  Status eachEntry(const toml::node& node, const std::string& key, const std::string& shape,
+                   F each) const {
+    const auto* t = node.as_table();
+    if (t == nullptr) return error(node.source(), key, "must be a table of " + shape);
+    for (auto&& [name, value] : *t) {
+      if (Status st = each(std::string(name.str()), key + "." + std::string(name.str()), value);
+          !st)
+        return st;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::filesystem::path file_;
+};
+
+// Readers of one value into one member, for the table below.
+template <auto Member>
+Status readString(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.string(v, key, c.*Member);
+}
+template <auto Member>
+Status readBool(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.boolean(v, key, c.*Member);
+}
+template <auto Member>
+Status readDuration(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.duration(v, key, c.*Member);
+}
+template <auto Member, long long kMin, long long kMax>
+Status readInteger(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  long long n = 0;
+  Status st = r.integer(v, key, n, kMin, kMax);
+  if (st) c.*Member = static_cast<std::remove_reference_t<decltype(c.*Member)>>(n);
+  return st;
+}
+// A path, relative to the file's directory; "" leaves it unset.
+template <auto Member>
+Status readPath(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  std::string s;
+  Status st = r.string(v, key, s);
+  if (st && !s.empty()) c.*Member = r.resolve(s);
+  return st;
+}
+template <auto Member>
+Status readPaths(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.stringList(v, key, [&](const std::string& s, const toml::node&) {
+    (c.*Member).push_back(r.resolve(s));
+    return Status::Ok();
+  });
+}
+template <auto Member, const auto& kChoices>
+Status readChoice(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.oneOf(v, key, kChoices, c.*Member);
+}
+Status readOwners(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.stringList(v, key, [&](const std::string& name, const toml::node& item) -> Status {
+    const passwd* pw = ::getpwnam(name.c_str());
+    if (pw == nullptr)
+      return r.error(item.source(), key, "names no user on this machine: '" + name + "'");
+    c.trust.extra_owners.push_back(pw->pw_uid);
+    return Status::Ok();
+  });
+}
+
+Status readPins(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.eachEntry(
+      v, key, "name = \"sha256 hex\"",
+      [&](const std::string& name, const std::string& pin_key, const toml::node& digest) -> Status {
+        const auto* d = digest.as_string();
+        if (d == nullptr || d->get().size() != 64 ||
+            d->get().find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+          return r.error(digest.source(), pin_key, "must be a SHA-256 digest: 64 hex digits");
+        }
+        c.trust.pins[toLower(name)] = toLower(d->get());
+        return Status::Ok();
+      });
+}
+
+Status readPriority(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.eachEntry(
+      v, key, "plugin name = integer",
+      [&](const std::string& name, const std::string& sub, const toml::node& value) -> Status {
+        long long p = 0;
+        Status st = r.integer(value, sub, p, -1000000, 1000000);
+        if (st) c.priority[name] = static_cast<int>(p);
+        return st;
+      });
+}
+
+Status readDeployerOptions(const Reader& r, const toml::node& v, const std::string& key,
+                           Config& c) {
+  return r.eachEntry(
+      v, key, "[deployers.NAME] tables",
+      [&](const std::string& name, const std::string& sub, const toml::node& options) -> Status {
+        if (!options.is_table())
+          return r.error(options.source(), sub, "must be a table of options");
+        c.deployer_options[name] = tomlToJson(options);
+        return Status::Ok();
+      });
+}
+
+Status readDeploy(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.eachEntry(
+      v, key, "plugin name = \"deployer\" or { deployer = ..., options }",
+      [&](const std::string& name, const std::string& sub, const toml::node& value) -> Status {
+        Placement d;
+        if (const auto* s = value.as_string()) {
+          d.deployer = s->get();
+        } else if (value.is_table()) {
+          d.options = tomlToJson(value);
+          if (auto it = d.options.find("deployer"); it != d.options.end() && it->is_string()) {
+            d.deployer = it->get<std::string>();
+            d.options.erase("deployer");
+          }
+        }
+        if (d.deployer.empty()) {
+          return r.error(value.source(), sub,
+                         "must be a deployer name or a table with deployer = \"NAME\"");
+        }
+        c.plugin_deploy[toLower(name)] = std::move(d);
+        return Status::Ok();
+      });
+}
+
+constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
+constexpr std::string_view kLogFormats[] = {"text", "json"};
+
+constexpr Key kLogKeys[] = {
+    {"level", readChoice<&Config::log_level, kLogLevels>},
+    {"format", readChoice<&Config::log_format, kLogFormats>},
+};
+
+constexpr Key kTrustKeys[] = {
+    {"strict", [](const Reader& r, const toml::node& v, const std::string& key,
+                  Config& c) { return r.boolean(v, key, c.trust.strict); }},
+    {"owners", readOwners},
+    {"pins", readPins},
+};
+
+// Every key of the file, in the order the unknown-key message lists them.
+constexpr Key kKeys[] = {
+    {"plugin_dirs", readPaths<&Config::plugin_dirs>},
+    {"watch", readBool<&Config::watch>},
+    {"listen", readString<&Config::listen>},
+    {"token_file", readPath<&Config::token_file>},
+    {"workers", readInteger<&Config::workers, 0, 1024>},
+    {"default_timeout", readDuration<&Config::default_timeout>},
+    {"poll_interval", readDuration<&Config::poll_interval>},
+    {"grace_period", readDuration<&Config::grace_period>},
+    {"body_limit", readInteger<&Config::body_limit, 1, 1 << 30>},
+    {"log", nullptr, kLogKeys},
+    {"trust", nullptr, kTrustKeys},
+    {"priority", readPriority},
+    {"deployer_dirs", readPaths<&Config::deployer_dirs>},
+    {"deployers", readDeployerOptions},
+    {"registry", readPath<&Config::registry>},
+    {"deploy", readDeploy},
+};
+
+}  // namespace
+
+std::vector<std::string> configKeys() {
+  std::vector<std::string> out;
+  for (const Key& k : kKeys) {
+    if (k.sub.empty()) out.emplace_back(k.name);
+    for (const Key& s : k.sub) out.push_back(std::string(k.name) + "." + std::string(s.name));
+  }
+  return out;
+}
+
+Expected<Config> parseConfig(std::string_view text, const std::filesystem::path& file) {
+  toml::table root;
+  try {
+    root = toml::parse(text, file.string());
+  } catch (const toml::parse_error& e) {
+    return Error(file.string() + ":" + std::to_string(e.source().begin.line) + ":" +
+                 std::to_string(e.source().begin.column) +
+                 ": TOML syntax error: " + std::string(e.description()));
+  }
+  Config config;
+  if (Status st = Reader(file).table(root, "", kKeys, config); !st) return st.error();
+  return config;
+}
+
+Expected<Config> loadConfig(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error(file.string() + ": cannot read the configuration file", Error::Code::kIo);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return parseConfig(buf.str(), file);
+}
+
+}  // namespace plugboard::core

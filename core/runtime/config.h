@@ -1,0 +1,63 @@
+// core/runtime/config.h: the runtime's configuration file (TOML), documented key by key in
+// docs/configuration.md.
+//
+// Every key is optional; an absent key keeps its default. An unknown key or a value of the
+// wrong type is an error that names the key, the file and the line. Command-line flags
+// override what the file says (the CLI applies them on top). Value type.
+#ifndef PLUGBOARD_CORE_RUNTIME_CONFIG_H_
+#define PLUGBOARD_CORE_RUNTIME_CONFIG_H_
+
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/defaults.h"
+#include "core/base/duration.h"
+#include "core/base/expected.h"
+#include "core/launch/placement.h"
+#include "core/manifests/trust.h"
+
+namespace plugboard::core {
+
+struct Config {
+  std::vector<std::filesystem::path> plugin_dirs;
+  bool watch = defaults::kWatch;
+  std::string listen{defaults::kListen};
+  std::filesystem::path token_file;  // empty: no authentication
+  int workers = defaults::kWorkers;  // 0: max(4, 2 x cores)
+  Millis default_timeout = defaults::kTimeout;
+  Millis poll_interval = defaults::kPollInterval;
+  Millis grace_period = defaults::kGracePeriod;
+  std::size_t body_limit = defaults::kBodyLimit;
+  std::string log_level{defaults::kLogLevel};
+  std::string log_format{defaults::kLogFormat};  // or "json"
+  TrustPolicy trust;
+  std::unordered_map<std::string, int> priority;
+  // Deployer modules: their directories (empty: the defaults next to the binary), their
+  // options by deployer name ([deployers.NAME]), and the plugin registry file (optional).
+  std::vector<std::filesystem::path> deployer_dirs;
+  std::map<std::string, nlohmann::json> deployer_options;
+  std::filesystem::path registry;
+  // [deploy]: the deployer (and its options) that runs a plugin of the plugin directories,
+  // by lower-case plugin name, e.g. crashy = "process". Absent: the first deployer of
+  // native plugins by priority (the in-process `native`).
+  std::map<std::string, Placement> plugin_deploy;
+};
+
+// The keys the file may hold, in the order error messages list them; the keys of a
+// table with fixed keys are listed as "table.key" ("log.level").
+std::vector<std::string> configKeys();
+
+// Reads `file`. Relative plugin directories and token files are relative to the file's
+// own directory.
+Expected<Config> loadConfig(const std::filesystem::path& file);
+Expected<Config> parseConfig(std::string_view text, const std::filesystem::path& file);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_RUNTIME_CONFIG_H_

@@ -1,0 +1,102 @@
+#include "core/runtime/runtime.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/launch/registry_plugins.h"
+#include "core/workflows/workflow_check.h"
+
+namespace plugboard::core {
+
+Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep_started) {
+  auto deployers =
+      std::make_shared<DeployerSet>(config.deployer_dirs, config.trust, config.deployer_options);
+  for (const auto& [name, _] : config.deployer_options) {
+    if (deployers->find(name) == nullptr) {
+      spdlog::warn("the config has options for deployer '{}', which is not installed (yet)", name);
+    }
+  }
+  std::shared_ptr<const Registry> registry;
+  if (!config.registry.empty()) {
+    auto loaded = Registry::load(config.registry);
+    if (!loaded) return loaded.error();
+    registry = std::make_shared<const Registry>(std::move(*loaded));
+  }
+  return std::make_shared<Launcher>(
+      std::move(deployers), std::move(registry),
+      LaunchOptions{config.trust, config.plugin_deploy, keep_started});
+}
+
+Runtime::Runtime(Config config, Catalog catalog, std::shared_ptr<Launcher> launcher)
+    : config_(std::move(config)), catalog_(std::move(catalog)), launcher_(std::move(launcher)) {
+  dispatcher_ = std::make_unique<Dispatcher>(
+      catalog_, DispatcherOptions{.priority = config_.priority,
+                                  .open = [launcher = launcher_](const CatalogEntry& entry) {
+                                    return launcher->open(entry);
+                                  }});
+}
+
+Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config) {
+  Catalog catalog = Catalog::scan(config.plugin_dirs, config.trust);
+  for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
+  auto launcher = makeLauncher(config);
+  if (!launcher) return launcher.error();
+  return std::unique_ptr<Runtime>(new Runtime(config, std::move(catalog), std::move(*launcher)));
+}
+
+Expected<PreparedWorkflow> Runtime::prepare(
+    const std::string& file, const std::map<std::string, std::string>& params) const {
+  auto loaded = loadWorkflow(file);
+  std::string problems;
+  for (const auto& p : loaded.problems) problems += (problems.empty() ? "" : "\n") + p.oneLine();
+  if (!loaded.ok()) return Error(problems);
+  auto inputs = resolveInputs(*loaded.workflow, params);
+  if (!inputs) return Error(file + ": " + inputs.error().message());
+  for (const auto& p : checkWorkflow(*loaded.workflow, catalog_, *inputs, launcher_.get())) {
+    problems += (problems.empty() ? "" : "\n") + p.oneLine();
+  }
+  if (!problems.empty()) return Error(problems);
+  return PreparedWorkflow{std::move(*loaded.workflow), std::move(*inputs)};
+}
+
+Status Runtime::deployersReady(const Workflow& workflow) {
+  std::string problems;
+  for (const auto& step : workflow.steps) {
+    const PluginRef ref{step.plugin, step.version, step.deployer, step.deploy_options};
+    if (launcher_->dispatched(ref, catalog_)) continue;
+    auto target = launcher_->place(ref, &catalog_);
+    if (!target) continue;  // checkWorkflow reported it
+    if (auto module = launcher_->deployers().module(*target->deployer); !module) {
+      problems += (problems.empty() ? "" : "\n") + workflow.file.string() + ": step '" + step.id +
+                  "' cannot run: " + module.error().message();
+    }
+  }
+  if (!problems.empty()) return Error(problems);
+  return Status::Ok();
+}
+
+Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config) {
+  auto launcher = makeLauncher(config, /*keep_started=*/false);
+  if (!launcher) return launcher.error();
+  std::shared_ptr<Launcher> shared = std::move(*launcher);
+  auto runtime = std::make_unique<LiveRuntime>(
+      config.plugin_dirs, config.trust,
+      DispatcherOptions{.priority = config.priority, .open = [shared](const CatalogEntry& entry) {
+                          return shared->open(entry);
+                        }});
+  // Deployer modules dropped into their directories become usable too.
+  runtime->watchAlso([dirs = config.deployer_dirs] { return dirs; },
+                     [deployers = shared->sharedDeployers()] { return deployers->refresh(); });
+  if (const Registry* registry = shared->registry()) {
+    // Plugins only the registry knows are started when a generation is built (their
+    // manifests come from their deployers) and started again when their files change.
+    auto plugins = std::make_shared<RegistryPlugins>(*shared, config.registry, *registry);
+    runtime->watchAlso([plugins] { return plugins->watchedDirs(); },
+                       [plugins] { return plugins->changed(); });
+    runtime->addEntriesWith([plugins, shared](auto& entries, auto& problems) {
+      plugins->addEntries(entries, problems);
+    });
+  }
+  return runtime;
+}
+
+}  // namespace plugboard::core

@@ -1,0 +1,78 @@
+// core/runtime/runtime.h: what a command runs on, made from its configuration.
+//
+// The CLI parses flags into a Config and hands it here. Runtime::open() assembles what the
+// one-shot commands (run, exec, call, validate) share: the catalog of the plugin
+// directories (each refused file logged as a warning), the launcher (deployers, registry,
+// placement, trust; core/launch/launcher.h) and a dispatcher that opens plugins through it.
+// openLiveRuntime() assembles what `serve` hosts (core/routing/live_runtime.h): the same launcher,
+// keeping plugins only while a generation holds them, the plugins only the registry knows,
+// and watches on the deployer directories and the registry's files.
+//
+// Thread-safety: a Runtime is made on one thread; its launcher and dispatcher are
+// thread-safe. Calls that ignored cancellation may still run plugin code that uses the
+// runtime: then it must outlive the process (the CLI exits without destroying it).
+#ifndef PLUGBOARD_CORE_RUNTIME_RUNTIME_H_
+#define PLUGBOARD_CORE_RUNTIME_RUNTIME_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/manifests/catalog.h"
+#include "core/runtime/config.h"
+#include "core/routing/dispatcher.h"
+#include "core/base/expected.h"
+#include "core/launch/launcher.h"
+#include "core/routing/live_runtime.h"
+#include "core/workflows/workflow.h"
+
+namespace plugboard::core {
+
+// A workflow ready to run: parsed, inputs resolved, checked against the plugins.
+struct PreparedWorkflow {
+  Workflow workflow;
+  Json inputs;
+};
+
+class Runtime {
+ public:
+  // Errors: the registry file cannot be read or parsed.
+  static Expected<std::unique_ptr<Runtime>> open(const Config& config);
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  const Config& config() const { return config_; }
+  const Catalog& catalog() const { return catalog_; }
+  Launcher& launcher() { return *launcher_; }
+  Dispatcher& dispatcher() { return *dispatcher_; }
+
+  // Loads `file`, resolves its inputs from `params` and checks it against the plugins
+  // (each step placed through the launcher, nothing started). The error lists every
+  // problem, one per line, each naming the file, line, column and step.
+  Expected<PreparedWorkflow> prepare(const std::string& file,
+                                     const std::map<std::string, std::string>& params) const;
+  // Loads the deployer of every step that runs through one of its own, so that a deployer
+  // that cannot work here (podman not installed, say) fails the run before any step
+  // starts. The error lists each such step and why, one per line.
+  Status deployersReady(const Workflow& workflow);
+
+ private:
+  Runtime(Config config, Catalog catalog, std::shared_ptr<Launcher> launcher);
+
+  const Config config_;
+  const Catalog catalog_;
+  const std::shared_ptr<Launcher> launcher_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+};
+
+// The launcher of `config`: its deployer directories scanned (refused modules logged) and
+// its registry read. Errors: a registry file that cannot be read or parsed.
+Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep_started = true);
+
+// The runtime `serve` hosts, not yet started (LiveRuntime::start()). Errors: the registry
+// file cannot be read or parsed.
+Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_RUNTIME_RUNTIME_H_

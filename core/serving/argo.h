@@ -1,0 +1,32 @@
+// core/serving/argo.h: Argo Workflows' executor-plugin messages.
+//
+// ExecuteTemplateArgs (what Argo's agent POSTs to /api/v1/template.execute):
+//   {"workflow":{"metadata":{"name","namespace","uid"}},
+//    "template":{..., "plugin":{"<key>":{...args}}}}
+// ExecuteTemplateReply:
+//   {"node":{"phase","message","outputs":{"parameters":[{"name","value"}]}},
+//    "requeue":"<Go duration>"}
+// Free functions; thread-safe.
+#ifndef PLUGBOARD_CORE_SERVING_ARGO_H_
+#define PLUGBOARD_CORE_SERVING_ARGO_H_
+
+#include <string>
+#include <string_view>
+
+#include "core/routing/dispatcher.h"
+#include "core/base/duration.h"
+#include "core/base/expected.h"
+
+namespace plugboard::core {
+
+// The dispatch request an ExecuteTemplateArgs body asks for. Errors say what is wrong
+// with the body's shape, e.g. "template.plugin: expected exactly one key, got 2".
+Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body);
+
+// The reply's JSON text for an outcome. Succeeded is never requeued; Running is requeued
+// after its own delay or `poll_interval`.
+std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_SERVING_ARGO_H_

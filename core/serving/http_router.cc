@@ -1,0 +1,294 @@
+#include "core/serving/http_router.h"
+
+#include <chrono>
+#include <ctime>
+#include <sstream>
+#include <unordered_map>
+
+#include <openssl/crypto.h>
+#include <boost/asio/error.hpp>
+
+#include "core/serving/argo.h"
+
+namespace plugboard::core {
+namespace {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::array<double, 11> kBuckets = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05,
+                                             0.1,    0.5,    1,     5,     30};
+
+HttpResponse json(http::status status, const Json& body, unsigned version) {
+  HttpResponse res{status, version};
+  res.set(http::field::content_type, "application/json");
+  res.body() = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return res;
+}
+
+HttpResponse text(http::status status, std::string body, unsigned version,
+                  const char* type = "text/plain; charset=utf-8") {
+  HttpResponse res{status, version};
+  res.set(http::field::content_type, type);
+  res.body() = std::move(body);
+  return res;
+}
+
+HttpResponse error(http::status status, const std::string& message, unsigned version) {
+  return json(status, {{"error", message}}, version);
+}
+
+std::string isoTime(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
+  return buf;
+}
+
+}  // namespace
+
+struct HttpRouter::PluginStats {
+  std::atomic<std::uint64_t> calls{0}, errors{0};
+  std::array<std::atomic<std::uint64_t>, kBuckets.size()> buckets{};
+  std::atomic<std::uint64_t> micros{0};
+};
+
+HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options)
+    : runtime_(runtime),
+      bearer_(options.token.empty() ? "" : "Bearer " + options.token),
+      body_limit_(options.body_limit),
+      timeout_(options.default_timeout),
+      poll_interval_(options.poll_interval),
+      id_([] {
+        static std::atomic<std::uint64_t> routers{0};
+        return ++routers;
+      }()) {}
+
+HttpRouter::~HttpRouter() = default;
+
+HttpRouter::PluginStats& HttpRouter::statsFor(const std::string& plugin) {
+  // Each thread remembers the entries it used, so a call takes no lock after the first.
+  thread_local std::unordered_map<std::string, PluginStats*> cache;
+  thread_local std::uint64_t cache_owner = 0;
+  if (cache_owner != id_) {
+    cache.clear();
+    cache_owner = id_;
+  }
+  if (auto it = cache.find(plugin); it != cache.end()) return *it->second;
+  std::lock_guard lock(mu_);
+  auto& s = stats_[plugin];
+  if (!s) s = std::make_unique<PluginStats>();
+  cache.emplace(plugin, s.get());
+  return *s;
+}
+
+Dispatch HttpRouter::call(const DispatchRequest& request, SlowCallHelp* help) {
+  ++calls_in_flight_;
+  const auto start = Clock::now();
+  // The call holds its generation of plugins until it returns: a reload meanwhile sends
+  // new calls to the new version while this one finishes on the old. The deadline watch
+  // cancels it when its time is up, and tells `help` if it is slow.
+  const std::shared_ptr<Dispatcher> generation = runtime_.current();
+  std::function<void()> on_slow;  // captures one pointer: no allocation
+  if (help != nullptr) on_slow = [help] { help->callIsSlow(); };
+  Dispatch d =
+      deadlines_.dispatch(*generation, request, timeout_, std::move(on_slow), defaults::kSlowCall);
+  if (help != nullptr) help->callEnded();  // callIsSlow() has run, if at all: dispatch returned
+  if (!d.plugin.empty()) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    PluginStats& s = statsFor(d.plugin);
+    ++s.calls;
+    if (d.outcome.phase == Phase::kError) ++s.errors;
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      if (seconds <= kBuckets[i]) ++s.buckets[i];
+    }
+    s.micros += static_cast<std::uint64_t>(seconds * 1e6);
+  }
+  if (--calls_in_flight_ == 0 && draining_) {
+    std::lock_guard lock(mu_);
+    cv_.notify_all();
+  }
+  return d;
+}
+
+int HttpRouter::waitForCalls(Millis grace) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, grace, [&] { return calls_in_flight_ == 0; });
+  return calls_in_flight_;
+}
+
+bool HttpRouter::authorized(const HttpRequest& req) const {
+  if (bearer_.empty()) return true;
+  auto it = req.find(http::field::authorization);
+  if (it == req.end()) return false;
+  const auto given = it->value();
+  return given.size() == bearer_.size() &&
+         CRYPTO_memcmp(given.data(), bearer_.data(), bearer_.size()) == 0;
+}
+
+HttpResponse HttpRouter::handle(const HttpRequest& req, SlowCallHelp* help) {
+  const unsigned v = req.version();
+  std::string_view target(req.target().data(), req.target().size());
+  target = target.substr(0, target.find('?'));
+  if (draining_) return error(http::status::service_unavailable, "the server is shutting down", v);
+  if (target == "/healthz") return text(http::status::ok, "ok\n", v);
+  if (target == "/readyz") return text(http::status::ok, "ready\n", v);
+  if (target == "/metrics")
+    return text(http::status::ok, metrics(), v, "text/plain; version=0.0.4");
+  if (!target.starts_with("/api/v1/")) {
+    return error(http::status::not_found, "no such path: " + std::string(target), v);
+  }
+  if (!authorized(req)) {
+    return error(http::status::forbidden,
+                 "missing or wrong bearer token in the Authorization header", v);
+  }
+  const std::string_view method = target.substr(8);
+  if (method == "template.execute") {
+    if (req.method() != http::verb::post)
+      return error(http::status::method_not_allowed, "use POST", v);
+    return execute(req, help);
+  }
+  if (method == "plugins") {
+    if (req.method() != http::verb::get)
+      return error(http::status::method_not_allowed, "use GET", v);
+    return json(http::status::ok, pluginList(), v);
+  }
+  if (method.starts_with("plugins/")) {
+    if (req.method() != http::verb::post)
+      return error(http::status::method_not_allowed, "use POST", v);
+    return direct(req, method.substr(8), help);
+  }
+  return error(http::status::not_found, "no method '" + std::string(method) + "'", v);
+}
+
+HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
+  auto request = parseExecuteTemplateArgs(req.body());
+  if (!request) return error(http::status::bad_request, request.error().message(), req.version());
+  Dispatch d = call(*request, help);
+  // A template no hosted plugin handles answers {}, so that Argo polls its other sidecars.
+  if (!d.handled) return json(http::status::ok, Json::object(), req.version());
+  return text(http::status::ok, executeTemplateReply(d.outcome, poll_interval_), req.version(),
+              "application/json");
+}
+
+HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, SlowCallHelp* help) {
+  const auto slash = rest.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == rest.size()) {
+    return error(http::status::not_found, "use /api/v1/plugins/<name>/<rpc>", req.version());
+  }
+  DispatchRequest request;
+  request.key = rest.substr(0, slash);
+  request.rpc = rest.substr(slash + 1);
+  if (runtime_.current()->resolve(request.key) == nullptr) {
+    return error(http::status::not_found, "no plugin '" + request.key + "'", req.version());
+  }
+  request.args = req.body().empty() ? Json::object() : Json::parse(req.body(), nullptr, false);
+  if (request.args.is_discarded()) {
+    return error(http::status::bad_request, "the body is not valid JSON", req.version());
+  }
+  Dispatch d = call(request, help);
+  Json out = d.outcome.toJson();
+  out["plugin"] = d.plugin;
+  return json(http::status::ok, out, req.version());
+}
+
+void HttpRouter::limit(HttpParser& parser) const {
+  parser.body_limit(body_limit_);
+  parser.header_limit(static_cast<std::uint32_t>(defaults::kHeaderLimit));
+}
+
+std::optional<HttpResponse> HttpRouter::readFailed(const boost::system::error_code& ec) const {
+  if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+      ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
+      ec == asio::error::bad_descriptor) {
+    return std::nullopt;
+  }
+  if (ec == http::error::body_limit) {
+    return error(http::status::payload_too_large,
+                 "the body is larger than " + std::to_string(body_limit_) + " bytes", 11);
+  }
+  if (ec == http::error::header_limit) {
+    return error(http::status::request_header_fields_too_large, "the headers are too large", 11);
+  }
+  if (draining_) return std::nullopt;
+  return error(http::status::bad_request, "malformed HTTP request: " + ec.message(), 11);
+}
+
+void HttpRouter::countResponse(const HttpResponse& res) {
+  const auto code = res.result_int();
+  if (code < responses_.size()) ++responses_[code];
+}
+
+Json HttpRouter::pluginList() {
+  Json list = Json::array();
+  const auto dispatcher = runtime_.current();
+  const auto draining = runtime_.draining();
+  for (const auto& e : dispatcher->catalog().entries()) {
+    const auto state = dispatcher->state(e);
+    Json old = Json::array();
+    for (const auto& label : draining) {
+      if (label.rfind(e.manifest.name + "@", 0) == 0) old.push_back(label);
+    }
+    PluginStats& s = statsFor(e.label);
+    Json item = {{"name", e.manifest.name},
+                 {"version", e.manifest.version.text()},
+                 {"provides", e.manifest.provides},
+                 {"file", e.file.string()},
+                 {"state", state.loaded               ? "loaded"
+                           : state.load_error.empty() ? "available"
+                                                      : "error"},
+                 {"calls", s.calls.load()},
+                 {"errors", s.errors.load()},
+                 {"draining_versions", std::move(old)}};
+    item["loaded_at"] = state.loaded ? Json(isoTime(state.loaded_at)) : Json(nullptr);
+    if (!state.load_error.empty()) item["error"] = state.load_error;
+    list.push_back(std::move(item));
+  }
+  for (const auto& p : dispatcher->catalog().problems()) {
+    list.push_back({{"file", p.file.string()}, {"state", "error"}, {"error", p.message}});
+  }
+  return {{"plugins", std::move(list)}};
+}
+
+std::string HttpRouter::metrics() {
+  std::ostringstream out;
+  std::lock_guard lock(mu_);
+  out << "# HELP plugboard_calls_total Plugin calls.\n# TYPE plugboard_calls_total counter\n";
+  for (const auto& [p, s] : stats_)
+    out << "plugboard_calls_total{plugin=\"" << p << "\"} " << s->calls << "\n";
+  out << "# HELP plugboard_call_errors_total Plugin calls that ended in Error.\n"
+         "# TYPE plugboard_call_errors_total counter\n";
+  for (const auto& [p, s] : stats_) {
+    out << "plugboard_call_errors_total{plugin=\"" << p << "\"} " << s->errors << "\n";
+  }
+  out << "# HELP plugboard_call_duration_seconds Plugin call latency.\n"
+         "# TYPE plugboard_call_duration_seconds histogram\n";
+  for (const auto& [p, s] : stats_) {
+    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+      out << "plugboard_call_duration_seconds_bucket{plugin=\"" << p << "\",le=\"" << kBuckets[i]
+          << "\"} " << s->buckets[i] << "\n";
+    }
+    out << "plugboard_call_duration_seconds_bucket{plugin=\"" << p << "\",le=\"+Inf\"} " << s->calls
+        << "\n"
+        << "plugboard_call_duration_seconds_sum{plugin=\"" << p << "\"} " << s->micros / 1e6 << "\n"
+        << "plugboard_call_duration_seconds_count{plugin=\"" << p << "\"} " << s->calls << "\n";
+  }
+  const auto current = runtime_.current();
+  out << "# HELP plugboard_reloads_total Plugin files loaded again after a change.\n"
+         "# TYPE plugboard_reloads_total counter\nplugboard_reloads_total "
+      << runtime_.reloads() << "\n"
+      << "# HELP plugboard_load_failures_total Plugin files that could not be loaded.\n"
+         "# TYPE plugboard_load_failures_total counter\nplugboard_load_failures_total "
+      << current->loadFailures() + static_cast<int>(current->catalog().problems().size()) << "\n"
+      << "# HELP plugboard_http_responses_total HTTP responses by status code.\n"
+         "# TYPE plugboard_http_responses_total counter\n";
+  for (std::size_t code = 0; code < responses_.size(); ++code) {
+    if (const auto n = responses_[code].load()) {
+      out << "plugboard_http_responses_total{code=\"" << code << "\"} " << n << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace plugboard::core

@@ -1,0 +1,106 @@
+// core/serving/http_router.h: what `plugboard serve` answers to a request, without the sockets.
+// Internal to the HTTP server (core/serving/http_server.h); tests drive it in-process.
+//
+// handle() takes a parsed request (method, target, headers, body) and returns the
+// response (status, headers, body): the Argo endpoint, /api/v1/plugins, direct calls,
+// /healthz, /readyz, /metrics, the token check and every error status. Requests that
+// could not be read get their answer from readFailed(). The router runs the plugin calls
+// on the calling thread with the configured deadline, counts them per plugin and counts
+// responses by status for /metrics.
+//
+// Thread-safety: every member may be called from any thread at once, except that
+// drain() and waitForCalls() are meant for the one thread that shuts the server down.
+#ifndef PLUGBOARD_CORE_SERVING_HTTP_ROUTER_H_
+#define PLUGBOARD_CORE_SERVING_HTTP_ROUTER_H_
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <boost/beast/http.hpp>
+
+#include "core/serving/http_server.h"
+#include "core/routing/live_runtime.h"
+#include "core/routing/timed_dispatch.h"
+
+namespace plugboard::core {
+
+using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
+using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
+using HttpParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+
+// What the transport lends a call that turns out slow (the server: a helper thread for
+// the event loop the call holds up). One object per call in flight.
+class SlowCallHelp {
+ public:
+  virtual ~SlowCallHelp() = default;
+  // On the deadline watcher's thread, once, when the call has run for defaults::kSlowCall.
+  // Must be quick.
+  virtual void callIsSlow() = 0;
+  // On the calling thread when the call returned (whether or not it was slow).
+  virtual void callEnded() = 0;
+};
+
+class HttpRouter {
+ public:
+  // REQUIRES: `runtime` outlives the router. Uses `options`' token, body_limit,
+  // default_timeout and poll_interval.
+  HttpRouter(LiveRuntime& runtime, const ServerOptions& options);
+  ~HttpRouter();
+  HttpRouter(const HttpRouter&) = delete;
+  HttpRouter& operator=(const HttpRouter&) = delete;
+
+  // The answer to `req`. A plugin call runs on this thread; `help`, when given, is told
+  // if it is slow. Responses are counted by countResponse(), not here.
+  HttpResponse handle(const HttpRequest& req, SlowCallHelp* help = nullptr);
+
+  // Sets the body and header limits on a parser before it reads a request.
+  void limit(HttpParser& parser) const;
+  // The answer to a request that could not be read with the error `ec` (413, 431, 400);
+  // nullopt when the connection should just be closed (the peer left, or shutdown).
+  std::optional<HttpResponse> readFailed(const boost::system::error_code& ec) const;
+  // Counts a response about to be sent, for /metrics.
+  void countResponse(const HttpResponse& res);
+
+  // From now on every request is answered 503.
+  void drain() { draining_ = true; }
+  bool draining() const { return draining_; }
+  // Waits until no call is in flight or `grace` has passed; returns the calls still
+  // running. REQUIRES: drain() was called.
+  int waitForCalls(Millis grace);
+
+ private:
+  struct PluginStats;
+  PluginStats& statsFor(const std::string& plugin);
+  Dispatch call(const DispatchRequest& request, SlowCallHelp* help);
+  HttpResponse execute(const HttpRequest& req, SlowCallHelp* help);
+  HttpResponse direct(const HttpRequest& req, std::string_view rest, SlowCallHelp* help);
+  bool authorized(const HttpRequest& req) const;
+  Json pluginList();
+  std::string metrics();
+
+  LiveRuntime& runtime_;
+  const std::string bearer_;  // "Bearer <token>"; empty: no token required
+  const std::size_t body_limit_;
+  const Millis timeout_;
+  const Millis poll_interval_;
+  const std::uint64_t id_;  // tells routers apart in per-thread caches
+  DeadlineWatch deadlines_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int> calls_in_flight_{0};
+  std::array<std::atomic<std::uint64_t>, 600> responses_{};  // by status code
+
+  std::mutex mu_;  // guards stats_; signals cv_ when the last call ends while draining
+  std::condition_variable cv_;
+  std::map<std::string, std::unique_ptr<PluginStats>> stats_;  // entries are never removed
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_SERVING_HTTP_ROUTER_H_

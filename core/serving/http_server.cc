@@ -1,0 +1,351 @@
+#include "core/serving/http_server.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp misses it under C++20
+
+#include <spdlog/spdlog.h>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include "core/serving/http_router.h"
+
+namespace plugboard::core {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+// Concrete executor types: the type-erased defaults cost a visible share of each request.
+using Strand = asio::strand<asio::io_context::executor_type>;
+using Socket = tcp::socket::rebind_executor<Strand>::other;
+using Clock = std::chrono::steady_clock;
+
+// A thread that runs an event loop while a slow call holds up the loop's own thread, so
+// that the loop's other connections are not held up behind a slow plugin.
+struct Helper {
+  std::atomic<bool> done{false}, finished{false};
+  std::thread thread;
+};
+
+// The helpers lent to loops, shared by the server and its sessions.
+class Helpers {
+ public:
+  // On the deadline watcher's thread, for a call past defaults::kSlowCall.
+  Helper* start(asio::io_context& loop) {
+    auto helper = std::make_unique<Helper>();
+    Helper* h = helper.get();
+    h->thread = std::thread([&loop, h] {
+      while (!h->done && !loop.stopped()) loop.run_one_for(std::chrono::milliseconds(20));
+      h->finished = true;
+    });
+    std::lock_guard lock(mu_);
+    helpers_.push_back(std::move(helper));
+    return h;
+  }
+
+  // When the slow call returned: `h` leaves its loop; helpers that left are joined.
+  void retire(Helper* h) {
+    h->done = true;
+    std::lock_guard lock(mu_);
+    for (auto it = helpers_.begin(); it != helpers_.end();) {
+      if ((*it)->finished) {
+        (*it)->thread.join();
+        it = helpers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // At shutdown, after the loops stopped. A helper leaves its stopped loop at once, unless
+  // it is in a call that ignored its deadline: that one is left running, with its Helper,
+  // as the I/O threads are.
+  void stopAll() {
+    std::lock_guard lock(mu_);
+    for (auto& h : helpers_) h->done = true;
+    for (int i = 0; i < 20 && !std::all_of(helpers_.begin(), helpers_.end(),
+                                           [](auto& h) { return h->finished.load(); });
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    for (auto& h : helpers_) {
+      if (h->finished) {
+        h->thread.join();
+      } else {
+        h->thread.detach();
+        h.release();
+      }
+    }
+    helpers_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::list<std::unique_ptr<Helper>> helpers_;
+};
+
+// One connection: reads a request, has the router answer it (plugin call included) on the
+// I/O thread that completed the read, writes the answer, and reads the next one while
+// kept alive. A slow call gets a helper thread for the session's loop meanwhile.
+//
+// Idle connections: a timer fires every idle timeout and closes the connection if it has
+// been waiting for a request for that long. It is not reset for each request (that would
+// cost a timer update, often a system call, per request); it is re-armed when it fires.
+class Session : public std::enable_shared_from_this<Session>, public SlowCallHelp {
+ public:
+  Session(Socket socket, asio::io_context& loop, HttpRouter& router, Helpers& helpers,
+          Millis idle_timeout)
+      : socket_(std::move(socket)),
+        idle_timer_(socket_.get_executor()),
+        loop_(loop),
+        router_(router),
+        helpers_(helpers),
+        idle_timeout_(idle_timeout) {}
+
+  void start() {
+    armIdleTimer(idle_timeout_);
+    read();
+  }
+
+  // Ends an idle session at shutdown; one in a call finishes it first.
+  void close() {
+    asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      beast::error_code ec;
+      self->socket_.shutdown(tcp::socket::shutdown_both, ec);
+    });
+  }
+
+  void callIsSlow() override { helper_ = helpers_.start(loop_); }
+  void callEnded() override {
+    if (helper_ != nullptr) helpers_.retire(std::exchange(helper_, nullptr));
+  }
+
+ private:
+  void armIdleTimer(Clock::duration after) {
+    idle_timer_.expires_after(after);
+    idle_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+      if (!ec) self->onIdleTimer();
+    });
+  }
+
+  void onIdleTimer() {
+    if (!socket_.is_open()) return;
+    const auto waited = Clock::now() - waiting_since_;
+    if (!waiting_ || waited < idle_timeout_) {
+      return armIdleTimer(waiting_ ? idle_timeout_ - waited : Clock::duration(idle_timeout_));
+    }
+    spdlog::debug("closed a connection idle for {}", formatElapsed(idle_timeout_));
+    finish();
+  }
+
+  void read() {
+    parser_.emplace();
+    router_.limit(*parser_);
+    waiting_ = true;
+    waiting_since_ = Clock::now();
+    http::async_read(
+        socket_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onRead(ec); });
+  }
+
+  void onRead(beast::error_code ec) {
+    waiting_ = false;  // a call keeps its own deadline
+    if (ec) {
+      if (auto answer = router_.readFailed(ec)) return send(std::move(*answer), false);
+      return finish();
+    }
+    HttpRequest req = parser_->release();
+    const bool keep_alive = req.keep_alive() && !router_.draining();
+    HttpResponse res = router_.handle(req, this);
+    send(std::move(res), keep_alive && !router_.draining());
+  }
+
+  void send(HttpResponse res, bool keep_alive) {
+    res.set(http::field::server, "plugboard");
+    res.keep_alive(keep_alive);
+    res.prepare_payload();
+    router_.countResponse(res);
+    response_ = std::move(res);  // kept here until written
+    http::async_write(socket_, response_,
+                      [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
+                        if (ec || !keep_alive) return self->finish();
+                        self->read();
+                      });
+  }
+
+  void finish() {
+    beast::error_code ec;
+    idle_timer_.cancel();
+    socket_.shutdown(tcp::socket::shutdown_both, ec);
+    socket_.close(ec);
+  }
+
+  Socket socket_;
+  asio::steady_timer idle_timer_;
+  asio::io_context& loop_;
+  HttpRouter& router_;
+  Helpers& helpers_;
+  const Millis idle_timeout_;
+  Helper* helper_ = nullptr;  // lent to the loop while this session's call is slow
+  bool waiting_ = false;      // for the next request
+  Clock::time_point waiting_since_;
+  HttpResponse response_;
+  beast::flat_buffer buffer_;
+  std::optional<HttpParser> parser_;
+};
+
+}  // namespace
+
+class HttpServer::Impl {
+ public:
+  Impl(LiveRuntime& runtime, ServerOptions o) : options(std::move(o)), router(runtime, options) {}
+
+  void accept();
+
+  const ServerOptions options;
+  HttpRouter router;
+  Helpers helpers;
+  // One event loop per I/O thread, each run by its thread alone: a connection stays on the
+  // loop it was given at accept, so no handler hops threads and no lock guards a loop.
+  std::vector<std::unique_ptr<asio::io_context>> loops;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
+  std::unique_ptr<tcp::acceptor> acceptor;  // on loops[0]
+  std::size_t next_loop = 0;
+  std::vector<std::thread> threads;  // run `loops`; requests and their plugin calls run on them
+
+  std::mutex mu;  // guards sessions
+  std::list<std::weak_ptr<Session>> sessions;
+};
+
+void HttpServer::Impl::accept() {
+  asio::io_context& loop = *loops[next_loop++ % loops.size()];
+  acceptor->async_accept(
+      asio::make_strand(loop.get_executor()), [this, &loop](beast::error_code ec, Socket socket) {
+        if (ec) {
+          if (!router.draining() && acceptor->is_open()) {
+            spdlog::warn("accept failed: {}", ec.message());
+            accept();
+          }
+          return;
+        }
+        socket.set_option(tcp::no_delay(true), ec);
+        auto session = std::make_shared<Session>(std::move(socket), loop, router, helpers,
+                                                 options.idle_timeout);
+        {
+          std::lock_guard lock(mu);
+          std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
+          sessions.push_back(session);
+        }
+        session->start();
+        accept();
+      });
+}
+
+HttpServer::HttpServer(LiveRuntime& runtime, ServerOptions options)
+    : impl_(std::make_unique<Impl>(runtime, std::move(options))) {}
+
+HttpServer::~HttpServer() {
+  if (!impl_->threads.empty()) shutdown();
+}
+
+Expected<std::string> HttpServer::start() {
+  const std::string& listen = impl_->options.listen;
+  const auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return Error("listen address '" + listen + "' is not host:port");
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(listen.substr(0, colon), ec);
+  if (ec) return Error("listen address '" + listen + "': " + ec.message());
+  unsigned long port = 0;
+  try {
+    port = std::stoul(listen.substr(colon + 1));
+  } catch (const std::exception&) {
+    port = 65536;
+  }
+  if (port > 65535) return Error("listen address '" + listen + "': bad port");
+  const int n = impl_->options.threads > 0
+                    ? impl_->options.threads
+                    : std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+  for (int i = 0; i < n; ++i) {
+    // Not concurrency hint 1: a helper thread may run the loop too, and with that hint
+    // Asio does not wake a waiting thread when the other leaves the reactor to it.
+    impl_->loops.push_back(std::make_unique<asio::io_context>());
+    impl_->keep_running.push_back(asio::make_work_guard(*impl_->loops.back()));
+  }
+  impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->loops[0]);
+  auto& acceptor = *impl_->acceptor;
+  const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Error("cannot listen on " + listen + ": " + ec.message());
+  const auto bound = acceptor.local_endpoint();
+  impl_->accept();
+  for (auto& loop : impl_->loops) impl_->threads.emplace_back([l = loop.get()] { l->run(); });
+  return bound.address().to_string() + ":" + std::to_string(bound.port());
+}
+
+int HttpServer::shutdown() {
+  Impl& s = *impl_;
+  s.router.drain();
+  asio::post(*s.loops[0], [&s] {
+    beast::error_code ec;
+    s.acceptor->close(ec);
+  });
+  const int still_running = s.router.waitForCalls(s.options.grace_period);
+  std::vector<std::shared_ptr<Session>> open;
+  {
+    std::lock_guard lock(s.mu);
+    for (auto& w : s.sessions) {
+      if (auto session = w.lock()) open.push_back(std::move(session));
+    }
+  }
+  for (auto& session : open) session->close();  // idle ones; the others close after answering
+  open.clear();
+  // Let the last answers go out, then stop the I/O threads.
+  for (int i = 0; i < 50; ++i) {
+    bool any = false;
+    {
+      std::lock_guard lock(s.mu);
+      for (auto& w : s.sessions) any = any || !w.expired();
+    }
+    if (!any || still_running > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (auto& loop : s.loops) loop->stop();
+  s.helpers.stopAll();
+  for (auto& t : s.threads) {
+    if (still_running > 0) {
+      t.detach();  // a call that ignored its deadline still runs on it
+    } else {
+      t.join();
+    }
+  }
+  s.threads.clear();
+  return still_running;
+}
+
+Expected<std::string> readTokenFile(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return Error(file.string() + ": cannot read the token file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string token = buf.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) return Error(file.string() + ": the token file is empty");
+  return token;
+}
+
+}  // namespace plugboard::core

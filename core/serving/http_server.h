@@ -1,0 +1,71 @@
+// core/serving/http_server.h: `plugboard serve`, Argo's executor-plugin HTTP protocol and the
+// runtime's own endpoints, on Boost.Beast.
+//
+//   POST /api/v1/template.execute   ExecuteTemplateArgs -> ExecuteTemplateReply; `{}` when
+//                                   no hosted plugin handles the template
+//   POST /api/v1/<other>            404 (Argo then stops calling that method)
+//   GET  /api/v1/plugins            the catalog with per-plugin state and counters
+//   POST /api/v1/plugins/<name>/<rpc>  a direct call; the body is the args
+//   GET  /healthz, /readyz, /metrics   liveness, readiness, Prometheus text
+//
+// HTTP/1.1 with keep-alive on Asio's event loops, run by a few I/O threads that also run
+// the plugin calls of the requests they read; one watcher enforces the calls' deadlines.
+// What each request is answered is decided by core/serving/http_router.h, without sockets.
+// With a token, /api/v1/* needs "Authorization: Bearer <token>" (403 otherwise). Bad
+// JSON or shape: 400 with {"error": ...}; a body over the limit: 413; during shutdown:
+// 503. Idle connections are closed after `idle_timeout`.
+//
+// Thread-safety: start() and shutdown() from one thread; everything else is internal.
+// A call that ignores its deadline keeps its I/O thread; so do that many slow calls at
+// once (raise `threads` for plugins that take long).
+#ifndef PLUGBOARD_CORE_SERVING_HTTP_SERVER_H_
+#define PLUGBOARD_CORE_SERVING_HTTP_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "core/base/defaults.h"
+#include "core/base/duration.h"
+#include "core/base/expected.h"
+#include "core/routing/live_runtime.h"
+
+namespace plugboard::core {
+
+struct ServerOptions {
+  std::string listen{defaults::kListen};  // host:port; port 0 picks a free one
+  std::string token;                      // empty: no authentication
+  std::size_t body_limit = defaults::kBodyLimit;
+  Millis default_timeout = defaults::kTimeout;
+  Millis poll_interval = defaults::kPollInterval;
+  Millis grace_period = defaults::kGracePeriod;
+  Millis idle_timeout = defaults::kIdleTimeout;
+  int threads = defaults::kWorkers;  // I/O threads, which also run the calls; 0: max(4, 2 x cores)
+};
+
+class HttpServer {
+ public:
+  // REQUIRES: `runtime` outlives the server.
+  HttpServer(LiveRuntime& runtime, ServerOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds and starts accepting. Returns the bound "host:port".
+  Expected<std::string> start();
+  // Stops accepting, answers 503 to new requests, lets calls in flight finish within the
+  // grace period, closes every connection. Returns the number of calls still running
+  // when the grace period ended.
+  int shutdown();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads a bearer token file (Argo mounts one at /var/run/argo/token); trailing
+// whitespace is dropped.
+Expected<std::string> readTokenFile(const std::filesystem::path& file);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_SERVING_HTTP_SERVER_H_

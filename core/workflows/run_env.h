@@ -1,0 +1,71 @@
+// core/workflows/run_env.h: the runner's clock and workers, behind an interface (as LevelDB's Env),
+// so that tests can run workflows on a virtual clock.
+//
+// The runner asks now() for the time, hands each blocking plugin call to execute(), and
+// between events sleeps in waitUntil(): until a call it handed over returns, wake() is
+// called, or a timer of its own is due. It never sleeps on a thread of its own for a
+// requeue or a retry.
+//
+// WorkerPoolEnv is the production environment: the steady clock and a pool of `workers`
+// threads, started on the first call (so that constructing one starts no thread) and
+// reused for every call. A call the runner gives up on
+// (abandon(): it ignored its cancellation) keeps its thread, so the pool adds one in its
+// place; threads beyond `workers` that fall idle end. The pool is not joined on a call
+// that is still running when it is destroyed: that thread is detached and ends when the
+// call returns (the CLI exits without waiting for it).
+//
+// Thread-safety: now() and wake() may be called from any thread; execute(), abandon() and
+// waitUntil() from the scheduling thread only.
+#ifndef PLUGBOARD_CORE_WORKFLOWS_RUN_ENV_H_
+#define PLUGBOARD_CORE_WORKFLOWS_RUN_ENV_H_
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+namespace plugboard::core {
+
+class RunEnv {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using TimePoint = Clock::time_point;
+
+  virtual ~RunEnv() = default;
+  virtual TimePoint now() = 0;
+  // Runs `call` on a worker. When it returns, a waitUntil() in progress (or the next one)
+  // returns.
+  virtual void execute(std::function<void()> call) = 0;
+  // One call handed to execute() that has not returned will not be waited for: it must
+  // not hold back later calls.
+  virtual void abandon() = 0;
+  // Makes a waitUntil() in progress, or the next one, return.
+  virtual void wake() = 0;
+  // Returns when a call returned or wake() was called since the last return, or when
+  // now() >= `until`; possibly earlier.
+  virtual void waitUntil(TimePoint until) = 0;
+};
+
+class WorkerPoolEnv final : public RunEnv {
+ public:
+  explicit WorkerPoolEnv(int workers);
+  ~WorkerPoolEnv() override;
+  WorkerPoolEnv(const WorkerPoolEnv&) = delete;
+  WorkerPoolEnv& operator=(const WorkerPoolEnv&) = delete;
+
+  TimePoint now() override { return Clock::now(); }
+  void execute(std::function<void()> call) override;
+  void abandon() override;
+  void wake() override;
+  void waitUntil(TimePoint until) override;
+
+  // Threads in the pool now (for tests).
+  int threads() const;
+
+ private:
+  struct Pool;
+  std::shared_ptr<Pool> pool_;  // shared with the threads, which may outlive this object
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_WORKFLOWS_RUN_ENV_H_

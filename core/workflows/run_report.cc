@@ -1,0 +1,129 @@
+#include "core/workflows/run_report.h"
+
+#include <algorithm>
+
+#include "core/base/text.h"
+
+namespace plugboard::core {
+
+std::string_view stepPhaseName(StepPhase phase) {
+  switch (phase) {
+    case StepPhase::kPending:
+      return "Pending";
+    case StepPhase::kRunning:
+      return "Running";
+    case StepPhase::kSucceeded:
+      return "Succeeded";
+    case StepPhase::kFailed:
+      return "Failed";
+    case StepPhase::kError:
+      return "Error";
+    case StepPhase::kSkipped:
+      return "Skipped";
+    case StepPhase::kCancelled:
+      return "Cancelled";
+  }
+  return "Error";
+}
+
+bool isTerminal(StepPhase phase) {
+  return phase != StepPhase::kPending && phase != StepPhase::kRunning;
+}
+
+Millis StepStatus::elapsed(std::chrono::steady_clock::time_point now) const {
+  if (!started) return Millis(0);
+  return std::chrono::duration_cast<Millis>((finished ? *finished : now) - *started);
+}
+
+Json StepStatus::toJson() const {
+  return {{"id", id},
+          {"phase", stepPhaseName(phase)},
+          {"message", message},
+          {"outputs", outputs},
+          {"attempts", attempts},
+          {"calls", calls},
+          {"plugin", plugin},
+          {"duration_ms", elapsed().count()}};
+}
+
+bool RunReport::succeeded() const {
+  return !cancelled && std::all_of(steps.begin(), steps.end(), [](const StepStatus& s) {
+    return s.phase == StepPhase::kSucceeded;
+  });
+}
+
+Json RunReport::toJson() const {
+  Json steps_json = Json::array();
+  for (const auto& s : steps) steps_json.push_back(s.toJson());
+  return {{"workflow", workflow},         {"succeeded", succeeded()},
+          {"cancelled", cancelled},       {"duration_ms", duration.count()},
+          {"abandoned_calls", abandoned}, {"steps", steps_json}};
+}
+
+namespace {
+
+std::string quoted(const std::string& text) {
+  std::string out;
+  appendJsonString(out, text);
+  return out;
+}
+
+// Appends `value` as dump(2) writes it `depth` levels deep.
+void appendNested(std::string& out, const Json& value, int depth) {
+  const bool object = value.is_object();
+  if (!value.is_structured() || value.empty()) {
+    if (value.is_string()) {
+      appendJsonString(out, value.get_ref<const std::string&>());
+    } else {
+      out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+    return;
+  }
+  const std::string indent(2 * depth + 2, ' ');
+  out += object ? "{\n" : "[\n";
+  bool first = true;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (!first) out += ",\n";
+    first = false;
+    out += indent;
+    if (object) {
+      appendJsonString(out, it.key());
+      out += ": ";
+    }
+    appendNested(out, *it, depth + 1);
+  }
+  out += "\n" + std::string(2 * depth, ' ') + (object ? "}" : "]");
+}
+
+}  // namespace
+
+void RunReport::writeJson(std::FILE* out) const {
+  // Members in nlohmann's order (sorted by name), as toJson().dump(2) writes them.
+  std::string text = "{\n  \"abandoned_calls\": " + std::to_string(abandoned) +
+                     ",\n  \"cancelled\": " + (cancelled ? "true" : "false") +
+                     ",\n  \"duration_ms\": " + std::to_string(duration.count()) +
+                     ",\n  \"steps\": " + (steps.empty() ? "[]" : "[");
+  const auto now = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const StepStatus& s = steps[i];
+    text += i == 0 ? "\n    {\n" : ",\n    {\n";
+    text += "      \"attempts\": " + std::to_string(s.attempts) + ",\n";
+    text += "      \"calls\": " + std::to_string(s.calls) + ",\n";
+    text += "      \"duration_ms\": " + std::to_string(s.elapsed(now).count()) + ",\n";
+    text += "      \"id\": " + quoted(s.id) + ",\n";
+    text += "      \"message\": " + quoted(s.message) + ",\n";
+    text += "      \"outputs\": ";
+    appendNested(text, s.outputs, 3);
+    text += ",\n";
+    text += "      \"phase\": \"" + std::string(stepPhaseName(s.phase)) + "\",\n";
+    text += "      \"plugin\": " + quoted(s.plugin) + "\n    }";
+    std::fwrite(text.data(), 1, text.size(), out);
+    text.clear();
+  }
+  if (!steps.empty()) text += "\n  ]";
+  text += std::string(",\n  \"succeeded\": ") + (succeeded() ? "true" : "false") +
+          ",\n  \"workflow\": " + quoted(workflow) + "\n}";
+  std::fwrite(text.data(), 1, text.size(), out);
+}
+
+}  // namespace plugboard::core

@@ -1,0 +1,58 @@
+// core/workflows/run_report.h: what a workflow run reports: each step's phase, message, outputs and
+// counts, and the run's outcome (core/workflows/runner.h produces it; `plugboard run` prints it).
+//
+// Value types; thread-compatible.
+#ifndef PLUGBOARD_CORE_WORKFLOWS_RUN_REPORT_H_
+#define PLUGBOARD_CORE_WORKFLOWS_RUN_REPORT_H_
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/duration.h"
+
+namespace plugboard::core {
+
+using Json = nlohmann::json;
+
+enum class StepPhase { kPending, kRunning, kSucceeded, kFailed, kError, kSkipped, kCancelled };
+std::string_view stepPhaseName(StepPhase phase);
+bool isTerminal(StepPhase phase);
+
+struct StepStatus {
+  std::string id;
+  StepPhase phase = StepPhase::kPending;
+  std::string message;
+  Json outputs = Json::object();
+  int attempts = 0;    // attempts started
+  int calls = 0;       // plugin calls made, requeues included
+  std::string plugin;  // name@version that answered the last call
+  std::optional<std::chrono::steady_clock::time_point> started, finished;
+
+  Millis elapsed(
+      std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now()) const;
+  Json toJson() const;
+};
+
+struct RunReport {
+  std::string workflow;
+  std::vector<StepStatus> steps;  // in file order
+  bool cancelled = false;
+  int abandoned = 0;
+  Millis duration{0};
+
+  bool succeeded() const;
+  Json toJson() const;
+  // Writes toJson().dump(2) to `out`, a step at a time: the report's JSON is never held
+  // in memory whole. Text that is not UTF-8 is written with U+FFFD in its place.
+  void writeJson(std::FILE* out) const;
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_WORKFLOWS_RUN_REPORT_H_

@@ -1,0 +1,54 @@
+// core/workflows/substitution.h: ${...} references in workflow args.
+//
+// A string in a step's args may hold references:
+//   ${inputs.X}                               a workflow input
+//   ${workflow.name}                          the workflow's name
+//   ${steps.ID.outputs.parameters.NAME}       an output parameter of an earlier step
+// "$${" stands for a literal "${". A string that is exactly one reference to an input
+// takes the input's value with its type; every other reference is spliced in as text.
+// Value types and free functions; thread-safe.
+#ifndef PLUGBOARD_CORE_WORKFLOWS_SUBSTITUTION_H_
+#define PLUGBOARD_CORE_WORKFLOWS_SUBSTITUTION_H_
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/expected.h"
+
+namespace plugboard::core {
+
+using Json = nlohmann::json;
+
+struct Reference {
+  enum class Kind { kInput, kWorkflowName, kStepOutput };
+  Kind kind;
+  std::string input;   // kInput
+  std::string step;    // kStepOutput
+  std::string output;  // kStepOutput
+  std::string text;    // as written, e.g. "${inputs.who}"
+};
+
+// Every reference in every string of `value`; an error for malformed syntax
+// ("${" without "}", an unknown root, a wrong shape).
+Expected<std::vector<Reference>> findReferences(const Json& value);
+
+struct SubstitutionContext {
+  std::string workflow_name;
+  Json inputs = Json::object();                // input name -> value
+  std::map<std::string, Json> step_parameters;  // step id -> outputs.parameters object
+};
+
+// `value` with every reference replaced. Errors name the reference that cannot be
+// resolved (e.g. an output the step did not produce).
+Expected<Json> substitute(const Json& value, const SubstitutionContext& context);
+
+// True for a string holding a reference to a step output (not known before the run).
+bool refersToStepOutput(const Json& value);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_WORKFLOWS_SUBSTITUTION_H_

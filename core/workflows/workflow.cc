@@ -1,0 +1,399 @@
+#include "core/workflows/workflow.h"
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <unordered_map>
+
+#include <toml++/toml.h>
+
+#include "core/manifests/manifest.h"
+#include "core/workflows/substitution.h"
+#include "core/base/toml_json.h"
+
+namespace plugboard::core {
+namespace {
+
+SourcePos posOf(const toml::source_region& src) {
+  return {static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
+}
+
+bool isValidStepId(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string file) : file_(std::move(file)) {}
+
+  // `owned`, when set, holds `text` and is freed once the TOML is parsed.
+  LoadedWorkflow parse(std::string_view text, std::string* owned = nullptr) {
+    LoadedWorkflow result;
+    toml::table root;
+    try {
+      root = toml::parse(text, file_);
+      if (owned != nullptr) std::string().swap(*owned);
+    } catch (const toml::parse_error& e) {
+      problem(posOf(e.source()), "", "TOML syntax error: " + std::string(e.description()));
+      result.problems = std::move(problems_);
+      return result;
+    }
+    Workflow wf;
+    wf.file = file_;
+    for (auto&& [key, node] : root) {
+      const std::string k(key.str());
+      if (k == "name") {
+        wf.name = string(node, "", "name");
+      } else if (k == "description") {
+        wf.description = string(node, "", "description");
+      } else if (k == "inputs") {
+        parseInputs(node, wf);
+      } else if (k == "steps") {
+        parseSteps(node, wf);
+      } else {
+        problem(posOf(key.source()), "", "unknown key '" + k + "' (expected name, description, inputs, steps)");
+      }
+    }
+    if (wf.name.empty() && !root.contains("name")) problem({1, 1}, "", "the workflow has no 'name'");
+    if (wf.steps.empty() && !root.contains("steps")) {
+      problem({1, 1}, "", "the workflow has no steps; add at least one [[steps]] table");
+    }
+    checkGraph(wf);
+    result.workflow = std::move(wf);
+    result.problems = std::move(problems_);
+    return result;
+  }
+
+ private:
+  void problem(SourcePos pos, const std::string& step, std::string message) {
+    problems_.push_back({file_, pos, step, std::move(message)});
+  }
+
+  std::string string(const toml::node& node, const std::string& step, const std::string& key) {
+    if (const auto* s = node.as_string()) return s->get();
+    problem(posOf(node.source()), step, "'" + key + "' must be a string");
+    return {};
+  }
+
+  std::optional<Millis> duration(const toml::node& node, const std::string& step,
+                                 const std::string& key) {
+    if (const auto* i = node.as_integer()) {
+      if (i->get() >= 0) return Millis(i->get() * 1000);
+    } else if (const auto* s = node.as_string()) {
+      auto d = parseDuration(s->get());
+      if (d) return *d;
+      problem(posOf(node.source()), step, "'" + key + "': " + d.error().message());
+      return std::nullopt;
+    }
+    problem(posOf(node.source()), step,
+            "'" + key + "' must be a duration such as \"30s\" or a number of seconds");
+    return std::nullopt;
+  }
+
+  void parseInputs(const toml::node& node, Workflow& wf) {
+    const auto* table = node.as_table();
+    if (table == nullptr) {
+      problem(posOf(node.source()), "", "'inputs' must be a table of input names");
+      return;
+    }
+    for (auto&& [key, value] : *table) {
+      WorkflowInput input;
+      input.name = std::string(key.str());
+      input.pos = posOf(key.source());
+      if (!isValidStepId(input.name)) {
+        problem(input.pos, "", "input name '" + input.name + "' must use letters, digits, '_' and '-'");
+      }
+      if (const auto* t = value.as_table()) {
+        for (auto&& [k, v] : *t) {
+          const std::string member(k.str());
+          if (member == "default") {
+            input.default_value = tomlToJson(v);
+          } else if (member == "description") {
+            input.description = string(v, "", "inputs." + input.name + ".description");
+          } else {
+            problem(posOf(k.source()), "", "input '" + input.name + "': unknown key '" + member +
+                                               "' (expected default, description)");
+          }
+        }
+      } else {
+        input.default_value = tomlToJson(value);
+      }
+      wf.inputs.push_back(std::move(input));
+    }
+    // toml++ keeps a table's keys sorted; list the inputs in file order.
+    std::sort(wf.inputs.begin(), wf.inputs.end(), [](const WorkflowInput& a, const WorkflowInput& b) {
+      return std::pair(a.pos.line, a.pos.column) < std::pair(b.pos.line, b.pos.column);
+    });
+  }
+
+  // Each step's TOML is freed once parsed, so that a large file is not held twice.
+  void parseSteps(toml::node& node, Workflow& wf) {
+    auto* array = node.as_array();
+    if (array == nullptr || !array->is_array_of_tables()) {
+      problem(posOf(node.source()), "", "'steps' must be an array of tables: write each step as [[steps]]");
+      return;
+    }
+    wf.steps.reserve(array->size());
+    index_.reserve(array->size());
+    for (auto&& element : *array) {
+      const auto& table = *element.as_table();
+      WorkflowStep step;
+      step.pos = posOf(table.source());
+      if (auto id = table["id"]; id) {
+        step.id = string(*id.node(), "", "id");
+        if (!step.id.empty() && !isValidStepId(step.id)) {
+          problem(posOf(id.node()->source()), step.id, "step id must use letters, digits, '_' and '-'");
+        }
+      } else {
+        problem(step.pos, "", "a step has no 'id'");
+      }
+      const bool repeated = !step.id.empty() && index_.count(step.id) > 0;
+      if (repeated) problem(step.pos, step.id, "another step already has the id '" + step.id + "'");
+      parseStep(table, step);
+      wf.steps.push_back(std::move(step));
+      index_.emplace(wf.steps.back().id, wf.steps.size() - 1);  // the reserve keeps it in place
+      element.as_table()->clear();
+    }
+  }
+
+  void parseStep(const toml::table& table, WorkflowStep& step) {
+    const std::string& id = step.id;
+    bool has_plugin = false;
+    for (auto&& [key, node] : table) {
+      const std::string k(key.str());
+      const SourcePos pos = posOf(node.source());
+      if (k == "id") {
+        continue;
+      } else if (k == "plugin") {
+        has_plugin = true;
+        const std::string spec = string(node, id, k);
+        const auto at = spec.find('@');
+        step.plugin = spec.substr(0, at);
+        if (at != std::string::npos) step.version = spec.substr(at + 1);
+        if (!spec.empty() && (!isValidPluginName(step.plugin) ||
+                              (at != std::string::npos && step.version.empty()))) {
+          problem(pos, id, "'plugin' must be NAME or NAME@VERSION, got '" + spec + "'");
+        }
+      } else if (k == "rpc") {
+        step.rpc = string(node, id, k);
+      } else if (k == "args") {
+        step.args = tomlToJson(node);
+      } else if (k == "depends") {
+        const auto* deps = node.as_array();
+        if (deps == nullptr) {
+          problem(pos, id, "'depends' must be an array of step ids");
+          continue;
+        }
+        for (auto&& d : *deps) step.depends.push_back(string(d, id, "depends"));
+      } else if (k == "timeout") {
+        step.timeout = duration(node, id, k);
+      } else if (k == "retry") {
+        parseRetry(node, step);
+      } else if (k == "poll") {
+        if (const auto* b = node.as_boolean()) {
+          step.poll = b->get();
+        } else {
+          problem(pos, id, "'poll' must be true or false");
+        }
+      } else if (k == "deploy") {
+        step.deploy_pos = pos;
+        if (const auto* s = node.as_string()) {
+          step.deployer = s->get();
+          if (step.deployer.empty()) problem(pos, id, "'deploy' names no deployer");
+        } else if (const auto* t = node.as_table()) {
+          Json options = tomlToJson(*t);
+          if (auto d = options.find("deployer"); d != options.end() && d->is_string()) {
+            step.deployer = d->get<std::string>();
+            options.erase("deployer");
+            step.deploy_options = std::move(options);
+          } else {
+            problem(pos, id, "'deploy' as a table needs 'deployer = \"NAME\"'");
+          }
+        } else {
+          problem(pos, id, "'deploy' must be a deployer name or a table { deployer = \"NAME\", options... }");
+        }
+      } else if (k == "description") {
+        string(node, id, k);
+      } else {
+        problem(posOf(key.source()), id,
+                "unknown key '" + k +
+                    "' (expected id, plugin, rpc, args, depends, timeout, retry, poll, deploy, description)");
+      }
+    }
+    if (!has_plugin) problem(step.pos, id, "the step has no 'plugin'");
+    auto refs = findReferences(step.args);
+    if (!refs) problem(step.pos, id, "args: " + refs.error().message());
+  }
+
+  void parseRetry(const toml::node& node, WorkflowStep& step) {
+    const auto* t = node.as_table();
+    if (t == nullptr) {
+      problem(posOf(node.source()), step.id, "'retry' must be a table: retry = { limit = 2, backoff = \"1s\" }");
+      return;
+    }
+    for (auto&& [key, v] : *t) {
+      const std::string k(key.str());
+      if (k == "limit") {
+        const auto* i = v.as_integer();
+        if (i == nullptr || i->get() < 0 || i->get() > 1000) {
+          problem(posOf(v.source()), step.id, "'retry.limit' must be an integer from 0 to 1000");
+        } else {
+          step.retry.limit = static_cast<int>(i->get());
+        }
+      } else if (k == "backoff") {
+        if (auto d = duration(v, step.id, "retry.backoff")) step.retry.backoff = *d;
+      } else if (k == "factor") {
+        auto f = v.value<double>();
+        if (!f || *f < 1) {
+          problem(posOf(v.source()), step.id, "'retry.factor' must be a number of at least 1");
+        } else {
+          step.retry.factor = *f;
+        }
+      } else {
+        problem(posOf(key.source()), step.id, "unknown key 'retry." + k + "' (expected limit, backoff, factor)");
+      }
+    }
+  }
+
+  // Costs O(steps + dependencies + references) for any shape of graph.
+  void checkGraph(const Workflow& wf) {
+    const auto& index = index_;
+    std::set<std::string> input_names;
+    for (const auto& i : wf.inputs) input_names.insert(i.name);
+
+    // Dependencies by index; unknown ones and self-dependencies are reported and left out.
+    std::vector<std::vector<std::size_t>> deps(wf.steps.size());
+    for (std::size_t i = 0; i < wf.steps.size(); ++i) {
+      const WorkflowStep& s = wf.steps[i];
+      for (const auto& d : s.depends) {
+        auto it = index.find(d);
+        if (it == index.end()) problem(s.pos, s.id, "depends on unknown step '" + d + "'");
+        if (d == s.id) problem(s.pos, s.id, "depends on itself");
+        if (it != index.end() && d != s.id) deps[i].push_back(it->second);
+      }
+    }
+    checkCycles(wf, deps);
+
+    // References: inputs must exist; a step's output may be used only by its dependents.
+    std::vector<std::size_t> seen(wf.steps.size(), 0);  // upstream(): last search that saw it
+    std::size_t search = 0;
+    for (std::size_t i = 0; i < wf.steps.size(); ++i) {
+      const WorkflowStep& s = wf.steps[i];
+      auto refs = findReferences(s.args);
+      if (!refs) continue;  // reported by parseStep
+      for (const auto& r : *refs) {
+        if (r.kind == Reference::Kind::kInput && !input_names.count(r.input)) {
+          problem(s.pos, s.id, r.text + ": the workflow has no input '" + r.input + "'");
+        } else if (r.kind == Reference::Kind::kStepOutput) {
+          auto it = index.find(r.step);
+          if (it == index.end()) {
+            problem(s.pos, s.id, r.text + ": there is no step '" + r.step + "'");
+          } else if (!upstream(deps, i, it->second, seen, ++search)) {
+            problem(s.pos, s.id, r.text + ": step '" + s.id + "' does not depend on '" + r.step +
+                                     "'; add it to depends");
+          }
+        }
+      }
+    }
+  }
+
+  // Depth-first search on an explicit stack (a chain of any length is fine), reporting
+  // each cycle once with its path.
+  void checkCycles(const Workflow& wf, const std::vector<std::vector<std::size_t>>& deps) {
+    enum : char { kNew, kOnPath, kDone };
+    std::vector<char> state(wf.steps.size(), kNew);
+    std::vector<std::pair<std::size_t, std::size_t>> path;  // step, next dependency
+    for (std::size_t root = 0; root < wf.steps.size(); ++root) {
+      if (state[root] != kNew) continue;
+      state[root] = kOnPath;
+      path.emplace_back(root, 0);
+      while (!path.empty()) {
+        auto& [i, next] = path.back();
+        if (next == deps[i].size()) {
+          state[i] = kDone;
+          path.pop_back();
+          continue;
+        }
+        const std::size_t d = deps[i][next++];
+        if (state[d] == kOnPath) {
+          std::string cycle;
+          auto from =
+              std::find_if(path.begin(), path.end(), [&](const auto& p) { return p.first == d; });
+          for (auto p = from; p != path.end(); ++p) cycle += wf.steps[p->first].id + " -> ";
+          const WorkflowStep& s = wf.steps[i];
+          problem(s.pos, s.id, "dependency cycle: " + cycle + wf.steps[d].id);
+        } else if (state[d] == kNew) {
+          state[d] = kOnPath;
+          path.emplace_back(d, 0);  // invalidates i and next
+        }
+      }
+    }
+  }
+
+  // Whether `target` is among the dependencies of `from`, directly or through others.
+  // `seen` marks the steps this `search` visited.
+  static bool upstream(const std::vector<std::vector<std::size_t>>& deps, std::size_t from,
+                       std::size_t target, std::vector<std::size_t>& seen, std::size_t search) {
+    const auto& direct = deps[from];
+    if (std::find(direct.begin(), direct.end(), target) != direct.end()) return true;
+    std::vector<std::size_t> todo(direct.begin(), direct.end());
+    while (!todo.empty()) {
+      const std::size_t i = todo.back();
+      todo.pop_back();
+      if (i == target) return true;
+      if (seen[i] == search) continue;
+      seen[i] = search;
+      todo.insert(todo.end(), deps[i].begin(), deps[i].end());
+    }
+    return false;
+  }
+
+  std::string file_;
+  std::vector<WorkflowProblem> problems_;
+  std::unordered_map<std::string_view, std::size_t> index_;  // step ids: the first with each
+};
+
+}  // namespace
+
+const WorkflowStep* Workflow::step(const std::string& id) const {
+  for (const auto& s : steps) {
+    if (s.id == id) return &s;
+  }
+  return nullptr;
+}
+
+std::string WorkflowProblem::oneLine() const {
+  std::string out = file;
+  if (pos.line > 0) out += ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column);
+  out += ": ";
+  if (!step.empty()) out += "step '" + step + "': ";
+  return out + message;
+}
+
+LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label) {
+  return Parser(file_label).parse(text);
+}
+
+LoadedWorkflow loadWorkflow(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    LoadedWorkflow result;
+    result.problems.push_back({file.string(), {}, "", "cannot read the workflow file"});
+    return result;
+  }
+  std::string text;
+  std::error_code size_error;
+  if (auto size = std::filesystem::file_size(file, size_error); !size_error) text.reserve(size);
+  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return Parser(file.string()).parse(text, &text);
+}
+
+}  // namespace plugboard::core

@@ -1,0 +1,93 @@
+// core/workflows/workflow.h: workflow files (TOML), parsed and checked before anything runs.
+//
+// The format is documented in docs/workflows.md. loadWorkflow() checks what the file
+// alone can tell: TOML syntax, unknown keys, types, duplicate step ids, unknown
+// dependencies, cycles, reference syntax and references to unknown inputs or to steps a
+// step does not depend on; checkWorkflow() (core/workflows/workflow_check.h) adds what needs the
+// installed plugins. Every problem names the file, line, column and step. Value types;
+// thread-safe.
+#ifndef PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_H_
+#define PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_H_
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/duration.h"
+#include "core/base/expected.h"
+
+namespace plugboard::core {
+
+using Json = nlohmann::json;
+
+struct SourcePos {
+  int line = 0;
+  int column = 0;
+};
+
+struct RetryPolicy {
+  int limit = 0;         // extra attempts after the first
+  Millis backoff{1000};  // delay before the first retry
+  double factor = 2.0;   // each later delay is the previous one times this
+};
+
+struct WorkflowStep {
+  std::string id;
+  std::string plugin;   // the key as written, without "@version"
+  std::string version;  // empty: the highest installed
+  std::string rpc = "template.execute";
+  Json args;  // may hold ${...} references
+  std::vector<std::string> depends;
+  std::optional<Millis> timeout;
+  RetryPolicy retry;
+  bool poll = false;  // allow polling when `plugin` names no installed plugin
+  // `deploy = "process"` or `deploy = { deployer = "process", memory = "256M" }`: the
+  // deployer that runs this step's plugin, and its options. Empty: the default order.
+  std::string deployer;
+  Json deploy_options = Json::object();
+  SourcePos deploy_pos;
+  SourcePos pos;
+};
+
+struct WorkflowInput {
+  std::string name;
+  std::optional<Json> default_value;  // none: the input is required
+  std::string description;
+  SourcePos pos;
+};
+
+struct Workflow {
+  std::string name;
+  std::string description;
+  std::filesystem::path file;
+  std::vector<WorkflowInput> inputs;
+  std::vector<WorkflowStep> steps;
+
+  const WorkflowStep* step(const std::string& id) const;
+};
+
+struct WorkflowProblem {
+  std::string file;
+  SourcePos pos;
+  std::string step;  // empty when the problem is not about one step
+  std::string message;
+  // "file:line:column: step 'id': message"
+  std::string oneLine() const;
+};
+
+struct LoadedWorkflow {
+  std::optional<Workflow> workflow;  // set when the file parsed, even with problems
+  std::vector<WorkflowProblem> problems;
+  bool ok() const { return workflow.has_value() && problems.empty(); }
+};
+
+LoadedWorkflow loadWorkflow(const std::filesystem::path& file);
+LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_H_

@@ -1,0 +1,164 @@
+// checkWorkflow() and resolveInputs(): the workflow checks that need installed plugins or
+// the user's parameters.
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/workflows/schema.h"
+#include "core/workflows/substitution.h"
+#include "core/base/text.h"
+#include "core/workflows/workflow_check.h"
+
+namespace plugboard::core {
+namespace {
+
+// `value` with every reference that is known before the run (inputs, workflow name)
+// replaced; strings that refer to step outputs stay as they are.
+Json substituteKnown(const Json& value, const SubstitutionContext& ctx) {
+  if (value.is_string()) {
+    if (refersToStepOutput(value)) return value;
+    auto r = substitute(value, ctx);
+    return r ? *r : value;
+  }
+  if (value.is_structured()) {
+    Json out = value;
+    for (auto& item : out) item = substituteKnown(item, ctx);
+    return out;
+  }
+  return value;
+}
+
+const Json* declared(const CatalogEntry& entry, const std::string& rpc, const char* which) {
+  const Json& schemas = entry.manifest.schemas;
+  auto s = schemas.find(rpc);
+  if (s == schemas.end()) return nullptr;
+  auto w = s->find(which);
+  return w == s->end() || !w->is_object() ? nullptr : &*w;
+}
+
+}  // namespace
+
+std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& catalog,
+                                           const Json& inputs, const Launcher* launcher) {
+  std::vector<WorkflowProblem> problems;
+  const std::string file = wf.file.string();
+  std::vector<std::string> installed;
+  for (const auto& e : catalog.entries()) installed.push_back(e.manifest.name);
+  SubstitutionContext ctx{wf.name, inputs, {}};
+  std::unordered_map<std::string_view, const WorkflowStep*> by_id;
+  by_id.reserve(wf.steps.size());
+  for (const auto& step : wf.steps) by_id.emplace(step.id, &step);
+
+  for (const auto& step : wf.steps) {
+    auto report = [&](std::string message) {
+      problems.push_back({file, step.pos, step.id, std::move(message)});
+    };
+    const CatalogEntry* entry = catalog.find(step.plugin, step.version);
+    const PluginRef ref{step.plugin, step.version, step.deployer, step.deploy_options};
+    if (launcher != nullptr && !launcher->dispatched(ref, catalog)) {
+      auto target = launcher->place(ref, &catalog);
+      if (!target) {
+        problems.push_back({file, step.deployer.empty() ? step.pos : step.deploy_pos, step.id,
+                            target.error().message()});
+        continue;
+      }
+      if (entry == nullptr) continue;  // its manifest is read through its deployer when it runs
+    } else if (launcher == nullptr && !step.deployer.empty()) {
+      report("'deploy' needs deployers, and none are configured");
+      continue;
+    }
+    if (entry == nullptr) {
+      const std::string spec = step.plugin + (step.version.empty() ? "" : "@" + step.version);
+      if (!step.poll) {
+        report("no plugin '" + spec + "' is installed (installed: " + join(installed) +
+               "); to let the providers of '" + step.rpc + "' be polled instead, set poll = true");
+      } else if (catalog.providers(step.rpc).empty() && catalog.legacy().empty()) {
+        report("no plugin '" + spec + "' is installed and no plugin provides '" + step.rpc +
+               "' to be polled");
+      }
+      continue;
+    }
+    const Manifest& m = entry->manifest;
+    if (!m.legacy() && !m.providesRpc(step.rpc)) {
+      report("plugin '" + m.name + "' does not provide '" + step.rpc +
+             "'; it provides: " + join(m.provides));
+      continue;
+    }
+    if (const Json* schema = declared(*entry, step.rpc, "input")) {
+      for (auto& p :
+           checkSchema(substituteKnown(step.args, ctx), *schema, "args", refersToStepOutput)) {
+        report(p + " (schema of " + m.name + " " + step.rpc + ")");
+      }
+    }
+    // Outputs used from other steps must be ones their plugins declare, when they declare any.
+    auto refs = findReferences(step.args);
+    if (!refs) continue;
+    for (const auto& r : *refs) {
+      if (r.kind != Reference::Kind::kStepOutput) continue;
+      auto source_it = by_id.find(r.step);
+      if (source_it == by_id.end()) continue;
+      const WorkflowStep* source = source_it->second;
+      const CatalogEntry* producer = catalog.find(source->plugin, source->version);
+      if (producer == nullptr) continue;
+      const Json* output = declared(*producer, source->rpc, "output");
+      if (output == nullptr || !output->contains("properties")) continue;
+      if (!(*output)["properties"].contains(r.output)) {
+        std::vector<std::string> names;
+        for (const auto& [n, _] : (*output)["properties"].items()) names.push_back(n);
+        report(r.text + ": plugin '" + producer->manifest.name + "' outputs only " + join(names));
+      }
+    }
+  }
+  return problems;
+}
+
+Expected<Json> resolveInputs(const Workflow& wf, const std::map<std::string, std::string>& params) {
+  Json values = Json::object();
+  std::vector<std::string> names;
+  for (const auto& input : wf.inputs) names.push_back(input.name);
+  for (const auto& [name, text] : params) {
+    const WorkflowInput* input = nullptr;
+    for (const auto& i : wf.inputs) {
+      if (i.name == name) input = &i;
+    }
+    if (input == nullptr) {
+      return Error("--param " + name + ": the workflow has no input '" + name +
+                   "' (inputs: " + join(names) + ")");
+    }
+    const Json* def = input->default_value ? &*input->default_value : nullptr;
+    if (def != nullptr && def->is_number_integer()) {
+      char* end = nullptr;
+      errno = 0;
+      long long v = std::strtoll(text.c_str(), &end, 10);
+      if (text.empty() || *end != '\0' || errno != 0) {
+        return Error("--param " + name + "=" + text + ": expected an integer");
+      }
+      values[name] = v;
+    } else if (def != nullptr && def->is_number_float()) {
+      char* end = nullptr;
+      double v = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0')
+        return Error("--param " + name + "=" + text + ": expected a number");
+      values[name] = v;
+    } else if (def != nullptr && def->is_boolean()) {
+      if (text != "true" && text != "false") {
+        return Error("--param " + name + "=" + text + ": expected true or false");
+      }
+      values[name] = text == "true";
+    } else {
+      values[name] = text;
+    }
+  }
+  for (const auto& input : wf.inputs) {
+    if (values.contains(input.name)) continue;
+    if (!input.default_value) {
+      return Error("input '" + input.name + "' has no default: pass --param " + input.name +
+                   "=VALUE");
+    }
+    values[input.name] = *input.default_value;
+  }
+  return values;
+}
+
+}  // namespace plugboard::core

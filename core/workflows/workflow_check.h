@@ -1,0 +1,35 @@
+// core/workflows/workflow_check.h: what a workflow needs of the installed plugins and of the user's
+// parameters, checked before anything runs and without loading any plugin.
+//
+// checkWorkflow() reports unknown plugins, RPCs not provided, args against declared input
+// schemas, and references to outputs a plugin declares it does not produce. With a
+// launcher, each step that runs through a deployer of its own is placed too (nothing is
+// started): an unknown deployer, a deployer with no artifact for the plugin, or a bad
+// deployer option is a problem, and a plugin known only to the registry is not. Every
+// problem names the file, line, column and step. Thread-safe.
+#ifndef PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_CHECK_H_
+#define PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_CHECK_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/manifests/catalog.h"
+#include "core/launch/launcher.h"
+#include "core/workflows/workflow.h"
+
+namespace plugboard::core {
+
+// `inputs` are the resolved input values (resolveInputs()). `launcher` may be null: then a
+// step with `deploy` is a problem.
+std::vector<WorkflowProblem> checkWorkflow(const Workflow& workflow, const Catalog& catalog,
+                                           const Json& inputs, const Launcher* launcher = nullptr);
+
+// The input values: defaults overridden by `params` (text, converted to the default's
+// type). Errors for a param naming no input, a bad value, a required input left out.
+Expected<Json> resolveInputs(const Workflow& workflow,
+                             const std::map<std::string, std::string>& params);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_CHECK_H_
