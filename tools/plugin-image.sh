@@ -2,7 +2,7 @@
 # Makes a container image that serves one plugin .so over protocol v1 (the `container`
 # deployer runs it, docs/containers.md), without any image registry: a root file system
 # holding plugboard-host, the plugin and the shared libraries they need (found with ldd)
-# is imported with `podman import`.
+# is imported with `podman import` (tools/lib/rootfs.sh).
 #
 #   tools/plugin-image.sh PLUGIN.so IMAGE [--host PATH] [--add PROGRAM]... [--podman PATH]
 #
@@ -41,28 +41,18 @@ fi
 [ -n "$host" ] && [ -x "$host" ] || { echo "plugin-image: no plugboard-host (build it, or pass --host)" >&2; exit 2; }
 command -v "$podman" >/dev/null || { echo "plugin-image: podman not found (install the Debian package podman)" >&2; exit 2; }
 
-rootfs=$(mktemp -d)
-trap 'rm -rf "$rootfs"' EXIT
+# shellcheck source=tools/lib/rootfs.sh
+. "$root_dir/tools/lib/rootfs.sh"
+rootfs=$(rootfs_new)
+trap 'rootfs_cleanup "$rootfs"' EXIT
 name=$(basename "$plugin")
-mkdir -p "$rootfs/usr/bin" "$rootfs/plugin" "$rootfs/tmp"
-chmod 1777 "$rootfs/tmp"
-install -m 0755 "$host" "$rootfs/usr/bin/plugboard-host"
-install -m 0644 "$plugin" "$rootfs/plugin/$name"
+rootfs_install "$rootfs" 0755 "$host" /usr/bin/plugboard-host
+rootfs_install "$rootfs" 0644 "$plugin" "/plugin/$name"
 for program in "${adds[@]}"; do
-  install -m 0755 "$program" "$rootfs/usr/bin/$(basename "$program")"
+  rootfs_install "$rootfs" 0755 "$program" "/usr/bin/$(basename "$program")"
 done
-
-# The shared libraries of everything in the image, and the dynamic loader, at the paths
-# the loader looks for them (ldd prints them resolved on this machine).
-for binary in "$host" "$plugin" "${adds[@]}"; do
-  ldd "$binary" | grep -o '/[^ ]*' || true
-done | sort -u | while read -r lib; do
-  [ -e "$lib" ] || continue
-  mkdir -p "$rootfs$(dirname "$lib")"
-  cp -L "$lib" "$rootfs$lib"
-done
-
-tar -C "$rootfs" -c . | "$podman" import --quiet \
+rootfs_add_libraries "$rootfs" "$host" "$plugin" "${adds[@]}"
+rootfs_import "$rootfs" "$image" "$podman" \
   --change "CMD [\"/usr/bin/plugboard-host\", \"/plugin/$name\"]" \
-  --change "LABEL org.plugboard.plugin=$name" - "$image" >/dev/null
+  --change "LABEL org.plugboard.plugin=$name"
 echo "$image"

@@ -1,0 +1,49 @@
+# Shell functions that make a container image without any image registry: a root file
+# system in a temporary directory, holding programs and the shared libraries they need
+# (found with ldd, with the dynamic loader), imported with `podman import`. Sourced by
+# tools/plugin-image.sh and tools/argo/image.sh; every file in the image is owned by root.
+
+# rootfs_new: prints a new, empty root file system's directory (with /tmp, mode 1777).
+# The caller removes it (rootfs_cleanup).
+rootfs_new() {
+  local dir
+  dir=$(mktemp -d)
+  chmod 0755 "$dir"
+  mkdir -p "$dir/tmp" "$dir/usr/bin"
+  chmod 1777 "$dir/tmp"
+  echo "$dir"
+}
+
+rootfs_cleanup() { [ -n "${1:-}" ] && rm -rf "$1"; }
+
+# rootfs_install ROOTFS MODE FILE DEST: copies FILE to ROOTFS/DEST (a path in the image),
+# making its parent directories (mode 0755).
+rootfs_install() {
+  local rootfs=$1 mode=$2 file=$3 dest=$4
+  install -d -m 0755 "$rootfs$(dirname "$dest")"
+  install -m "$mode" "$file" "$rootfs$dest"
+}
+
+# rootfs_add_libraries ROOTFS BINARY...: the shared libraries of every BINARY, and the
+# dynamic loader, at the paths the loader looks for them (ldd prints them resolved on this
+# machine). Libraries a binary opens itself at run time (dlopen) are not seen.
+rootfs_add_libraries() {
+  local rootfs=$1 lib
+  shift
+  for binary in "$@"; do
+    ldd "$binary" | grep -o '/[^ ]*' || true
+  done | sort -u | while read -r lib; do
+    [ -e "$lib" ] || continue
+    install -d -m 0755 "$rootfs$(dirname "$lib")"
+    cp -L "$lib" "$rootfs$lib"
+  done
+}
+
+# rootfs_import ROOTFS IMAGE PODMAN [--change INSTRUCTION]...: imports ROOTFS as IMAGE,
+# every file owned by root (uid and gid 0) whoever runs this.
+rootfs_import() {
+  local rootfs=$1 image=$2 podman=$3
+  shift 3
+  tar -C "$rootfs" --owner=0 --group=0 --numeric-owner -c . |
+    "$podman" import --quiet "$@" - "$image" >/dev/null
+}
