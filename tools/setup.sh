@@ -10,7 +10,7 @@ packages=(
   libboost-dev libboost-program-options-dev
   libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
-  time
+  time curl
 )
 missing=()
 for p in "${packages[@]}"; do

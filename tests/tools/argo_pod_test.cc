@@ -1,0 +1,271 @@
+// Argo's agent pod, simulated with podman: the sidecar of tools/argo/plugin.yaml runs from
+// the image tools/argo/image.sh makes, with the user, port, resources and arguments read
+// from that manifest and a token made as Argo's agent makes it (32 characters, no newline,
+// owner 8737:0, mode 0440, in a directory of mode 0770, mounted read-only at
+// /var/run/argo). The agent is a second container sharing the first one's network
+// namespace, so both see one localhost as an agent pod's containers do. After every test
+// no container is left (podman ps -a).
+//
+// The images come from tests/support/make_argo_images.sh (a CTest fixture).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/argo.h"
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+#include "tests/support/subprocess.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+const char* const kClientImage = "localhost/plugboard-test/argo-client:latest";
+const char* const kNamePrefix = "plugboard-argo-";
+const char* const kContainer = "spec.sidecar.container.";
+// The flags these machines' podman needs (docs/containers.md).
+const std::vector<std::string> kPodman = {"podman", "--runtime", "runc", "--cgroup-manager",
+                                          "cgroupfs"};
+const std::vector<std::string> kLimits = {"--ulimit", "nofile=1024:1024", "--ulimit",
+                                          "nproc=4096:4096"};
+
+std::string trim(const std::string& s) {
+  const auto begin = s.find_first_not_of(' ');
+  if (begin == std::string::npos) return "";
+  return s.substr(begin, s.find_last_not_of(' ') - begin + 1);
+}
+
+std::string unquote(const std::string& s) {
+  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
+    return s.substr(1, s.size() - 2);
+  return s;
+}
+
+// The little YAML a manifest uses, as dotted paths to their values: `a.b: v` gives
+// {"a.b": ["v"]}; the items of a list under `a.b` are the values of "a.b", and a map item
+// `- k: v` gives "a.b.k". Block scalars (`|`) are skipped; flow collections stay text.
+std::map<std::string, std::vector<std::string>> readYaml(const std::string& text) {
+  std::map<std::string, std::vector<std::string>> out;
+  std::vector<std::pair<std::size_t, std::string>> keys;  // indentation, key
+  std::size_t block = std::string::npos;                  // inside a block scalar
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t indent = line.find_first_not_of(' ');
+    if (indent == std::string::npos) continue;
+    if (block != std::string::npos && indent > block) continue;
+    block = std::string::npos;
+    std::string body = line.substr(indent);
+    if (body[0] == '#') continue;
+    if (auto hash = body.find(" #"); hash != std::string::npos) body = trim(body.substr(0, hash));
+    while (!keys.empty() && keys.back().first >= indent) keys.pop_back();
+    std::string path;
+    for (const auto& [_, key] : keys) path += key + ".";
+    const bool item = body.rfind("- ", 0) == 0;
+    if (item) body = trim(body.substr(2));
+    const auto colon = body.find(": ");
+    const bool opens = body.back() == ':';
+    if (item && colon == std::string::npos) {
+      out[path.substr(0, path.size() - 1)].push_back(unquote(body));
+    } else if (opens && !item) {
+      keys.emplace_back(indent, body.substr(0, body.size() - 1));
+    } else if (colon != std::string::npos) {
+      const std::string value = trim(body.substr(colon + 2));
+      if (value == "|" || value == ">") {
+        block = indent;
+      } else {
+        out[path + body.substr(0, colon)].push_back(unquote(value));
+      }
+    }
+  }
+  return out;
+}
+
+// The one value at `path`, or "" (and a test failure when `required`).
+std::string one(const std::map<std::string, std::vector<std::string>>& yaml,
+                const std::string& path, bool required = true) {
+  auto it = yaml.find(path);
+  if (it == yaml.end() || it->second.size() != 1) {
+    if (required) ADD_FAILURE() << "plugin.yaml: no single value at " << path;
+    return "";
+  }
+  return it->second.front();
+}
+
+// Kubernetes quantities as podman takes them: memory 256Mi -> 256m, cpu 500m -> 0.5.
+std::string podmanMemory(const std::string& q) {
+  for (const auto& [suffix, unit] : {std::pair{"Ki", "k"}, {"Mi", "m"}, {"Gi", "g"}}) {
+    if (q.size() > 2 && q.substr(q.size() - 2) == suffix) return q.substr(0, q.size() - 2) + unit;
+  }
+  if (q.find_first_not_of("0123456789") == std::string::npos) return q;
+  ADD_FAILURE() << "memory quantity not understood: " << q;
+  return q;
+}
+std::string podmanCpus(const std::string& q) {
+  if (!q.empty() && q.back() == 'm')
+    return std::to_string(std::stod(q.substr(0, q.size() - 1)) / 1000);
+  return q;
+}
+
+// The containers this test made that still exist, running or not.
+std::string leftContainers() {
+  auto r = run({"podman", "ps", "--all", "--filter", std::string("name=^") + kNamePrefix,
+                "--format", "{{.Names}}"});
+  return r.exit_code == 0 ? r.out : "podman ps failed: " + r.err;
+}
+
+std::vector<std::string> podman(std::vector<std::string> args) {
+  std::vector<std::string> argv = kPodman;
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+class ArgoPodTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "making a token owned by 8737:0 needs root";
+    ASSERT_EQ(leftContainers(), "") << "containers left by something else";
+    yaml_ = readYaml(readFile(sourceDir() / "tools/argo/plugin.yaml"));
+    // The token as Argo's agent init container writes it (cmd/argoexec/commands/agent.go).
+    token_dir_ = dir_.path() / "plugboard-executor-plugin";
+    ASSERT_EQ(mkdir(token_dir_.c_str(), 0770), 0);
+    const std::string letters = "bcdfghjklmnpqrstvwxz2456789";
+    std::mt19937 random(std::random_device{}());
+    for (int i = 0; i < 32; ++i) token_ += letters[random() % letters.size()];
+    const auto token_file = token_dir_ / "token";
+    writeFile(token_file, token_);
+    ASSERT_EQ(chmod(token_file.c_str(), 0440), 0);
+    ASSERT_EQ(chown(token_file.c_str(), 8737, 0), 0);
+    ASSERT_EQ(chmod(token_dir_.c_str(), 0770), 0);  // whatever the umask
+    ASSERT_EQ(chown(token_dir_.c_str(), 8737, 0), 0);
+    ASSERT_EQ(chmod(dir_.path().c_str(), 0755), 0);
+  }
+  void TearDown() override {
+    for (const auto& name : {sidecar_, sidecar_ + "-agent"}) {
+      run(podman({"rm", "--force", "--ignore", "--time", "0", name}));
+    }
+    EXPECT_EQ(leftContainers(), "") << "containers left behind";
+  }
+
+  // `podman run` of the manifest's sidecar as `user` (default: the manifest's).
+  std::vector<std::string> sidecarArgs(std::string user, bool detach) {
+    const std::string uid = one(yaml_, std::string(kContainer) + "securityContext.runAsUser");
+    const std::string gid =
+        one(yaml_, std::string(kContainer) + "securityContext.runAsGroup", false);
+    if (user.empty()) user = gid.empty() ? uid : uid + ":" + gid;
+    std::vector<std::string> argv = podman({"run", "--name", sidecar_, "--network=none"});
+    if (detach) argv.push_back("--detach");
+    argv.insert(argv.end(), kLimits.begin(), kLimits.end());
+    argv.insert(argv.end(),
+                {"--user", user, "--memory",
+                 podmanMemory(one(yaml_, std::string(kContainer) + "resources.limits.memory")),
+                 "--cpus", podmanCpus(one(yaml_, std::string(kContainer) + "resources.limits.cpu")),
+                 "--volume", token_dir_.string() + ":/var/run/argo:ro"});
+    if (one(yaml_, std::string(kContainer) + "securityContext.readOnlyRootFilesystem", false) ==
+        "true") {
+      argv.push_back("--read-only");
+    }
+    argv.push_back(one(yaml_, std::string(kContainer) + "image"));
+    const auto args = yaml_.find(std::string(kContainer) + "args");
+    if (args != yaml_.end()) argv.insert(argv.end(), args->second.begin(), args->second.end());
+    return argv;
+  }
+
+  // Waits until the sidecar says it serves; false (with its log) if it stopped instead.
+  bool waitServing(std::string& log) {
+    for (int i = 0; i < 300; ++i) {
+      log = run({"podman", "logs", sidecar_}).out;
+      if (log.find("plugboard: serving") != std::string::npos) return true;
+      auto state = run({"podman", "inspect", "--format", "{{.State.Running}}", sidecar_});
+      if (state.out.find("false") != std::string::npos) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  struct Reply {
+    int status = 0;
+    std::string body;
+  };
+  // POSTs `body` to the sidecar's template.execute as the agent does, from a container in
+  // its network namespace, at http://localhost:<the manifest's first containerPort>.
+  Reply agentPost(const std::string& token, const std::string& body) {
+    const std::string port = one(yaml_, std::string(kContainer) + "ports.containerPort");
+    std::vector<std::string> argv = podman(
+        {"run", "--rm", "--name", sidecar_ + "-agent", "--network", "container:" + sidecar_});
+    argv.insert(argv.end(), kLimits.begin(), kLimits.end());
+    argv.insert(argv.end(),
+                {"--user", "8737:0", "--entrypoint", "/usr/bin/curl", kClientImage, "--silent",
+                 "--show-error", "--max-time", "60", "--write-out", "\n%{http_code}", "--header",
+                 "Content-Type: application/json", "--header", "Authorization: Bearer " + token,
+                 "--data-binary", body, "http://localhost:" + port + "/api/v1/template.execute"});
+    auto r = run(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    Reply reply;
+    const auto nl = r.out.rfind('\n');
+    if (nl == std::string::npos) return reply;
+    reply.body = r.out.substr(0, nl);
+    reply.status = std::atoi(r.out.c_str() + nl + 1);
+    return reply;
+  }
+
+  TempDir dir_;
+  std::filesystem::path token_dir_;
+  std::string token_;
+  std::string sidecar_ = kNamePrefix + std::to_string(getpid());
+  std::map<std::string, std::vector<std::string>> yaml_;
+};
+
+TEST_F(ArgoPodTest, ManifestIsReadable) {
+  EXPECT_EQ(one(yaml_, "kind"), "ExecutorPlugin");
+  EXPECT_EQ(one(yaml_, std::string(kContainer) + "name"), "plugboard-executor-plugin");
+  // Argo's validation: a port, requests, limits and a security context.
+  EXPECT_FALSE(one(yaml_, std::string(kContainer) + "ports.containerPort").empty());
+  EXPECT_FALSE(one(yaml_, std::string(kContainer) + "resources.requests.cpu").empty());
+  EXPECT_FALSE(one(yaml_, std::string(kContainer) + "resources.requests.memory").empty());
+}
+
+TEST_F(ArgoPodTest, SidecarAnswersTheAgentOnLocalhost) {
+  auto started = run(sidecarArgs("", true));
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  std::string log;
+  ASSERT_TRUE(waitServing(log)) << log << run({"podman", "logs", sidecar_}).err;
+
+  auto hello = agentPost(token_, argoBody("hello", {{"name", "Argo"}}));
+  ASSERT_EQ(hello.status, 200) << hello.body;
+  const Json node = Json::parse(hello.body).at("node");
+  EXPECT_EQ(node.at("phase"), "Succeeded") << hello.body;
+  EXPECT_EQ(node.at("outputs").at("parameters"),
+            Json::parse(R"([{"name": "greeting", "value": "Hello, Argo!"}])"))
+      << hello.body;
+
+  std::string wrong = token_;
+  wrong[0] = wrong[0] == 'b' ? 'c' : 'b';
+  EXPECT_EQ(agentPost(wrong, argoBody("hello", {{"name", "Argo"}})).status, 403);
+
+  auto other = agentPost(token_, argoBody("not-hosted-here", Json::object()));
+  EXPECT_EQ(other.status, 200) << other.body;
+  EXPECT_EQ(Json::parse(other.body), Json::object()) << other.body;
+}
+
+TEST_F(ArgoPodTest, NobodyCannotReadTheToken) {
+  // The user an earlier manifest ran as: Argo's token is not readable by it, and serve
+  // exits at once saying so.
+  auto r = run(sidecarArgs("65534:65534", false));
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.err.find("/var/run/argo/token: cannot read the token file"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace plugboard::testing
