@@ -1,5 +1,7 @@
 #include "core/launch/outcome.h"
 
+#include <algorithm>
+
 namespace plugboard::core {
 namespace {
 
@@ -11,6 +13,34 @@ std::optional<Phase> phaseFromName(std::string_view name) {
   if (name == "NotHandled") return Phase::kNotHandled;
   return std::nullopt;
 }
+
+// Records the names of outputs.parameters in the order the plugin wrote them, while the
+// result is parsed (depth 1: the result's keys, 2: outputs', 3: parameters').
+class ParameterOrder {
+ public:
+  explicit ParameterOrder(std::vector<std::string>& names) : names_(names) {}
+  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::key) {
+      const auto& key = parsed.get_ref<const std::string&>();
+      if (depth == 1) {
+        top_ = key;
+      } else if (depth == 2 && top_ == "outputs") {
+        second_ = key;
+      } else if (depth == 3 && inParameters() &&
+                 std::find(names_.begin(), names_.end(), key) == names_.end()) {
+        names_.push_back(key);
+      }
+    } else if (event == Json::parse_event_t::object_start && depth == 2 && inParameters()) {
+      names_.clear();  // a repeated "parameters": the last one counts
+    }
+    return true;
+  }
+
+ private:
+  bool inParameters() const { return top_ == "outputs" && second_ == "parameters"; }
+  std::vector<std::string>& names_;
+  std::string top_, second_;
+};
 
 }  // namespace
 
@@ -35,7 +65,11 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
   const auto invalid = [plugin](const std::string& what) {
     return Outcome::error("plugin '" + std::string(plugin) + "' returned an invalid result: " + what);
   };
-  Json j = Json::parse(result_json, nullptr, /*allow_exceptions=*/false);
+  // Only a result that may have parameters pays for noting their order.
+  std::vector<std::string> order;
+  Json j = result_json.find("\"parameters\"") == std::string_view::npos
+               ? Json::parse(result_json, nullptr, /*allow_exceptions=*/false)
+               : Json::parse(result_json, ParameterOrder(order), /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return invalid("not a JSON object");
   auto phase_it = j.find("phase");
   if (phase_it == j.end() || !phase_it->is_string()) return invalid("no 'phase'");
@@ -59,6 +93,10 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
       }
     }
     out.outputs = std::move(*o);
+    if (auto p = out.outputs.find("parameters");
+        p != out.outputs.end() && p->size() > 1 && p->size() == order.size()) {
+      out.parameter_order = std::move(order);
+    }
   }
   if (auto r = j.find("requeue_ms"); r != j.end()) {
     if (!r->is_number_integer() || r->get<long long>() < 0) {
