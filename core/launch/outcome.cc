@@ -14,31 +14,50 @@ std::optional<Phase> phaseFromName(std::string_view name) {
   return std::nullopt;
 }
 
-// Records the names of outputs.parameters in the order the plugin wrote them, while the
-// result is parsed (depth 1: the result's keys, 2: outputs', 3: parameters').
-class ParameterOrder {
+// Reads the names of outputs.parameters, in the order the plugin wrote them, from a
+// result already known to be valid JSON; builds no values. Where "parameters" repeats, the
+// last one counts, as when the result is parsed into a value.
+class ParameterOrder : public Json::json_sax_t {
  public:
   explicit ParameterOrder(std::vector<std::string>& names) : names_(names) {}
-  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::key) {
-      const auto& key = parsed.get_ref<const std::string&>();
-      if (depth == 1) {
-        top_ = key;
-      } else if (depth == 2 && top_ == "outputs") {
-        second_ = key;
-      } else if (depth == 3 && inParameters() &&
-                 std::find(names_.begin(), names_.end(), key) == names_.end()) {
-        names_.push_back(key);
-      }
-    } else if (event == Json::parse_event_t::object_start && depth == 2 && inParameters()) {
-      names_.clear();  // a repeated "parameters": the last one counts
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override {
+    if (depth_ == 2 && inParameters()) names_.clear();
+    ++depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    ++depth_;
+    return true;
+  }
+  bool end_object() override { return --depth_, true; }
+  bool end_array() override { return --depth_, true; }
+  bool key(string_t& k) override {
+    if (depth_ == 1) {
+      top_ = k;
+    } else if (depth_ == 2 && top_ == "outputs") {
+      second_ = k;
+    } else if (depth_ == 3 && inParameters() &&
+               std::find(names_.begin(), names_.end(), k) == names_.end()) {
+      names_.push_back(k);
     }
     return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
   }
 
  private:
   bool inParameters() const { return top_ == "outputs" && second_ == "parameters"; }
   std::vector<std::string>& names_;
+  int depth_ = 0;  // objects and arrays open around the current token
   std::string top_, second_;
 };
 
@@ -65,11 +84,7 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
   const auto invalid = [plugin](const std::string& what) {
     return Outcome::error("plugin '" + std::string(plugin) + "' returned an invalid result: " + what);
   };
-  // Only a result that may have parameters pays for noting their order.
-  std::vector<std::string> order;
-  Json j = result_json.find("\"parameters\"") == std::string_view::npos
-               ? Json::parse(result_json, nullptr, /*allow_exceptions=*/false)
-               : Json::parse(result_json, ParameterOrder(order), /*allow_exceptions=*/false);
+  Json j = Json::parse(result_json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return invalid("not a JSON object");
   auto phase_it = j.find("phase");
   if (phase_it == j.end() || !phase_it->is_string()) return invalid("no 'phase'");
@@ -93,9 +108,13 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
       }
     }
     out.outputs = std::move(*o);
-    if (auto p = out.outputs.find("parameters");
-        p != out.outputs.end() && p->size() > 1 && p->size() == order.size()) {
-      out.parameter_order = std::move(order);
+    // The object sorts its names; only a result with two or more pays for a second pass
+    // that reads the plugin's order, without building values.
+    if (auto p = out.outputs.find("parameters"); p != out.outputs.end() && p->size() > 1) {
+      std::vector<std::string> order;
+      ParameterOrder reader(order);
+      if (Json::sax_parse(result_json, &reader) && order.size() == p->size())
+        out.parameter_order = std::move(order);
     }
   }
   if (auto r = j.find("requeue_ms"); r != j.end()) {
