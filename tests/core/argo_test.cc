@@ -112,10 +112,10 @@ TEST(ArgoTest, ParametersKeepThePluginsOrder) {
             R"({"node":{"phase":"Succeeded","outputs":{"parameters":[{"name":"zeta","value":"1"},)"
             R"({"name":"alpha","value":"2"},{"name":"mid","value":"3"}]}}})");
   // Parameters named elsewhere in the result do not count; a repeated object: the last.
-  const Outcome again = parseOutcome(
-      R"({"phase":"Succeeded","x":{"parameters":{"q":"0"}},)"
-      R"("outputs":{"parameters":{"a":"0"},"parameters":{"b":"1","a":"2"}}})",
-      "p");
+  const Outcome again =
+      parseOutcome(R"({"phase":"Succeeded","x":{"parameters":{"q":"0"}},)"
+                   R"("outputs":{"parameters":{"a":"0"},"parameters":{"b":"1","a":"2"}}})",
+                   "p");
   EXPECT_EQ(again.parameter_order, (std::vector<std::string>{"b", "a"}));
   EXPECT_EQ(Json::parse(executeTemplateReply(again, Millis(1000)))["node"]["outputs"]["parameters"],
             Json::parse(R"([{"name":"b","value":"1"},{"name":"a","value":"2"}])"));

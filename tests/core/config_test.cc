@@ -83,11 +83,12 @@ legacy-executor-plugin = -5
 }
 
 TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
-  EXPECT_EQ(errorOf("workers = 2\nlissten = \"x\"\n"),
-            "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
-            "watch, listen, token_file, workers, default_timeout, poll_interval, grace_period, "
-            "body_limit, poll_unknown, log, trust, priority, deployer_dirs, deployers, registry, "
-            "deploy)");
+  EXPECT_EQ(
+      errorOf("workers = 2\nlissten = \"x\"\n"),
+      "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
+      "watch, listen, token_file, workers, default_timeout, poll_interval, grace_period, "
+      "body_limit, poll_unknown, log, trust, priority, deployer_dirs, deployers, registry, "
+      "deploy)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
             "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),

@@ -66,8 +66,8 @@ TEST_F(LauncherTest, APluginDirectoryPluginRunsInProcessUnlessDeploySaysOtherwis
 TEST_F(LauncherTest, TheStarEntryOfDeployPlacesEveryPluginWithoutOneOfItsOwn) {
   auto config = parseConfig("[deploy]\n\"*\" = \"process\"\necho = \"native\"\n", "cfg.toml");
   ASSERT_TRUE(config.ok()) << config.error().message();
-  auto launcher = make("[plugins.pyonly.\"1.0.0\"]\npython = { module = \"m\", path = \".\" }\n",
-                       *config);
+  auto launcher =
+      make("[plugins.pyonly.\"1.0.0\"]\npython = { module = \"m\", path = \".\" }\n", *config);
   auto hello = launcher->place(*catalog().find("hello"));
   ASSERT_TRUE(hello.ok()) << hello.error().message();
   EXPECT_EQ(hello->deployer->manifest.name, "process");

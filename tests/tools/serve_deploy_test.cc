@@ -80,7 +80,8 @@ TEST(ServeDeployTest, TheStarDeployerIsolatesAPluginThatAbortsWhenLoaded) {
   EXPECT_NE(message.find("SIGABRT"), std::string::npos) << crashed;
   EXPECT_EQ(node(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
   // Polled for a key hosted elsewhere, its load failure is counted and answered {}.
-  auto elsewhere = client.request("POST", "/api/v1/template.execute", argoBody("slack", Json::object()));
+  auto elsewhere =
+      client.request("POST", "/api/v1/template.execute", argoBody("slack", Json::object()));
   EXPECT_EQ(elsewhere.body, "{}");
   const std::string metrics = client.request("GET", "/metrics").body;
   EXPECT_NE(metrics.find("plugboard_poll_errors_total{plugin=\"crash-on-load@1.0.0\"} 1\n"),

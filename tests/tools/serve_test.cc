@@ -1,10 +1,10 @@
 // plugboard serve over real HTTP, on real plugin files.
 #include <csignal>
+#include <future>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
-#include <future>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -274,8 +274,8 @@ TEST_F(ServeTest, ATemplateForAKeyNoHostedPluginHasLoadsNothing) {
 TEST_F(ServeTest, PollUnknownPollsTheHostedPluginsAndAnswersEmptyForTheirErrors) {
   ServeProcess serve({"--plugins", dir_.plugins(), "--poll-unknown"});
   HttpClient client(serve.port());
-  auto taken =
-      client.request("POST", "/api/v1/template.execute", argoBody("slack", {{"only_key", "slack"}}));
+  auto taken = client.request("POST", "/api/v1/template.execute",
+                              argoBody("slack", {{"only_key", "slack"}}));
   EXPECT_EQ(Json::parse(taken.body)["node"]["phase"], "Succeeded") << taken.body;
   auto failed =
       client.request("POST", "/api/v1/template.execute", argoBody("slack", {{"phase", "Error"}}));
