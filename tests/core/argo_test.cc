@@ -117,6 +117,17 @@ TEST(ArgoTest, ParametersKeepThePluginsOrder) {
                    R"("outputs":{"parameters":{"a":"0"},"parameters":{"b":"1","a":"2"}}})",
                    "p");
   EXPECT_EQ(again.parameter_order, (std::vector<std::string>{"b", "a"}));
+  // Strings holding braces, quotes and keys, and arrays, do not confuse the reading.
+  const Outcome tricky = parseOutcome(
+      R"({"message":"{\"outputs\":{\"parameters\":{\"q\":1}}}","outputs":{"artifacts":[{"x":"}"}],)"
+      R"("parameters":{"y":"[{","x":"\"}","w":"v"}},"phase":"Succeeded"})",
+      "p");
+  EXPECT_EQ(tricky.parameter_order, (std::vector<std::string>{"y", "x", "w"})) << tricky.message;
+  // A name with an escape (Argo's names have none): the object's order.
+  const Outcome escaped = parseOutcome(
+      R"({"phase":"Succeeded","outputs":{"parameters":{"b\u0062":"1","a":"2"}}})", "p");
+  EXPECT_EQ(escaped.parameter_order, std::vector<std::string>{});
+  EXPECT_EQ(escaped.outputs["parameters"].size(), 2u);
   EXPECT_EQ(Json::parse(executeTemplateReply(again, Millis(1000)))["node"]["outputs"]["parameters"],
             Json::parse(R"([{"name":"b","value":"1"},{"name":"a","value":"2"}])"));
 }
