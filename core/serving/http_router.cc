@@ -283,7 +283,7 @@ std::string HttpRouter::metrics() {
     out << "plugboard_call_errors_total{plugin=\"" << p << "\"} " << s->errors << "\n";
   }
   out << "# HELP plugboard_poll_errors_total Polled calls for a key no hosted plugin has that "
-         "ended in Error (answered {}).\n"
+         "ended in Error or at the deadline (answered {}).\n"
          "# TYPE plugboard_poll_errors_total counter\n";
   for (const auto& [p, s] : stats_) {
     if (const auto n = s->poll_errors.load())
