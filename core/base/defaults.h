@@ -19,6 +19,9 @@ namespace plugboard::core::defaults {
 inline constexpr std::string_view kListen = "127.0.0.1:7878";
 // serve: whether the plugin directories are watched and changes hot-loaded.
 inline constexpr bool kWatch = true;
+// serve: whether a template whose plugin key no hosted plugin has polls the hosted
+// plugins (true) or is answered `{}` at once, leaving it to Argo's other sidecars (false).
+inline constexpr bool kPollUnknown = false;
 // serve: I/O threads, which also run the calls; 0 means max(4, 2 x cores).
 inline constexpr int kWorkers = 0;
 // Deadline of a call (exec, serve) or a step attempt (run) that sets none.

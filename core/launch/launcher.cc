@@ -70,8 +70,14 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
   std::string name = deployer_name;
   Json options = step_options;
   bool configured = false;
+  bool for_every_plugin = false;  // [deploy] "*": used where that deployer has an artifact
   if (name.empty()) {
-    if (auto it = options_.placement.find(toLower(entry.name)); it != options_.placement.end()) {
+    auto it = options_.placement.find(toLower(entry.name));
+    if (it == options_.placement.end()) {
+      it = options_.placement.find("*");
+      for_every_plugin = it != options_.placement.end();
+    }
+    if (it != options_.placement.end()) {
       name = it->second.deployer;
       options = it->second.options;
       configured = true;
@@ -101,14 +107,20 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
       return Error("no deployer '" + name + "' (installed deployers: " + join(names) + ")");
     }
     target = pick(*deployer);
-    if (!target) {
+    if (target) {
+      if (Status st = checkDeployerOptions(deployer->manifest, target->options); !st)
+        return st.error();
+    } else if (for_every_plugin) {
+      // Not a plugin that deployer can run: the default order places it.
+      options = Json::object();
+      name.clear();
+    } else {
       return Error("deployer '" + deployer->manifest.name + "' deploys " +
                    join(deployer->manifest.deploys, " or ") + " artifacts, and plugin " + plugin +
                    " has only: " + join(kinds));
     }
-    if (Status st = checkDeployerOptions(deployer->manifest, target->options); !st)
-      return st.error();
-  } else {
+  }
+  if (name.empty()) {
     // The default order: the first deployer, by priority, that has an artifact for it.
     for (const CatalogEntry* deployer : deployers_->inOrder()) {
       if ((target = pick(*deployer))) break;

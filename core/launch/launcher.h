@@ -8,6 +8,7 @@
 //   * versions: registry entries first, else the plugin-directory file as a `native`
 //     artifact;
 //   * placement: the step's own deployer; else the configuration's [deploy] entry for the
+//     plugin; else its [deploy] "*" entry, when that deployer has an artifact kind of the
 //     plugin; else the first deployer by priority that deploys one of its artifact kinds;
 //   * trust: a plugin file is read with the configured trust policy (modes, owners, pins)
 //     on its opened descriptor, once, here; a deployer receives artifacts already checked,
@@ -61,7 +62,7 @@ struct PluginRef {
 
 struct LaunchOptions {
   TrustPolicy trust;
-  // [deploy]: by lower-case plugin name.
+  // [deploy]: by lower-case plugin name; "*" for every plugin without an entry of its own.
   std::map<std::string, Placement> placement;
   // One-shot commands keep every plugin they started until the launcher is gone; `serve`
   // (false) keeps a started plugin only while a generation holds it, so that an old

@@ -1,5 +1,7 @@
 #include "core/launch/outcome.h"
 
+#include <algorithm>
+
 namespace plugboard::core {
 namespace {
 
@@ -10,6 +12,60 @@ std::optional<Phase> phaseFromName(std::string_view name) {
   if (name == "Running") return Phase::kRunning;
   if (name == "NotHandled") return Phase::kNotHandled;
   return std::nullopt;
+}
+
+// The names of outputs.parameters in the order the plugin wrote them, read from a result
+// already parsed as valid JSON by one pass over its bytes that builds nothing (a second
+// JSON parse cost as much as the first). Where "parameters" repeats, the last one counts,
+// as when the result is parsed into a value. Empty when a name holds an escape (Argo's
+// parameter names never do): the caller then keeps the object's order.
+std::vector<std::string> parameterOrder(std::string_view text) {
+  std::vector<std::string> names;
+  std::string_view top, second;  // the current key at depth 1 (the result) and 2 (outputs)
+  char open[3] = {};             // the first three open containers: '{' or '['
+  std::size_t depth = 0;
+  bool expect_key = false;
+  const auto inParameters = [&] {
+    return top == "outputs" && second == "parameters" && open[0] == '{' && open[1] == '{';
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      std::size_t end = i + 1;
+      bool escaped = false;
+      while (end < text.size() && text[end] != '"') {
+        if (text[end] == '\\') {
+          escaped = true;
+          ++end;
+        }
+        ++end;
+      }
+      if (expect_key) {
+        const std::string_view key = text.substr(i + 1, end - i - 1);
+        if (depth == 1) {
+          top = key;
+        } else if (depth == 2) {
+          second = key;
+        } else if (depth == 3 && inParameters() && open[2] == '{') {
+          if (escaped) return {};
+          if (std::find(names.begin(), names.end(), key) == names.end()) names.emplace_back(key);
+        }
+        expect_key = false;
+      }
+      i = end;
+    } else if (c == '{' || c == '[') {
+      if (c == '{' && depth == 2 && inParameters()) names.clear();
+      if (depth < 3) open[depth] = c;
+      ++depth;
+      expect_key = c == '{';
+    } else if (c == '}' || c == ']') {
+      --depth;
+      expect_key = false;
+    } else if (c == ',') {
+      expect_key = depth > 0 && depth <= 3 ? open[depth - 1] == '{' : false;
+    }
+  }
+  return names;
 }
 
 }  // namespace
@@ -59,6 +115,12 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
       }
     }
     out.outputs = std::move(*o);
+    // The object sorts its names; only a result with two or more pays for reading the
+    // plugin's order.
+    if (auto p = out.outputs.find("parameters"); p != out.outputs.end() && p->size() > 1) {
+      std::vector<std::string> order = parameterOrder(result_json);
+      if (order.size() == p->size()) out.parameter_order = std::move(order);
+    }
   }
   if (auto r = j.find("requeue_ms"); r != j.end()) {
     if (!r->is_number_integer() || r->get<long long>() < 0) {

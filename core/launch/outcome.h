@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,9 @@ struct Outcome {
   std::string message;
   Json outputs = Json::object();  // "parameters" maps names to strings
   std::optional<std::chrono::milliseconds> requeue;
+  // The names of outputs.parameters in the order the plugin wrote them, when it wrote two
+  // or more (the Json object itself keeps them sorted by name).
+  std::vector<std::string> parameter_order{};
 
   static Outcome error(std::string message) { return {Phase::kError, std::move(message), Json::object(), {}}; }
   Json toJson() const;

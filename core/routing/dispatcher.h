@@ -72,6 +72,7 @@ struct Dispatch {
   std::string plugin;              // name@version of the plugin that answered, if any
   std::vector<std::string> tried;  // plugins polled, in order (empty for a named call)
   bool handled = true;             // false when polling found no plugin to handle it
+  bool deadline_passed = false;    // set by a deadline (core/routing/timed_dispatch.h)
 };
 
 // Starts the plugin of a catalog entry; the dispatcher calls it once per entry, on the

@@ -138,6 +138,7 @@ Dispatch DeadlineWatch::dispatch(Dispatcher& dispatcher, const DispatchRequest& 
     impl_->calls.erase(it);
   }
   if (fired) {
+    d.deadline_passed = true;
     d.outcome = {Phase::kFailed, "deadline of " + formatElapsed(timeout) + " passed; the call was cancelled",
                  Json::object(), {}};
   }

@@ -291,6 +291,7 @@ constexpr Key kKeys[] = {
     {"poll_interval", readDuration<&Config::poll_interval>},
     {"grace_period", readDuration<&Config::grace_period>},
     {"body_limit", readInteger<&Config::body_limit, 1, 1 << 30>},
+    {"poll_unknown", readBool<&Config::poll_unknown>},
     {"log", nullptr, kLogKeys},
     {"trust", nullptr, kTrustKeys},
     {"priority", readPriority},

@@ -27,6 +27,7 @@ namespace plugboard::core {
 struct Config {
   std::vector<std::filesystem::path> plugin_dirs;
   bool watch = defaults::kWatch;
+  bool poll_unknown = defaults::kPollUnknown;
   std::string listen{defaults::kListen};
   std::filesystem::path token_file;  // empty: no authentication
   int workers = defaults::kWorkers;  // 0: max(4, 2 x cores)

@@ -1,6 +1,8 @@
 #include "core/serving/argo.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "core/base/text.h"
@@ -115,7 +117,75 @@ class ArgoBodyReader : public Json::json_sax_t {
   std::vector<Json*> building_;
 };
 
+// "outputs.result is a number, not a string"
+Error notA(const std::string& member, const Json& value, std::string_view expected) {
+  return Error(member + " is " + (value.is_array() || value.is_object() ? "an " : "a ") +
+               value.type_name() + ", not " + std::string(expected));
+}
+
+Status checkArtifact(const Json& a, const std::string& at) {
+  if (!a.is_object()) return notA(at, a, "an object");
+  auto name = a.find("name");
+  if (name == a.end() || !name->is_string()) return Error(at + ".name must be a string");
+  // Members of Argo's Artifact and ArtifactLocation by the JSON type Go decodes them from;
+  // null decodes as absent.
+  static constexpr std::string_view kStrings[] = {"path", "from", "globalName", "subPath",
+                                                  "fromExpression"};
+  static constexpr std::string_view kBooleans[] = {"optional", "recurseMode", "deleted",
+                                                   "archiveLogs"};
+  static constexpr std::string_view kObjects[] = {"archive", "artifactGC",  "s3",    "git",
+                                                  "http",    "artifactory", "hdfs",  "raw",
+                                                  "oss",     "gcs",         "azure", "plugin"};
+  for (const auto& [key, v] : a.items()) {
+    if (v.is_null()) continue;
+    const std::string member = at + "." + key;
+    if (std::find(std::begin(kStrings), std::end(kStrings), key) != std::end(kStrings)) {
+      if (!v.is_string()) return notA(member, v, "a string");
+    } else if (std::find(std::begin(kBooleans), std::end(kBooleans), key) != std::end(kBooleans)) {
+      if (!v.is_boolean()) return notA(member, v, "a boolean");
+    } else if (std::find(std::begin(kObjects), std::end(kObjects), key) != std::end(kObjects)) {
+      if (!v.is_object()) return notA(member, v, "an object");
+    } else if (key == "mode") {
+      if (!v.is_number_integer() || v.get<long long>() < INT32_MIN ||
+          v.get<long long>() > INT32_MAX)
+        return Error(member + " must be a 32-bit integer");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+Status checkArgoOutputs(const Json& outputs) {
+  if (!outputs.is_object()) return notA("outputs", outputs, "an object");
+  for (const auto& [key, v] : outputs.items()) {
+    if (v.is_null()) continue;
+    if (key == "result" || key == "exitCode") {
+      if (!v.is_string()) return notA("outputs." + key, v, "a string");
+    } else if (key == "parameters") {
+      if (!v.is_object()) return notA("outputs.parameters", v, "an object of strings");
+      for (const auto& [name, value] : v.items()) {
+        if (!value.is_string()) return notA("outputs.parameters." + name, value, "a string");
+      }
+    } else if (key == "artifacts") {
+      if (!v.is_array()) return notA("outputs.artifacts", v, "a list");
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (Status st = checkArtifact(v[i], "outputs.artifacts[" + std::to_string(i) + "]"); !st)
+          return st;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+void keepArgoDecodable(Outcome& outcome, std::string_view plugin) {
+  if (outcome.outputs.is_object() && outcome.outputs.empty()) return;
+  Status st = checkArgoOutputs(outcome.outputs);
+  if (st) return;
+  const std::string_view name = plugin.substr(0, plugin.find('@'));
+  outcome = Outcome::error("plugin '" + std::string(name) +
+                           "' returned outputs Argo cannot decode: " + st.error().message());
+}
 
 Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body) {
   ArgoBodyReader reader;
@@ -161,10 +231,10 @@ std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval) {
         out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
         continue;
       }
-      // Argo wants parameters as a list of {name, value}.
+      // Argo wants parameters as a list of {name, value}, in the plugin's order.
       out += '[';
       bool first_parameter = true;
-      for (const auto& [parameter, v] : value.items()) {
+      const auto add = [&](const std::string& parameter, const Json& v) {
         out += first_parameter ? R"({"name":)" : R"(,{"name":)";
         first_parameter = false;
         appendJsonString(out, parameter);
@@ -175,6 +245,13 @@ std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval) {
           out += v.dump(-1, ' ', false, Json::error_handler_t::replace);
         }
         out += '}';
+      };
+      if (outcome.parameter_order.size() == value.size()) {
+        for (const auto& parameter : outcome.parameter_order) {
+          if (auto it = value.find(parameter); it != value.end()) add(parameter, *it);
+        }
+      } else {
+        for (const auto& [parameter, v] : value.items()) add(parameter, v);
       }
       out += ']';
     }

@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/routing/dispatcher.h"
 #include "core/base/duration.h"
 #include "core/base/expected.h"
+#include "core/routing/dispatcher.h"
 
 namespace plugboard::core {
 
@@ -23,7 +23,17 @@ namespace plugboard::core {
 // with the body's shape, e.g. "template.plugin: expected exactly one key, got 2".
 Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body);
 
-// The reply's JSON text for an outcome. Succeeded is never requeued; Running is requeued
+// Whether Argo's agent can decode `outputs` as its Outputs: result and exitCode strings,
+// parameters plugboard's object of strings (sent as Argo's list of {name, value}),
+// artifacts a list of Argo's Artifact objects. Other members are passed on (Argo ignores
+// them). The error names the member: "outputs.result is a number, not a string".
+Status checkArgoOutputs(const Json& outputs);
+// `outcome` itself when checkArgoOutputs() accepts its outputs, else an Error naming
+// `plugin` (name@version) and the member.
+void keepArgoDecodable(Outcome& outcome, std::string_view plugin);
+
+// The reply's JSON text for an outcome. Parameters keep the plugin's order
+// (Outcome::parameter_order). Succeeded is never requeued; Running is requeued
 // after its own delay or `poll_interval`.
 std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval);
 

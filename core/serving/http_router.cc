@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include <openssl/crypto.h>
+#include <spdlog/spdlog.h>
 #include <boost/asio/error.hpp>
 
 #include "core/serving/argo.h"
@@ -50,6 +51,7 @@ std::string isoTime(std::chrono::system_clock::time_point t) {
 
 struct HttpRouter::PluginStats {
   std::atomic<std::uint64_t> calls{0}, errors{0};
+  std::atomic<std::uint64_t> poll_errors{0};  // Errors of polls for keys hosted elsewhere
   std::array<std::atomic<std::uint64_t>, kBuckets.size()> buckets{};
   std::atomic<std::uint64_t> micros{0};
 };
@@ -60,6 +62,7 @@ HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options)
       body_limit_(options.body_limit),
       timeout_(options.default_timeout),
       poll_interval_(options.poll_interval),
+      poll_unknown_(options.poll_unknown),
       id_([] {
         static std::atomic<std::uint64_t> routers{0};
         return ++routers;
@@ -165,11 +168,28 @@ HttpResponse HttpRouter::handle(const HttpRequest& req, SlowCallHelp* help) {
 HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
   auto request = parseExecuteTemplateArgs(req.body());
   if (!request) return error(http::status::bad_request, request.error().message(), req.version());
+  // A template no hosted plugin handles answers {}, so that Argo asks its other sidecars.
+  if (!poll_unknown_ && runtime_.current()->resolve(request->key) == nullptr) {
+    return json(http::status::ok, Json::object(), req.version());
+  }
   Dispatch d = call(*request, help);
-  // A template no hosted plugin handles answers {}, so that Argo polls its other sidecars.
-  if (!d.handled) return json(http::status::ok, Json::object(), req.version());
+  if (!d.handled || pollFailed(d)) return json(http::status::ok, Json::object(), req.version());
+  keepArgoDecodable(d.outcome, d.plugin);
   return text(http::status::ok, executeTemplateReply(d.outcome, poll_interval_), req.version(),
               "application/json");
+}
+
+bool HttpRouter::pollFailed(const Dispatch& d) {
+  // A key no hosted plugin has may belong to another sidecar: an error node would stop
+  // Argo's agent from asking it.
+  if (d.route != Route::kPolled || (d.outcome.phase != Phase::kError && !d.deadline_passed))
+    return false;
+  // A deadline may pass before the plugin answers: the one being called is the last tried.
+  const std::string& plugin = d.plugin.empty() && !d.tried.empty() ? d.tried.back() : d.plugin;
+  if (!plugin.empty()) ++statsFor(plugin).poll_errors;
+  spdlog::warn("polling plugin {} for a key hosted elsewhere failed, answering {{}}: {}", plugin,
+               d.outcome.message);
+  return true;
 }
 
 HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, SlowCallHelp* help) {
@@ -261,6 +281,13 @@ std::string HttpRouter::metrics() {
          "# TYPE plugboard_call_errors_total counter\n";
   for (const auto& [p, s] : stats_) {
     out << "plugboard_call_errors_total{plugin=\"" << p << "\"} " << s->errors << "\n";
+  }
+  out << "# HELP plugboard_poll_errors_total Polled calls for a key no hosted plugin has that "
+         "ended in Error or at the deadline (answered {}).\n"
+         "# TYPE plugboard_poll_errors_total counter\n";
+  for (const auto& [p, s] : stats_) {
+    if (const auto n = s->poll_errors.load())
+      out << "plugboard_poll_errors_total{plugin=\"" << p << "\"} " << n << "\n";
   }
   out << "# HELP plugboard_call_duration_seconds Plugin call latency.\n"
          "# TYPE plugboard_call_duration_seconds histogram\n";

@@ -3,7 +3,9 @@
 //
 // handle() takes a parsed request (method, target, headers, body) and returns the
 // response (status, headers, body): the Argo endpoint, /api/v1/plugins, direct calls,
-// /healthz, /readyz, /metrics, the token check and every error status. Requests that
+// /healthz, /readyz, /metrics, the token check and every error status. A template whose
+// key no hosted plugin has is answered {} without a call unless `poll_unknown` is set; a
+// poll for it that ends in Error is counted and answered {} too. Requests that
 // could not be read get their answer from readFailed(). The router runs the plugin calls
 // on the calling thread with the configured deadline, counts them per plugin and counts
 // responses by status for /metrics.
@@ -80,6 +82,10 @@ class HttpRouter {
   PluginStats& statsFor(const std::string& plugin);
   Dispatch call(const DispatchRequest& request, SlowCallHelp* help);
   HttpResponse execute(const HttpRequest& req, SlowCallHelp* help);
+  // True (logged and counted) when `d` polled for a key no hosted plugin has and ended in
+  // Error (a load failure among them) or at its deadline: the template may be another
+  // sidecar's, so the answer is {}.
+  bool pollFailed(const Dispatch& d);
   HttpResponse direct(const HttpRequest& req, std::string_view rest, SlowCallHelp* help);
   bool authorized(const HttpRequest& req) const;
   Json pluginList();
@@ -90,6 +96,7 @@ class HttpRouter {
   const std::size_t body_limit_;
   const Millis timeout_;
   const Millis poll_interval_;
+  const bool poll_unknown_;
   const std::uint64_t id_;  // tells routers apart in per-thread caches
   DeadlineWatch deadlines_;
   std::atomic<bool> draining_{false};

@@ -39,6 +39,9 @@ struct ServerOptions {
   Millis poll_interval = defaults::kPollInterval;
   Millis grace_period = defaults::kGracePeriod;
   Millis idle_timeout = defaults::kIdleTimeout;
+  // A template for a key no hosted plugin has: poll the hosted plugins (true) or answer
+  // `{}` at once (false). Either way an unhosted key never gets an error node.
+  bool poll_unknown = defaults::kPollUnknown;
   int threads = defaults::kWorkers;  // I/O threads, which also run the calls; 0: max(4, 2 x cores)
 };
 

@@ -104,5 +104,66 @@ TEST(ArgoTest, RunningIsRequeuedAfterItsDelayOrThePollInterval) {
             "1s");
 }
 
+TEST(ArgoTest, ParametersKeepThePluginsOrder) {
+  const Outcome outcome = parseOutcome(
+      R"({"phase":"Succeeded","outputs":{"parameters":{"zeta":"1","alpha":"2","mid":"3"}}})", "p");
+  ASSERT_EQ(outcome.phase, Phase::kSucceeded) << outcome.message;
+  EXPECT_EQ(executeTemplateReply(outcome, Millis(1000)),
+            R"({"node":{"phase":"Succeeded","outputs":{"parameters":[{"name":"zeta","value":"1"},)"
+            R"({"name":"alpha","value":"2"},{"name":"mid","value":"3"}]}}})");
+  // Parameters named elsewhere in the result do not count; a repeated object: the last.
+  const Outcome again =
+      parseOutcome(R"({"phase":"Succeeded","x":{"parameters":{"q":"0"}},)"
+                   R"("outputs":{"parameters":{"a":"0"},"parameters":{"b":"1","a":"2"}}})",
+                   "p");
+  EXPECT_EQ(again.parameter_order, (std::vector<std::string>{"b", "a"}));
+  // Strings holding braces, quotes and keys, and arrays, do not confuse the reading.
+  const Outcome tricky = parseOutcome(
+      R"({"message":"{\"outputs\":{\"parameters\":{\"q\":1}}}","outputs":{"artifacts":[{"x":"}"}],)"
+      R"("parameters":{"y":"[{","x":"\"}","w":"v"}},"phase":"Succeeded"})",
+      "p");
+  EXPECT_EQ(tricky.parameter_order, (std::vector<std::string>{"y", "x", "w"})) << tricky.message;
+  // A name with an escape (Argo's names have none): the object's order.
+  const Outcome escaped = parseOutcome(
+      R"({"phase":"Succeeded","outputs":{"parameters":{"b\u0062":"1","a":"2"}}})", "p");
+  EXPECT_EQ(escaped.parameter_order, std::vector<std::string>{});
+  EXPECT_EQ(escaped.outputs["parameters"].size(), 2u);
+  EXPECT_EQ(Json::parse(executeTemplateReply(again, Millis(1000)))["node"]["outputs"]["parameters"],
+            Json::parse(R"([{"name":"b","value":"1"},{"name":"a","value":"2"}])"));
+}
+
+TEST(ArgoTest, ChecksOutputsAgainstArgosShape) {
+  const auto problem = [](const char* outputs) {
+    Status st = checkArgoOutputs(Json::parse(outputs));
+    return st ? std::string("ok") : st.error().message();
+  };
+  EXPECT_EQ(problem(R"({})"), "ok");
+  EXPECT_EQ(problem(R"({"result":"x","exitCode":"0","parameters":{"a":"1"},"extra":5,
+      "artifacts":[{"name":"a","path":"/tmp/a","mode":420,"optional":true,
+                    "s3":{"key":"k"},"archive":{"none":{}},"globalName":null}]})"),
+            "ok");
+  EXPECT_EQ(problem(R"({"result":3})"), "outputs.result is a number, not a string");
+  EXPECT_EQ(problem(R"({"exitCode":0})"), "outputs.exitCode is a number, not a string");
+  EXPECT_EQ(problem(R"({"parameters":{"a":1}})"), "outputs.parameters.a is a number, not a string");
+  EXPECT_EQ(problem(R"({"parameters":[1]})"),
+            "outputs.parameters is an array, not an object of strings");
+  EXPECT_EQ(problem(R"({"artifacts":{"name":"a"}})"), "outputs.artifacts is an object, not a list");
+  EXPECT_EQ(problem(R"({"artifacts":[{"path":"p"}]})"),
+            "outputs.artifacts[0].name must be a string");
+  EXPECT_EQ(problem(R"({"artifacts":[{"name":"a"},{"name":"b","optional":"yes"}]})"),
+            "outputs.artifacts[1].optional is a string, not a boolean");
+  EXPECT_EQ(problem(R"({"artifacts":[{"name":"a","mode":"0644"}]})"),
+            "outputs.artifacts[0].mode must be a 32-bit integer");
+  EXPECT_EQ(problem(R"({"artifacts":[{"name":"a","s3":"bucket"}]})"),
+            "outputs.artifacts[0].s3 is a string, not an object");
+
+  Outcome bad{Phase::kSucceeded, "done", Json{{"result", true}}, {}};
+  keepArgoDecodable(bad, "tool@1.2.0");
+  EXPECT_EQ(bad.phase, Phase::kError);
+  EXPECT_EQ(bad.message,
+            "plugin 'tool' returned outputs Argo cannot decode: outputs.result is a boolean, not a "
+            "string");
+}
+
 }  // namespace
 }  // namespace plugboard::core

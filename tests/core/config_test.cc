@@ -18,6 +18,7 @@ TEST(ConfigTest, DefaultsWhenEmpty) {
   EXPECT_TRUE(c->plugin_dirs.empty());
   EXPECT_EQ(c->listen, "127.0.0.1:7878");
   EXPECT_TRUE(c->watch);
+  EXPECT_FALSE(c->poll_unknown);
   EXPECT_EQ(c->default_timeout.count(), 300'000);
   EXPECT_EQ(c->poll_interval.count(), 1000);
   EXPECT_EQ(c->body_limit, 1u << 20);
@@ -29,6 +30,7 @@ TEST(ConfigTest, ReadsEveryKey) {
   auto c = parseConfig(R"(
 plugin_dirs = ["plugins", "/opt/more"]
 watch = false
+poll_unknown = true
 listen = "0.0.0.0:9000"
 token_file = "/var/run/argo/token"
 workers = 4
@@ -58,6 +60,7 @@ legacy-executor-plugin = -5
   ASSERT_TRUE(c.ok()) << c.error().message();
   EXPECT_EQ(c->plugin_dirs, (std::vector<std::filesystem::path>{"/etc/plugboard/plugins", "/opt/more"}));
   EXPECT_FALSE(c->watch);
+  EXPECT_TRUE(c->poll_unknown);
   EXPECT_EQ(c->listen, "0.0.0.0:9000");
   EXPECT_EQ(c->token_file, "/var/run/argo/token");
   EXPECT_EQ(c->workers, 4);
@@ -80,10 +83,12 @@ legacy-executor-plugin = -5
 }
 
 TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
-  EXPECT_EQ(errorOf("workers = 2\nlissten = \"x\"\n"),
-            "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
-            "watch, listen, token_file, workers, default_timeout, poll_interval, grace_period, "
-            "body_limit, log, trust, priority, deployer_dirs, deployers, registry, deploy)");
+  EXPECT_EQ(
+      errorOf("workers = 2\nlissten = \"x\"\n"),
+      "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
+      "watch, listen, token_file, workers, default_timeout, poll_interval, grace_period, "
+      "body_limit, poll_unknown, log, trust, priority, deployer_dirs, deployers, registry, "
+      "deploy)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
             "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),

@@ -50,6 +50,7 @@ TEST(DefaultsTest, TheConfigurationDocsStateTheDefaultsInUse) {
   const auto rows = keyTable();
   const std::map<std::string, std::string> expected = {
       {"watch", code(defaults::kWatch ? "true" : "false")},
+      {"poll_unknown", code(defaults::kPollUnknown ? "true" : "false")},
       {"listen", quotedCode(defaults::kListen)},
       {"workers", code(std::to_string(defaults::kWorkers))},
       {"default_timeout", quotedCode(formatDuration(defaults::kTimeout))},

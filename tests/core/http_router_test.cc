@@ -3,6 +3,8 @@
 #include "core/serving/http_router.h"
 
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <boost/asio/buffer.hpp>
@@ -287,6 +289,70 @@ TEST_F(HttpRouterDeadlineTest, ACallPastTheDeadlineIsCancelledAndTheTransportIsT
       request(http::verb::post, "/api/v1/template.execute", argoBody("echo", Json::object())),
       &fast);
   EXPECT_EQ(fast.ended, 1);
+}
+
+// Loaded plugins of the router's current generation.
+std::vector<std::string> loadedPlugins(LiveRuntime& runtime) {
+  std::vector<std::string> loaded;
+  const auto dispatcher = runtime.current();
+  for (const auto& e : dispatcher->catalog().entries()) {
+    if (dispatcher->isLoaded(e)) loaded.push_back(e.manifest.name);
+  }
+  return loaded;
+}
+
+TEST_F(HttpRouterTest, AKeyNoHostedPluginHasIsAnsweredEmptyWithoutLoadingAnything) {
+  // scripted would answer (and legacy would be asked) if the hosted plugins were polled.
+  auto res = post("/api/v1/template.execute", argoBody("slack", {{"phase", "Error"}}));
+  EXPECT_EQ(res.result_int(), 200);
+  EXPECT_EQ(res.body(), "{}");
+  EXPECT_EQ(loadedPlugins(runtime_), std::vector<std::string>{});
+  EXPECT_EQ(get("/metrics").body().find("plugboard_poll_errors_total{"), std::string::npos);
+  // A hosted key still loads its plugin, and only that one.
+  post("/api/v1/template.execute", argoBody("hello", Json::object()));
+  EXPECT_EQ(loadedPlugins(runtime_), std::vector<std::string>{"hello"});
+}
+
+TEST_F(HttpRouterTest, OutputsArgoCannotDecodeBecomeAnErrorNamingThePluginAndTheMember) {
+  auto bad = post("/api/v1/template.execute", argoBody("scripted", {{"outputs", {{"result", 3}}}}));
+  ASSERT_EQ(bad.result_int(), 200);
+  EXPECT_EQ(jsonOf(bad)["node"]["phase"], "Error");
+  EXPECT_EQ(jsonOf(bad)["node"]["message"],
+            "plugin 'scripted' returned outputs Argo cannot decode: outputs.result is a number, "
+            "not a string");
+  auto good = post("/api/v1/template.execute",
+                   argoBody("scripted", {{"outputs", {{"result", "3"}, {"exitCode", "0"}}}}));
+  EXPECT_EQ(jsonOf(good)["node"]["phase"], "Succeeded");
+  EXPECT_EQ(jsonOf(good)["node"]["outputs"], Json({{"result", "3"}, {"exitCode", "0"}}));
+}
+
+class HttpRouterPollUnknownTest : public HttpRouterTest {
+ protected:
+  HttpRouterPollUnknownTest()
+      : HttpRouterTest(optionsWith([](auto& o) {
+          o.poll_unknown = true;
+          o.default_timeout = Millis(200);
+        })) {}
+};
+
+TEST_F(HttpRouterPollUnknownTest, PolledErrorsAndDeadlinesAreCountedAndAnsweredEmpty) {
+  // A polled plugin that takes the template answers it.
+  auto taken = post("/api/v1/template.execute", argoBody("slack", {{"only_key", "slack"}}));
+  EXPECT_EQ(jsonOf(taken)["node"]["phase"], "Succeeded");
+  // Its Error, or its deadline, is not an error node: the template may be another sidecar's.
+  auto error = post("/api/v1/template.execute", argoBody("slack", {{"phase", "Error"}}));
+  EXPECT_EQ(error.result_int(), 200);
+  EXPECT_EQ(error.body(), "{}");
+  auto late = post("/api/v1/template.execute", argoBody("slack", {{"sleep_ms", 5000}}));
+  EXPECT_EQ(late.result_int(), 200);
+  EXPECT_EQ(late.body(), "{}");
+  const std::string metrics = get("/metrics").body();
+  EXPECT_NE(metrics.find("plugboard_poll_errors_total{plugin=\"scripted@1.0.0\"} 2\n"),
+            std::string::npos)
+      << metrics;
+  // A named plugin's Error is still its node.
+  auto named = post("/api/v1/template.execute", argoBody("scripted", {{"phase", "Error"}}));
+  EXPECT_EQ(jsonOf(named)["node"]["phase"], "Error");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/launch/registry_plugins.h"
+#include "core/runtime/config.h"
 #include "core/runtime/runtime.h"
 #include "tests/support/files.h"
 #include "tests/support/launch.h"
@@ -60,6 +61,27 @@ TEST_F(LauncherTest, APluginDirectoryPluginRunsInProcessUnlessDeploySaysOtherwis
   ASSERT_TRUE(placed.ok()) << placed.error().message();
   EXPECT_EQ(placed->deployer->manifest.name, "process");
   EXPECT_EQ(placed->options["memory"], "256M");
+}
+
+TEST_F(LauncherTest, TheStarEntryOfDeployPlacesEveryPluginWithoutOneOfItsOwn) {
+  auto config = parseConfig("[deploy]\n\"*\" = \"process\"\necho = \"native\"\n", "cfg.toml");
+  ASSERT_TRUE(config.ok()) << config.error().message();
+  auto launcher =
+      make("[plugins.pyonly.\"1.0.0\"]\npython = { module = \"m\", path = \".\" }\n", *config);
+  auto hello = launcher->place(*catalog().find("hello"));
+  ASSERT_TRUE(hello.ok()) << hello.error().message();
+  EXPECT_EQ(hello->deployer->manifest.name, "process");
+  auto echo = launcher->place(*catalog().find("echo"));  // its own entry wins
+  ASSERT_TRUE(echo.ok()) << echo.error().message();
+  EXPECT_EQ(echo->deployer->manifest.name, "native");
+  // A step's own deployer still comes first.
+  auto own = launcher->place(PluginRef{"hello", "", "native", Json::object()}, &catalog());
+  ASSERT_TRUE(own.ok()) << own.error().message();
+  EXPECT_EQ(own->deployer->manifest.name, "native");
+  // A plugin with no artifact the "*" deployer runs keeps the default order.
+  auto python = launcher->place(PluginRef{"pyonly", "", "", Json::object()}, &catalog());
+  ASSERT_TRUE(python.ok()) << python.error().message();
+  EXPECT_EQ(python->deployer->manifest.name, "python");
 }
 
 TEST_F(LauncherTest, AStepsOwnDeployerComesFirstAndBadChoicesSayWhy) {

@@ -67,5 +67,29 @@ TEST(ServeDeployTest, ADeployerModuleInstalledWhileServingBecomesUsable) {
   EXPECT_EQ(answer["phase"], "Succeeded") << answer << serve.output();
 }
 
+TEST(ServeDeployTest, TheStarDeployerIsolatesAPluginThatAbortsWhenLoaded) {
+  PluginDir dir({"hello"}, {"crash_on_load"});
+  const std::string config = dir.write("plugboard.toml", "[deploy]\n\"*\" = \"process\"\n");
+  ServeProcess serve({"--plugins", dir.plugins(), "--config", config, "--poll-unknown"});
+  HttpClient client(serve.port());
+  EXPECT_EQ(node(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
+  const Json crashed = node(client, "crash-on-load", Json::object());
+  EXPECT_EQ(crashed["phase"], "Error");
+  const std::string message = crashed.value("message", "");
+  EXPECT_NE(message.find("crash-on-load"), std::string::npos) << crashed;
+  EXPECT_NE(message.find("SIGABRT"), std::string::npos) << crashed;
+  EXPECT_EQ(node(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
+  // Polled for a key hosted elsewhere, its load failure is counted and answered {}.
+  auto elsewhere =
+      client.request("POST", "/api/v1/template.execute", argoBody("slack", Json::object()));
+  EXPECT_EQ(elsewhere.body, "{}");
+  const std::string metrics = client.request("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("plugboard_poll_errors_total{plugin=\"crash-on-load@1.0.0\"} 1\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(client.request("GET", "/healthz").status, 200);
+  EXPECT_EQ(serve.stop(), 0);  // it was still running, and exits cleanly
+}
+
 }  // namespace
 }  // namespace plugboard::testing

@@ -1,6 +1,10 @@
 // plugboard serve over real HTTP, on real plugin files.
 #include <csignal>
 #include <future>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -227,6 +231,59 @@ TEST_F(ServeTest, ShutdownLetsACallInFlightFinishAndRefusesNewWork) {
   EXPECT_EQ(slow_reply.status, 200);
   EXPECT_EQ(Json::parse(slow_reply.body)["node"]["phase"], "Succeeded");
   EXPECT_NE(serve.output().find("plugboard: stopped"), std::string::npos) << serve.output();
+}
+
+// The shared objects mapped into process `pid`.
+std::set<std::string> mappedObjects(pid_t pid) {
+  std::set<std::string> out;
+  std::istringstream maps(readFile("/proc/" + std::to_string(pid) + "/maps"));
+  for (std::string line; std::getline(maps, line);) {
+    const auto slash = line.find('/');
+    if (slash != std::string::npos && line.find(".so") != std::string::npos)
+      out.insert(line.substr(slash));
+  }
+  return out;
+}
+
+// Each plugin's state in GET /api/v1/plugins, by name.
+std::map<std::string, std::string> pluginStates(HttpClient& client) {
+  std::map<std::string, std::string> out;
+  for (const auto& p : Json::parse(client.request("GET", "/api/v1/plugins").body)["plugins"])
+    out[p.value("name", "")] = p.value("state", "");
+  return out;
+}
+
+TEST_F(ServeTest, ATemplateForAKeyNoHostedPluginHasLoadsNothing) {
+  ServeProcess serve({"--plugins", dir_.plugins()});
+  HttpClient client(serve.port());
+  const auto before = mappedObjects(serve.pid());
+  // scripted would answer this with an Error node if the hosted plugins were polled.
+  auto elsewhere =
+      client.request("POST", "/api/v1/template.execute", argoBody("slack", {{"phase", "Error"}}));
+  EXPECT_EQ(elsewhere.status, 200);
+  EXPECT_EQ(elsewhere.body, "{}");
+  EXPECT_EQ(mappedObjects(serve.pid()), before);
+  for (const auto& [name, state] : pluginStates(client)) EXPECT_EQ(state, "available") << name;
+  // A hosted key loads its own plugin, and only that one.
+  client.request("POST", "/api/v1/template.execute", argoBody("hello", Json::object()));
+  EXPECT_GT(mappedObjects(serve.pid()).size(), before.size());
+  for (const auto& [name, state] : pluginStates(client))
+    EXPECT_EQ(state, name == "hello" ? "loaded" : "available") << name;
+}
+
+TEST_F(ServeTest, PollUnknownPollsTheHostedPluginsAndAnswersEmptyForTheirErrors) {
+  ServeProcess serve({"--plugins", dir_.plugins(), "--poll-unknown"});
+  HttpClient client(serve.port());
+  auto taken = client.request("POST", "/api/v1/template.execute",
+                              argoBody("slack", {{"only_key", "slack"}}));
+  EXPECT_EQ(Json::parse(taken.body)["node"]["phase"], "Succeeded") << taken.body;
+  auto failed =
+      client.request("POST", "/api/v1/template.execute", argoBody("slack", {{"phase", "Error"}}));
+  EXPECT_EQ(failed.body, "{}");
+  const std::string metrics = client.request("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("plugboard_poll_errors_total{plugin=\"scripted@1.0.0\"} 1\n"),
+            std::string::npos)
+      << metrics;
 }
 
 }  // namespace

@@ -42,7 +42,10 @@ int cmdServe(const Args& args) {
           .c_str())("workers", po::value<int>(),
                     configHelp("I/O threads, which also run the calls; 0 = max(4, 2 x cores)",
                                "workers", defaultText(defaults::kWorkers))
-                        .c_str());
+                        .c_str())(
+      "poll-unknown", configHelp("poll the hosted plugins for a template whose key none has",
+                                 "poll_unknown", defaultText(defaults::kPollUnknown))
+                          .c_str());
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseArgs(args, "usage: plugboard serve --plugins DIR [--listen HOST:PORT] [--token-file F]",
@@ -58,6 +61,7 @@ int cmdServe(const Args& args) {
   server_options.threads = vm.count("workers") ? vm["workers"].as<int>() : config->workers;
   server_options.default_timeout = config->default_timeout;
   server_options.poll_interval = config->poll_interval;
+  server_options.poll_unknown = vm.count("poll-unknown") ? true : config->poll_unknown;
   server_options.grace_period = config->grace_period;
   for (const auto& [flag, target] : {std::pair{"grace-period", &server_options.grace_period},
                                      std::pair{"idle-timeout", &server_options.idle_timeout}}) {
