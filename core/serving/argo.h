@@ -23,8 +23,9 @@ namespace plugboard::core {
 // with the body's shape, e.g. "template.plugin: expected exactly one key, got 2".
 Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body);
 
-// The reply's JSON text for an outcome. Succeeded is never requeued; Running is requeued
-// after its own delay or `poll_interval`.
+// The reply's JSON text for an outcome. Succeeded, Failed and Error are never requeued;
+// Running and Pending are requeued after their own delay when it is above zero, else
+// after `poll_interval` (REQUIRES: poll_interval > 0).
 std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval);
 
 }  // namespace plugboard::core

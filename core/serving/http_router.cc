@@ -63,7 +63,8 @@ HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options)
       id_([] {
         static std::atomic<std::uint64_t> routers{0};
         return ++routers;
-      }()) {}
+      }()),
+      argo_calls_(options.reply_deadline, options.keep_outcomes_for, options.keep_outcomes) {}
 
 HttpRouter::~HttpRouter() = default;
 
@@ -165,7 +166,16 @@ HttpResponse HttpRouter::handle(const HttpRequest& req, SlowCallHelp* help) {
 HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
   auto request = parseExecuteTemplateArgs(req.body());
   if (!request) return error(http::status::bad_request, request.error().message(), req.version());
-  Dispatch d = call(*request, help);
+  // The call runs on a pool thread, once for all the requests that ask for the same work;
+  // one still running at the reply deadline is answered Running and goes on.
+  std::optional<Dispatch> done = argo_calls_.execute(
+      req.body(), [this, r = std::move(*request)] { return call(r, nullptr); }, help);
+  if (!done) {
+    const Outcome still{Phase::kRunning, "the call is still running", Json::object(), {}};
+    return text(http::status::ok, executeTemplateReply(still, poll_interval_), req.version(),
+                "application/json");
+  }
+  const Dispatch& d = *done;
   // A template no hosted plugin handles answers {}, so that Argo polls its other sidecars.
   if (!d.handled) return json(http::status::ok, Json::object(), req.version());
   return text(http::status::ok, executeTemplateReply(d.outcome, poll_interval_), req.version(),

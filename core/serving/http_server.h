@@ -37,6 +37,9 @@ struct ServerOptions {
   std::size_t body_limit = defaults::kBodyLimit;
   Millis default_timeout = defaults::kTimeout;
   Millis poll_interval = defaults::kPollInterval;
+  Millis reply_deadline = defaults::kReplyDeadline;  // Argo requests: answered Running after it
+  Millis keep_outcomes_for = defaults::kKeepOutcomesFor;
+  std::size_t keep_outcomes = defaults::kKeepOutcomes;
   Millis grace_period = defaults::kGracePeriod;
   Millis idle_timeout = defaults::kIdleTimeout;
   int threads = defaults::kWorkers;  // I/O threads, which also run the calls; 0: max(4, 2 x cores)
