@@ -87,14 +87,17 @@ struct ArgoCalls::Impl {
 
   // REQUIRES: mu held.
   void submit(std::function<void()> task, std::unique_lock<std::mutex>& lock) {
+    // Each waiting task needs an idle thread of its own: one thread taking two tasks in
+    // turn would hold the second behind a long first.
     work.push_back(std::move(task));
-    if (idle > 0) {
+    const bool spawn = work.size() > static_cast<std::size_t>(idle);
+    if (spawn) ++threads;
+    lock.unlock();  // the woken thread need not wait for this lock
+    if (spawn) {
+      std::thread([this] { serve(); }).detach();
+    } else {
       work_cv.notify_one();
-      return;
     }
-    ++threads;
-    lock.unlock();
-    std::thread([this] { serve(); }).detach();
     lock.lock();
   }
 
@@ -147,11 +150,13 @@ std::optional<Dispatch> ArgoCalls::execute(std::string_view body, std::function<
     s.submit(
         [&s, entry, key, run = std::move(run)] {
           Dispatch d = run();
-          std::lock_guard lock(s.mu);
-          entry->result = std::move(d);
-          const auto now = Clock::now();
-          s.finished.push_back({now, key, entry.get()});
-          s.trim(now);
+          {
+            std::lock_guard lock(s.mu);
+            entry->result = std::move(d);
+            const auto now = Clock::now();
+            s.finished.push_back({now, key, entry.get()});
+            s.trim(now);
+          }
           entry->done_cv.notify_all();
         },
         lock);

@@ -126,5 +126,24 @@ TEST(ArgoCallsTest, OnlyASuccessIsKeptForRequestsSentAgain) {
   EXPECT_EQ(calls.entries(), 0u);
 }
 
+TEST(ArgoCallsTest, ACallDoesNotWaitBehindALongOne) {
+  ArgoCalls calls(milliseconds(500), std::chrono::minutes(10), 100);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  EXPECT_FALSE(calls.execute(
+      "long",
+      [&] {
+        released.wait();
+        return succeeded("long");
+      },
+      nullptr));
+  // The pool's one idle thread is busy with the long call: this one gets a thread of its own.
+  auto quick = calls.execute(
+      "quick", [] { return succeeded("quick"); }, nullptr);
+  ASSERT_TRUE(quick.has_value());
+  EXPECT_EQ(quick->outcome.message, "quick");
+  release.set_value();
+}
+
 }  // namespace
 }  // namespace plugboard::core
