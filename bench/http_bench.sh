@@ -6,9 +6,16 @@
 #   ceiling for any HTTP server on this machine).
 #   ./bench/http_bench.sh [seconds per run, default 5]
 # Installs wrk and nginx (Debian packages) when missing. Prints a markdown table.
+# Environment:
+#   DISTINCT=1      every request a different workflow uid, so each is a new call (by
+#                   default wrk sends one body, which serve answers from its table of
+#                   outcomes after the first call; see docs/serve.md)
+#   SERVE_ONLY=1    only plugboard serve; CONNECTIONS="16" the connection counts
+#   BUILD_DIR=DIR   the build to run (default build); SKIP_SETUP=1 does not build first
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
+build=${BUILD_DIR:-build}
 missing=()
 command -v wrk >/dev/null || missing+=(wrk)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
@@ -16,7 +23,7 @@ if ((${#missing[@]})); then
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-./tools/setup.sh >/dev/null
+[ -n "${SKIP_SETUP:-}" ] || ./tools/setup.sh >/dev/null
 
 work=$(mktemp -d)
 pids=()
@@ -30,8 +37,19 @@ wrk.method = "POST"
 wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 LUA
+if [ -n "${DISTINCT:-}" ]; then
+  cat >> "$work/post.lua" <<'LUA'
+local threads = 0
+function setup(thread) threads = threads + 1; thread:set("tid", threads) end
+local n = 0
+function request()
+  n = n + 1
+  return wrk.format(nil, nil, nil, wrk.body:gsub('"uid":"1"', '"uid":"' .. tid .. '-' .. n .. '"'))
+end
+LUA
+fi
 
-build/plugboard serve --plugins build/plugins --listen 127.0.0.1:0 --no-watch --log-level off > "$work/serve.out" &
+"$build/plugboard" serve --plugins "$build/plugins" --listen 127.0.0.1:0 --no-watch --log-level off > "$work/serve.out" &
 pids+=($!)
 /usr/bin/python3 bench/sidecar.py 0 > "$work/sidecar.out" &
 pids+=($!)
@@ -78,8 +96,9 @@ run() {  # name port connections
 }
 echo "| connections | server | requests/s | p50 | p99 |"
 echo "|---:|---|---:|---:|---:|"
-for c in 1 16 64; do
+for c in ${CONNECTIONS:-1 16 64}; do
   run "plugboard serve" "$serve_port" "$c"
+  [ -z "${SERVE_ONLY:-}" ] || continue
   run "Python http.server sidecar" "$sidecar_port" "$c"
   run "nginx return 200" "$nginx_port" "$c"
 done

@@ -46,6 +46,14 @@ inline constexpr int kParallel = 2;
 inline constexpr Millis kCancelGrace = std::chrono::seconds(2);
 // Hot-load: quiet time after the last change in a watched directory before reloading.
 inline constexpr Millis kReloadDebounce{50};
+// serve: the longest an Argo template.execute request is held. A call still running then
+// is answered Running (requeued after the poll interval) and goes on; Argo's own client
+// gives up after 30 s and sends the request again.
+inline constexpr Millis kReplyDeadline = std::chrono::seconds(20);
+// serve: how long, and how many, finished template.execute outcomes are kept so that a
+// request sent again (after a requeue or a lost reply) gets the same answer.
+inline constexpr Millis kKeepOutcomesFor = std::chrono::minutes(10);
+inline constexpr std::size_t kKeepOutcomes = 10'000;
 // serve: a call still running after this gets a helper thread for its event loop.
 inline constexpr Millis kSlowCall{10};
 

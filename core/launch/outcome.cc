@@ -10,6 +10,7 @@ std::optional<Phase> phaseFromName(std::string_view name) {
   if (name == "Failed") return Phase::kFailed;
   if (name == "Error") return Phase::kError;
   if (name == "Running") return Phase::kRunning;
+  if (name == "Pending") return Phase::kPending;
   if (name == "NotHandled") return Phase::kNotHandled;
   return std::nullopt;
 }
@@ -76,6 +77,7 @@ std::string_view phaseName(Phase phase) {
     case Phase::kFailed: return "Failed";
     case Phase::kError: return "Error";
     case Phase::kRunning: return "Running";
+    case Phase::kPending: return "Pending";
     case Phase::kNotHandled: return "NotHandled";
   }
   return "Error";

@@ -18,7 +18,9 @@ namespace plugboard::core {
 
 using Json = nlohmann::json;
 
-enum class Phase { kSucceeded, kFailed, kError, kRunning, kNotHandled };
+// kPending: accepted but not started yet (e.g. queued elsewhere); like Running, it is
+// requeued.
+enum class Phase { kSucceeded, kFailed, kError, kRunning, kPending, kNotHandled };
 
 std::string_view phaseName(Phase phase);
 

@@ -289,6 +289,7 @@ constexpr Key kKeys[] = {
     {"workers", readInteger<&Config::workers, 0, 1024>},
     {"default_timeout", readDuration<&Config::default_timeout>},
     {"poll_interval", readDuration<&Config::poll_interval>},
+    {"reply_deadline", readDuration<&Config::reply_deadline>},
     {"grace_period", readDuration<&Config::grace_period>},
     {"body_limit", readInteger<&Config::body_limit, 1, 1 << 30>},
     {"poll_unknown", readBool<&Config::poll_unknown>},

@@ -33,6 +33,7 @@ struct Config {
   int workers = defaults::kWorkers;  // 0: max(4, 2 x cores)
   Millis default_timeout = defaults::kTimeout;
   Millis poll_interval = defaults::kPollInterval;
+  Millis reply_deadline = defaults::kReplyDeadline;
   Millis grace_period = defaults::kGracePeriod;
   std::size_t body_limit = defaults::kBodyLimit;
   std::string log_level{defaults::kLogLevel};

@@ -258,9 +258,13 @@ std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval) {
     out += '}';
   }
   out += '}';
-  if (outcome.phase == Phase::kRunning) {
+  if (outcome.phase == Phase::kRunning || outcome.phase == Phase::kPending) {
+    // Argo calls again only when requeue > 0: a Running node answered "0s" would stay
+    // Running forever, so no delay and a zero delay both mean the poll interval.
+    const Millis requeue =
+        outcome.requeue && outcome.requeue->count() > 0 ? *outcome.requeue : poll_interval;
     out += R"(,"requeue":)";
-    appendJsonString(out, formatGoDuration(outcome.requeue.value_or(poll_interval)));
+    appendJsonString(out, formatGoDuration(requeue));
   }
   out += '}';
   return out;

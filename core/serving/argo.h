@@ -33,8 +33,9 @@ Status checkArgoOutputs(const Json& outputs);
 void keepArgoDecodable(Outcome& outcome, std::string_view plugin);
 
 // The reply's JSON text for an outcome. Parameters keep the plugin's order
-// (Outcome::parameter_order). Succeeded is never requeued; Running is requeued
-// after its own delay or `poll_interval`.
+// (Outcome::parameter_order). Succeeded, Failed and Error are never requeued; Running and
+// Pending are requeued after their own delay when it is above zero, else after
+// `poll_interval` (REQUIRES: poll_interval > 0).
 std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval);
 
 }  // namespace plugboard::core

@@ -66,7 +66,8 @@ HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options)
       id_([] {
         static std::atomic<std::uint64_t> routers{0};
         return ++routers;
-      }()) {}
+      }()),
+      argo_calls_(options.reply_deadline, options.keep_outcomes_for, options.keep_outcomes) {}
 
 HttpRouter::~HttpRouter() = default;
 
@@ -172,7 +173,16 @@ HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
   if (!poll_unknown_ && runtime_.current()->resolve(request->key) == nullptr) {
     return json(http::status::ok, Json::object(), req.version());
   }
-  Dispatch d = call(*request, help);
+  // The call runs on a pool thread, once for all the requests that ask for the same work;
+  // one still running at the reply deadline is answered Running and goes on.
+  std::optional<Dispatch> done = argo_calls_.execute(
+      req.body(), [this, r = std::move(*request)] { return call(r, nullptr); }, help);
+  if (!done) {
+    const Outcome still{Phase::kRunning, "the call is still running", Json::object(), {}};
+    return text(http::status::ok, executeTemplateReply(still, poll_interval_), req.version(),
+                "application/json");
+  }
+  Dispatch& d = *done;
   if (!d.handled || pollFailed(d)) return json(http::status::ok, Json::object(), req.version());
   keepArgoDecodable(d.outcome, d.plugin);
   return text(http::status::ok, executeTemplateReply(d.outcome, poll_interval_), req.version(),

@@ -5,9 +5,11 @@
 // response (status, headers, body): the Argo endpoint, /api/v1/plugins, direct calls,
 // /healthz, /readyz, /metrics, the token check and every error status. A template whose
 // key no hosted plugin has is answered {} without a call unless `poll_unknown` is set; a
-// poll for it that ends in Error is counted and answered {} too. Requests that
-// could not be read get their answer from readFailed(). The router runs the plugin calls
-// on the calling thread with the configured deadline, counts them per plugin and counts
+// poll for it that ends in Error is counted and answered {} too. Requests that could not
+// be read get their answer from readFailed(). The router runs direct calls on the calling
+// thread and Argo's template.execute calls through core/serving/argo_calls.h (on a pool
+// thread, answered Running at the reply deadline, each run once however often Argo sends
+// it), all with the configured call deadline; it counts calls per plugin and
 // responses by status for /metrics.
 //
 // Thread-safety: every member may be called from any thread at once, except that
@@ -27,6 +29,7 @@
 
 #include <boost/beast/http.hpp>
 
+#include "core/serving/argo_calls.h"
 #include "core/serving/http_server.h"
 #include "core/routing/live_runtime.h"
 #include "core/routing/timed_dispatch.h"
@@ -42,8 +45,8 @@ using HttpParser = boost::beast::http::request_parser<boost::beast::http::string
 class SlowCallHelp {
  public:
   virtual ~SlowCallHelp() = default;
-  // On the deadline watcher's thread, once, when the call has run for defaults::kSlowCall.
-  // Must be quick.
+  // Once, when the call (or the wait for it) has run for defaults::kSlowCall, on the
+  // deadline watcher's thread or on the waiting thread. Must be quick.
   virtual void callIsSlow() = 0;
   // On the calling thread when the call returned (whether or not it was slow).
   virtual void callEnded() = 0;
@@ -106,6 +109,8 @@ class HttpRouter {
   std::mutex mu_;  // guards stats_; signals cv_ when the last call ends while draining
   std::condition_variable cv_;
   std::map<std::string, std::unique_ptr<PluginStats>> stats_;  // entries are never removed
+  // Last: destroyed first, it waits for its calls, which use the members above.
+  ArgoCalls argo_calls_;
 };
 
 }  // namespace plugboard::core

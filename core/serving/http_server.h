@@ -9,7 +9,8 @@
 //   GET  /healthz, /readyz, /metrics   liveness, readiness, Prometheus text
 //
 // HTTP/1.1 with keep-alive on Asio's event loops, run by a few I/O threads that also run
-// the plugin calls of the requests they read; one watcher enforces the calls' deadlines.
+// the direct plugin calls of the requests they read (Argo's template.execute calls run on
+// a pool, see core/serving/argo_calls.h); one watcher enforces the calls' deadlines.
 // What each request is answered is decided by core/serving/http_router.h, without sockets.
 // With a token, /api/v1/* needs "Authorization: Bearer <token>" (403 otherwise). Bad
 // JSON or shape: 400 with {"error": ...}; a body over the limit: 413; during shutdown:
@@ -37,6 +38,9 @@ struct ServerOptions {
   std::size_t body_limit = defaults::kBodyLimit;
   Millis default_timeout = defaults::kTimeout;
   Millis poll_interval = defaults::kPollInterval;
+  Millis reply_deadline = defaults::kReplyDeadline;  // Argo requests: answered Running after it
+  Millis keep_outcomes_for = defaults::kKeepOutcomesFor;
+  std::size_t keep_outcomes = defaults::kKeepOutcomes;
   Millis grace_period = defaults::kGracePeriod;
   Millis idle_timeout = defaults::kIdleTimeout;
   // A template for a key no hosted plugin has: poll the hosted plugins (true) or answer

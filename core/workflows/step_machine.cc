@@ -167,6 +167,7 @@ void StepMachine::callReturned(std::size_t i, std::uint64_t token, Dispatch disp
       succeeded(i, o, now);
       break;
     case Phase::kRunning:
+    case Phase::kPending:  // not started yet: polled like Running
       running(i, o, now);
       break;
     case Phase::kFailed:

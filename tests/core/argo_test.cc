@@ -1,5 +1,7 @@
 #include "core/serving/argo.h"
 
+#include <optional>
+
 #include <gtest/gtest.h>
 
 namespace plugboard::core {
@@ -163,6 +165,28 @@ TEST(ArgoTest, ChecksOutputsAgainstArgosShape) {
   EXPECT_EQ(bad.message,
             "plugin 'tool' returned outputs Argo cannot decode: outputs.result is a boolean, not a "
             "string");
+
+TEST(ArgoTest, RunningOrPendingIsNeverRequeuedAfterZero) {
+  // Argo calls again only when requeue > 0: a zero delay would leave the node Running.
+  for (const Phase phase : {Phase::kRunning, Phase::kPending}) {
+    for (const std::optional<Millis> requeue :
+         {std::optional<Millis>{}, std::optional<Millis>{Millis(0)}}) {
+      const Json reply =
+          Json::parse(executeTemplateReply({phase, "", Json::object(), requeue}, Millis(2000)));
+      EXPECT_EQ(reply["requeue"], "2s") << phaseName(phase);
+      EXPECT_EQ(reply["node"]["phase"], phaseName(phase));
+    }
+  }
+}
+
+TEST(ArgoTest, PendingRoundTripsWithItsRequeue) {
+  const Outcome o =
+      parseOutcome(R"({"phase":"Pending","message":"queued","requeue_ms":5000})", "p");
+  ASSERT_EQ(o.phase, Phase::kPending);
+  EXPECT_EQ(o.toJson()["phase"], "Pending");
+  const Json reply = Json::parse(executeTemplateReply(o, Millis(1000)));
+  EXPECT_EQ(reply,
+            Json::parse(R"({"node":{"phase":"Pending","message":"queued"},"requeue":"5s"})"));
 }
 
 }  // namespace

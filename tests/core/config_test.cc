@@ -21,6 +21,7 @@ TEST(ConfigTest, DefaultsWhenEmpty) {
   EXPECT_FALSE(c->poll_unknown);
   EXPECT_EQ(c->default_timeout.count(), 300'000);
   EXPECT_EQ(c->poll_interval.count(), 1000);
+  EXPECT_EQ(c->reply_deadline, defaults::kReplyDeadline);
   EXPECT_EQ(c->body_limit, 1u << 20);
   EXPECT_TRUE(c->trust.strict);
   EXPECT_EQ(c->log_format, "text");
@@ -36,6 +37,7 @@ token_file = "/var/run/argo/token"
 workers = 4
 default_timeout = "90s"
 poll_interval = "250ms"
+reply_deadline = "5s"
 grace_period = 10
 body_limit = 65536
 deployer_dirs = ["deployers"]
@@ -71,6 +73,7 @@ legacy-executor-plugin = -5
   EXPECT_EQ(c->plugin_deploy.at("big").options, Json::parse(R"({"memory":"1G"})"));
   EXPECT_EQ(c->default_timeout.count(), 90'000);
   EXPECT_EQ(c->poll_interval.count(), 250);
+  EXPECT_EQ(c->reply_deadline.count(), 5000);
   EXPECT_EQ(c->grace_period.count(), 10'000);
   EXPECT_EQ(c->body_limit, 65536u);
   EXPECT_EQ(c->log_level, "debug");
@@ -86,9 +89,9 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(
       errorOf("workers = 2\nlissten = \"x\"\n"),
       "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
-      "watch, listen, token_file, workers, default_timeout, poll_interval, grace_period, "
-      "body_limit, poll_unknown, log, trust, priority, deployer_dirs, deployers, registry, "
-      "deploy)");
+      "watch, listen, token_file, workers, default_timeout, poll_interval, reply_deadline, "
+      "grace_period, body_limit, poll_unknown, log, trust, priority, deployer_dirs, deployers, "
+      "registry, deploy)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
             "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),

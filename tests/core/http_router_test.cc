@@ -353,6 +353,56 @@ TEST_F(HttpRouterPollUnknownTest, PolledErrorsAndDeadlinesAreCountedAndAnsweredE
   // A named plugin's Error is still its node.
   auto named = post("/api/v1/template.execute", argoBody("scripted", {{"phase", "Error"}}));
   EXPECT_EQ(jsonOf(named)["node"]["phase"], "Error");
+
+class HttpRouterReplyDeadlineTest : public HttpRouterTest {
+ protected:
+  HttpRouterReplyDeadlineTest()
+      : HttpRouterTest(optionsWith([](auto& o) { o.reply_deadline = Millis(100); })) {}
+
+  // Sends `body` again after each Running reply, as Argo's agent does after a requeue;
+  // returns the first other reply and counts the Running ones.
+  Json untilDone(const std::string& body, int& running) {
+    for (int i = 0; i < 200; ++i) {
+      Json reply = jsonOf(post("/api/v1/template.execute", body));
+      if (reply["node"]["phase"] != "Running") return reply;
+      ++running;
+      EXPECT_EQ(reply["requeue"], formatGoDuration(defaults::kPollInterval));
+    }
+    ADD_FAILURE() << "still Running";
+    return {};
+  }
+  // How often the scripted plugin ran for `id`, counting this direct call.
+  std::string callsOf(const std::string& id) {
+    return jsonOf(post("/api/v1/plugins/scripted/template.execute",
+                       Json{{"id", id}}.dump()))["outputs"]["parameters"]["calls"];
+  }
+};
+
+TEST_F(HttpRouterReplyDeadlineTest, ACallLongerThanTheReplyDeadlineRunsOnceAndEndsWithItsResult) {
+  const std::string body = argoBody("scripted", {{"id", "long"}, {"sleep_ms", 500}});
+  int running = 0;
+  const Json done = untilDone(body, running);
+  EXPECT_GE(running, 1);
+  EXPECT_EQ(done["node"]["phase"], "Succeeded");
+  EXPECT_EQ(done["node"]["outputs"]["parameters"][0],
+            Json::parse(R"({"name":"calls","value":"1"})"));
+  // Sent again after its reply was lost: the same answer, not a second call.
+  EXPECT_EQ(jsonOf(post("/api/v1/template.execute", body)), done);
+  EXPECT_EQ(callsOf("long"), "2");  // the one template call, and this direct one
+  // Another template is another call.
+  const Json other = untilDone(
+      argoBody("scripted", {{"id", "long"}, {"sleep_ms", 150}, {"other", true}}), running);
+  EXPECT_EQ(other["node"]["outputs"]["parameters"][0]["value"], "3");
+}
+
+TEST_F(HttpRouterReplyDeadlineTest, PendingAndRunningWithoutADelayAreRequeuedAfterThePollInterval) {
+  for (const char* phase : {"Running", "Pending"}) {
+    for (const Json& args : {Json{{"phase", phase}}, Json{{"phase", phase}, {"requeue_ms", 0}}}) {
+      const Json reply = jsonOf(post("/api/v1/template.execute", argoBody("scripted", args)));
+      EXPECT_EQ(reply["node"]["phase"], phase);
+      EXPECT_EQ(reply["requeue"], formatGoDuration(defaults::kPollInterval)) << args.dump();
+    }
+  }
 }
 
 }  // namespace

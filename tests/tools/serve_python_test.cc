@@ -74,7 +74,8 @@ TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesThe
   replaceFile(file, greeter("Howdy"));
   Json answer;
   for (int i = 0; i < 100; ++i) {
-    answer = parameters(client, "greeter", {{"name", "Ada"}});
+    // Each poll a new call: the same body again would get the kept outcome of the first.
+    answer = parameters(client, "greeter", {{"name", "Ada"}, {"poll", i}});
     if (answer["greeting"] == "Howdy, Ada!") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

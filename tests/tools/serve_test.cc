@@ -284,6 +284,38 @@ TEST_F(ServeTest, PollUnknownPollsTheHostedPluginsAndAnswersEmptyForTheirErrors)
   EXPECT_NE(metrics.find("plugboard_poll_errors_total{plugin=\"scripted@1.0.0\"} 1\n"),
             std::string::npos)
       << metrics;
+
+// Argo's client sends a request again when it timed out and after each requeue; a call
+// longer than the reply deadline must still run once and end with its own result.
+TEST_F(ServeTest, ACallLongerThanTheReplyDeadlineRunsOnceWhileArgoSendsItAgain) {
+  ServeProcess serve({"--plugins", dir_.plugins(), "--reply-deadline", "200ms"});
+  const std::string body = argoBody("scripted", {{"id", "long"}, {"sleep_ms", 900}});
+  // A second client sends the same body while the first waits, as after a client timeout.
+  auto resent = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    HttpClient other(serve.port());
+    return Json::parse(other.request("POST", "/api/v1/template.execute", body).body);
+  });
+  HttpClient client(serve.port());
+  int running = 0;
+  Json done;
+  for (int i = 0; i < 100; ++i) {
+    done = Json::parse(client.request("POST", "/api/v1/template.execute", body).body);
+    if (done["node"]["phase"] != "Running") break;
+    ++running;
+    EXPECT_EQ(done["requeue"], "1s");
+  }
+  EXPECT_GE(running, 1);
+  EXPECT_EQ(resent.get()["node"]["phase"], "Running");
+  ASSERT_EQ(done["node"]["phase"], "Succeeded") << done.dump();
+  EXPECT_EQ(done["node"]["outputs"]["parameters"][0],
+            Json::parse(R"({"name":"calls","value":"1"})"));
+  // Sent again after a lost reply: the same answer.
+  EXPECT_EQ(Json::parse(client.request("POST", "/api/v1/template.execute", body).body), done);
+  // The plugin ran once for all those requests; this direct call is its second.
+  auto direct =
+      client.request("POST", "/api/v1/plugins/scripted/template.execute", R"({"id":"long"})");
+  EXPECT_EQ(Json::parse(direct.body)["outputs"]["parameters"]["calls"], "2");
 }
 
 }  // namespace

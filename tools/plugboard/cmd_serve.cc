@@ -28,7 +28,11 @@ int cmdServe(const Args& args) {
       "poll-interval", po::value<std::string>(),
       configHelp("requeue delay for Running without one", "poll_interval",
                  defaultText(defaults::kPollInterval))
-          .c_str())("grace-period", po::value<std::string>(),
+          .c_str())("reply-deadline", po::value<std::string>(),
+                    configHelp("answer an Argo request still running after this Running, "
+                               "requeued; the call goes on",
+                               "reply_deadline", defaultText(defaults::kReplyDeadline))
+                        .c_str())("grace-period", po::value<std::string>(),
                     configHelp("at SIGTERM, how long calls may finish", "grace_period",
                                defaultText(defaults::kGracePeriod))
                         .c_str())(
@@ -63,7 +67,9 @@ int cmdServe(const Args& args) {
   server_options.poll_interval = config->poll_interval;
   server_options.poll_unknown = vm.count("poll-unknown") ? true : config->poll_unknown;
   server_options.grace_period = config->grace_period;
+  server_options.reply_deadline = config->reply_deadline;
   for (const auto& [flag, target] : {std::pair{"grace-period", &server_options.grace_period},
+                                     std::pair{"reply-deadline", &server_options.reply_deadline},
                                      std::pair{"idle-timeout", &server_options.idle_timeout}}) {
     if (!vm.count(flag)) continue;
     auto d = core::parseDuration(vm[flag].as<std::string>());

@@ -152,6 +152,14 @@ class Result {
     r.requeue_ = requeue;
     return r;
   }
+  // Accepted but not started yet (e.g. waiting in a queue elsewhere): call again after
+  // `requeue` (or the runtime's poll interval), as for Running.
+  static Result Pending(std::string message = {},
+                        std::optional<std::chrono::milliseconds> requeue = std::nullopt) {
+    Result r("Pending", std::move(message));
+    r.requeue_ = requeue;
+    return r;
+  }
   // This plugin declines the call; only meaningful while being polled.
   static Result NotHandled() { return Result("NotHandled", {}); }
 
@@ -161,7 +169,7 @@ class Result {
     return *this;
   }
 
-  // Asks to be called again after `delay`. Only Running results are requeued; the runtime
+  // Asks to be called again after `delay`. Only Running and Pending results are requeued; the runtime
   // ignores it on any other phase (Argo plugins sometimes set it on Succeeded).
   Result& withRequeue(std::chrono::milliseconds delay) {
     requeue_ = delay;

@@ -43,13 +43,14 @@ __all__ = [
     "registered",
     "run",
     "running",
+    "pending",
     "succeeded",
 ]
 
 ABI_MAJOR = 1          # PLUGBOARD_ABI_MAJOR of sdk/include/plugboard/abi.h
 PROTOCOL_VERSION = 1   # the out-of-process protocol this SDK speaks
 
-PHASES = ("Succeeded", "Failed", "Error", "Running", "NotHandled")
+PHASES = ("Succeeded", "Failed", "Error", "Running", "Pending", "NotHandled")
 
 _NAME_RE = _re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _VERSION_RE = _re.compile(
@@ -86,7 +87,7 @@ class Result:
         return self
 
     def with_requeue(self, seconds: Union[float, _datetime.timedelta]) -> "Result":
-        """Asks to be called again after `seconds`; the runtime honours it on Running only."""
+        """Asks to be called again after `seconds`; the runtime honours it on Running and Pending only."""
         self.requeue_ms = _to_ms(seconds)
         return self
 
@@ -144,6 +145,12 @@ def running(message: str = "", requeue: Union[float, _datetime.timedelta, None] 
     """Still in progress: the runtime calls again after `requeue` seconds (or its poll
     interval when None)."""
     return Result("Running", message, None, None if requeue is None else _to_ms(requeue))
+
+
+def pending(message: str = "", requeue: Union[float, _datetime.timedelta, None] = None) -> Result:
+    """Accepted but not started yet: called again after `requeue` seconds (or the poll
+    interval when None), as for running()."""
+    return Result("Pending", message, None, None if requeue is None else _to_ms(requeue))
 
 
 def not_handled() -> Result:
