@@ -165,6 +165,7 @@ TEST(ArgoTest, ChecksOutputsAgainstArgosShape) {
   EXPECT_EQ(bad.message,
             "plugin 'tool' returned outputs Argo cannot decode: outputs.result is a boolean, not a "
             "string");
+}
 
 TEST(ArgoTest, RunningOrPendingIsNeverRequeuedAfterZero) {
   // Argo calls again only when requeue > 0: a zero delay would leave the node Running.

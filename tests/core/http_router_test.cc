@@ -353,6 +353,7 @@ TEST_F(HttpRouterPollUnknownTest, PolledErrorsAndDeadlinesAreCountedAndAnsweredE
   // A named plugin's Error is still its node.
   auto named = post("/api/v1/template.execute", argoBody("scripted", {{"phase", "Error"}}));
   EXPECT_EQ(jsonOf(named)["node"]["phase"], "Error");
+}
 
 class HttpRouterReplyDeadlineTest : public HttpRouterTest {
  protected:

@@ -284,6 +284,7 @@ TEST_F(ServeTest, PollUnknownPollsTheHostedPluginsAndAnswersEmptyForTheirErrors)
   EXPECT_NE(metrics.find("plugboard_poll_errors_total{plugin=\"scripted@1.0.0\"} 1\n"),
             std::string::npos)
       << metrics;
+}
 
 // Argo's client sends a request again when it timed out and after each requeue; a call
 // longer than the reply deadline must still run once and end with its own result.
