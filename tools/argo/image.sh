@@ -14,8 +14,11 @@
 #   /usr/bin/plugboard, /usr/bin/plugboard-host
 #   /usr/lib/plugboard/deployers/{native,process}.so   where plugboard looks by default
 #   /usr/lib/plugboard/plugins/*.so                    the plugin directory
+#   /etc/plugboard/plugboard.toml                      [deploy]: the plugins built in run
+#                                                      in-process, every other in a child
 # The entrypoint is `plugboard serve --plugins /usr/lib/plugboard/plugins --listen
-# 0.0.0.0:7878 --token-file /var/run/argo/token`; the container's arguments (the image's
+# 0.0.0.0:7878 --token-file /var/run/argo/token --config /etc/plugboard/plugboard.toml`;
+# the container's arguments (the image's
 # default: --log-level info) are more serve flags: --body-limit, --timeout, --poll-interval,
 # --grace-period, --workers, --log-level, ... (docs/argo.md). Prints the image's name.
 set -euo pipefail
@@ -76,11 +79,26 @@ for program in "${adds[@]}"; do
   rootfs_install "$rootfs" 0755 "$program" "/usr/bin/$(basename "$program")"
 done
 install -d -m 0755 "$rootfs/var/run/argo"
+# Plugins built into the image run in the runtime's process; any other plugin (added by a
+# derived image or a mounted directory) runs in a child process of its own, so that one
+# that crashes fails only its own templates.
+install -d -m 0755 "$rootfs/etc/plugboard"
+{
+  echo '# Written by tools/argo/image.sh: the plugins built into this image run in-process,'
+  echo '# every other plugin in a child process of its own (docs/argo.md, "Adding plugins").'
+  echo '[deploy]'
+  echo '"*" = "process"'
+  "$build/plugboard" plugins list --plugins "$plugins" --json --deployers "$build/deployers" |
+    python3 -c 'import json, sys
+for name in sorted({p["name"] for p in json.load(sys.stdin)["plugins"]}):
+    print(json.dumps(name) + " = \"native\"")'
+} > "$rootfs/etc/plugboard/plugboard.toml"
+chmod 0644 "$rootfs/etc/plugboard/plugboard.toml"
 rootfs_add_libraries "$rootfs" "$build/plugboard" "$build/plugboard-host" "${deployers[@]}" \
   "${plugin_files[@]}" "${adds[@]}"
 rootfs_import "$rootfs" "$image" "$podman" \
   --change 'ENV PATH=/usr/bin' \
-  --change 'ENTRYPOINT ["/usr/bin/plugboard", "serve", "--plugins", "/usr/lib/plugboard/plugins", "--listen", "0.0.0.0:7878", "--token-file", "/var/run/argo/token"]' \
+  --change 'ENTRYPOINT ["/usr/bin/plugboard", "serve", "--plugins", "/usr/lib/plugboard/plugins", "--listen", "0.0.0.0:7878", "--token-file", "/var/run/argo/token", "--config", "/etc/plugboard/plugboard.toml"]' \
   --change 'CMD ["--log-level", "info"]' \
   --change 'EXPOSE 7878' \
   --change "LABEL org.plugboard.plugins=\"$(cd "$plugins" && ls -- *.so | tr '\n' ' ' | sed 's/ $//')\""
