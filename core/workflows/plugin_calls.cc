@@ -47,22 +47,24 @@ std::string contextText(std::string_view workflow, const std::string& step) {
 PluginCalls::PluginCalls(Dispatcher& dispatcher, Launcher* launcher)
     : dispatcher_(dispatcher), launcher_(launcher) {}
 
-bool PluginCalls::dispatched(const WorkflowStep& step) const {
-  return launcher_ == nullptr ||
-         launcher_->dispatched(
-             PluginRef{step.plugin, step.version, step.deployer, step.deploy_options},
-             dispatcher_.catalog());
-}
-
-Expected<LaunchTarget> PluginCalls::place(const WorkflowStep& step) const {
-  return launcher_->place(PluginRef{step.plugin, step.version, step.deployer, step.deploy_options},
-                          &dispatcher_.catalog());
+std::shared_ptr<const PluginCalls::Route> PluginCalls::route(const WorkflowStep& step) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = routes_.find(&step); it != routes_.end()) return it->second;
+  }
+  auto made = std::make_shared<Route>();
+  if (launcher_ != nullptr) {
+    const PluginRef ref{step.plugin, step.version, step.deployer, step.deploy_options};
+    made->dispatched = launcher_->dispatched(ref, dispatcher_.catalog());
+    if (!made->dispatched) made->target = launcher_->place(ref, &dispatcher_.catalog());
+  }
+  std::lock_guard lock(mu_);
+  return routes_.emplace(&step, std::move(made)).first->second;
 }
 
 std::optional<Outcome> PluginCalls::check(const WorkflowStep& step, const Json& args) {
-  if (!dispatched(step)) {
-    auto target = place(step);
-    if (!target) return Outcome::error(target.error().message());
+  if (const auto r = route(step); !r->dispatched) {
+    if (!r->target) return Outcome::error(r->target.error().message());
     return std::nullopt;  // its schema is known once its deployer started it
   }
   if (const CatalogEntry* entry = dispatcher_.resolve(step.plugin, step.version)) {
@@ -81,14 +83,13 @@ Dispatch PluginCalls::call(StepCall call, CallControl& control) {
   request.rpc = step.rpc;
   request.args = std::move(call.args);
   request.context_text = contextText(call.workflow, step.id);
-  if (!dispatched(step)) {
-    auto target = place(step);
-    if (!target) {
+  if (const auto r = route(step); !r->dispatched) {
+    if (!r->target) {
       Dispatch d;
-      d.outcome = Outcome::error(target.error().message());
+      d.outcome = Outcome::error(r->target.error().message());
       return d;
     }
-    return callThroughDeployer(*launcher_, *target, request, control);
+    return callThroughDeployer(*launcher_, *r->target, request, control);
   }
   return dispatcher_.dispatch(request, control);
 }

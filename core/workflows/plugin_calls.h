@@ -1,4 +1,5 @@
-// core/workflows/plugin_calls.h: the runner's calls to installed plugins (core/workflows/step_calls.h).
+// core/workflows/plugin_calls.h: the runner's calls to installed plugins
+// (core/workflows/step_calls.h).
 //
 // A step whose plugin is in the plugin directories, with no `deploy` of its own, goes
 // through the dispatcher, and check() tests its args against the input schema of the
@@ -13,7 +14,11 @@
 #ifndef PLUGBOARD_CORE_WORKFLOWS_PLUGIN_CALLS_H_
 #define PLUGBOARD_CORE_WORKFLOWS_PLUGIN_CALLS_H_
 
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include "core/routing/dispatcher.h"
+
 #include "core/launch/launcher.h"
 #include "core/workflows/step_calls.h"
 
@@ -28,13 +33,19 @@ class PluginCalls final : public StepCalls {
   Dispatch call(StepCall call, CallControl& control) override;
 
  private:
-  Dispatcher& dispatcher_;
-  // Where `step` runs when not through the dispatcher; an error when it cannot be placed.
-  // REQUIRES: launcher_ and !dispatched(step).
-  Expected<LaunchTarget> place(const WorkflowStep& step) const;
-  bool dispatched(const WorkflowStep& step) const;
+  // How a step is called: through the dispatcher, or through the plugin `target` names
+  // (or its error when it cannot be placed). Decided once per step and run: placing a
+  // registry artifact reads its file, and requeues and retries ask again.
+  struct Route {
+    bool dispatched = true;
+    Expected<LaunchTarget> target = Error("not placed");
+  };
+  std::shared_ptr<const Route> route(const WorkflowStep& step);
 
+  Dispatcher& dispatcher_;
   Launcher* launcher_;
+  std::mutex mu_;  // guards routes_
+  std::unordered_map<const WorkflowStep*, std::shared_ptr<const Route>> routes_;
 };
 
 }  // namespace plugboard::core
