@@ -36,7 +36,7 @@ void measure(int n, std::size_t bound) {
     for (int i = 0; i < n; ++i) {
       calls.execute(
           body(i),
-          [] {
+          [](bool&) {
             Dispatch d;
             d.handled = true;
             d.plugin = "hello";

@@ -1,5 +1,6 @@
 #include "core/routing/timed_dispatch.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <list>
 #include <memory>
@@ -51,8 +52,8 @@ struct DeadlineWatch::Impl {
     Clock::time_point deadline;
     CallControl* control;
     bool fired = false;
-    Clock::time_point slow_at;  // Clock::time_point::max() when nobody asked
-    std::function<void()>* on_slow;
+    Clock::time_point slow_at, late_at;  // Clock::time_point::max() when nobody asked
+    CallNotices* notices;
   };
   // While calls come and go, the watcher looks at them every `tick` (the shortest slow_after
   // asked for) instead of being woken for each new call: a wake-up per call would cost more
@@ -76,9 +77,13 @@ struct DeadlineWatch::Impl {
       for (auto& w : calls) {
         if (w.slow_at <= now) {
           w.slow_at = Clock::time_point::max();
-          (*w.on_slow)();
+          w.notices->slow();
         }
-        next = std::min(next, w.slow_at);
+        if (w.late_at <= now) {
+          w.late_at = Clock::time_point::max();
+          w.notices->late();
+        }
+        next = std::min({next, w.slow_at, w.late_at});
         if (w.fired) continue;
         if (w.deadline <= now) {
           w.fired = true;
@@ -111,8 +116,8 @@ DeadlineWatch::~DeadlineWatch() {
   impl_->thread.join();
 }
 
-Dispatch DeadlineWatch::dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout,
-                                 std::function<void()> on_slow, Millis slow_after) {
+Dispatch DeadlineWatch::dispatch(Dispatcher& dispatcher, const DispatchRequest& request,
+                                 Millis timeout, CallNotices notices) {
   using Clock = Impl::Clock;
   CallControl control;
   std::list<Impl::Watched>::iterator it;
@@ -121,11 +126,14 @@ Dispatch DeadlineWatch::dispatch(Dispatcher& dispatcher, const DispatchRequest& 
     std::lock_guard lock(impl_->mu);
     const auto now = Clock::now();
     const auto deadline = now + timeout;
-    const auto slow_at = on_slow ? now + slow_after : Clock::time_point::max();
-    if (on_slow) impl_->tick = std::min<Clock::duration>(impl_->tick, slow_after);
+    const auto never = Clock::time_point::max();
+    const auto slow_at = notices.slow ? now + notices.slow_after : never;
+    const auto late_at = notices.late ? now + notices.late_after : never;
+    if (notices.slow) impl_->tick = std::min<Clock::duration>(impl_->tick, notices.slow_after);
     impl_->last_call = now;
-    it = impl_->calls.insert(impl_->calls.end(), {deadline, &control, false, slow_at, &on_slow});
-    const auto wake = std::min(deadline, slow_at);
+    it = impl_->calls.insert(impl_->calls.end(),
+                             {deadline, &control, false, slow_at, late_at, &notices});
+    const auto wake = std::min({deadline, slow_at, late_at});
     earlier = wake < impl_->next_wake;
     if (earlier) impl_->next_wake = wake;
   }

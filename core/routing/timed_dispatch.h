@@ -26,6 +26,16 @@ struct TimedDispatch {
 TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request, Millis timeout,
                                    Millis grace = defaults::kCancelGrace);
 
+// What a DeadlineWatch tells the caller while its call runs, on the watcher's thread.
+// Each notice runs once at most (give or take one `slow_after` late) and never after
+// dispatch() has returned; each must be quick and must not call back into this watch.
+struct CallNotices {
+  std::function<void()> slow;  // the call has run for `slow_after`
+  Millis slow_after = defaults::kSlowCall;
+  std::function<void()> late;  // the call has run for `late_after`
+  Millis late_after{0};
+};
+
 // Deadlines for calls that run on the caller's own thread, kept by one watcher thread:
 // cheaper per call than a thread each, for servers. When a call's deadline passes its
 // CallControl is cancelled; a cooperative plugin then returns at once. A plugin that
@@ -40,12 +50,8 @@ class DeadlineWatch {
 
   // Runs `request` on this thread with a deadline `timeout` from now. When the deadline
   // passed, the result is Failed and says so, whatever the plugin answered.
-  //
-  // `on_slow`, when given, runs once on the watcher thread if the call is still running
-  // `slow_after` from now (give or take one `slow_after`); it must be quick and must not
-  // call back into this watch. It never runs after dispatch() has returned.
   Dispatch dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout,
-                    std::function<void()> on_slow = {}, Millis slow_after = defaults::kSlowCall);
+                    CallNotices notices = {});
 
  private:
   struct Impl;

@@ -6,21 +6,21 @@
 // identified by its work, not by its request: the key is the SHA-256 of the request body
 // as received (Argo's body holds the workflow's name, namespace and uid and the template,
 // so two bodies of one workflow differ exactly when their templates do). The first
-// request with a key starts the call on a pool thread; every request with that key waits
-// for the call's outcome until the reply deadline at most. A request answered before the
-// call ended gets nullopt (the caller answers Running, requeued) and the call goes on; a
-// later request with the same key gets its outcome once done.
+// request with a key runs the call on its own thread; every other request with that key
+// waits for the call's outcome until the reply deadline at most, and is then answered
+// Running (the caller does that, on nullopt) while the call goes on. The request that
+// runs the call is answered Running at the reply deadline by its transport (see
+// SlowCallHelp::answerNow in core/serving/http_router.h).
 //
 // Succeeded outcomes are kept for `keep_for` after they ended and at most `keep_count` of
 // them (the oldest go first), so that a request sent again after a lost reply gets the
 // same answer. Any other outcome (Running or Pending from the plugin, which asks to be
 // called again; Failed or Error, which Argo's retryStrategy retries with the same body; a
-// template not handled here) goes to the requests waiting for it, or else to the next
-// request with its key, and is then dropped. Calls in flight are never dropped.
+// template not handled here) goes to the requests that wait for it, or, when the request
+// that ran the call was answered before it ended, to the next request with its key; it is
+// then dropped. Calls in flight are never dropped.
 //
-// Threads: a call runs on a pool thread; the pool starts a thread when none is idle and an
-// idle thread leaves after a while, so it holds about as many threads as calls in flight.
-// Thread-safe; the destructor waits for the calls in flight.
+// Thread-safe. Calls run on their callers' threads, so the table holds no thread.
 #ifndef PLUGBOARD_CORE_SERVING_ARGO_CALLS_H_
 #define PLUGBOARD_CORE_SERVING_ARGO_CALLS_H_
 
@@ -44,12 +44,15 @@ class ArgoCalls {
   ArgoCalls(const ArgoCalls&) = delete;
   ArgoCalls& operator=(const ArgoCalls&) = delete;
 
-  // The outcome of the call `body` asks for: `run` runs it on a pool thread unless a call
-  // with the same key runs or is kept. Waits until the reply deadline at most; nullopt
-  // when the call still runs then. `help`, when given, is told if the wait is slow (the
-  // waiting thread holds up an event loop).
-  std::optional<Dispatch> execute(std::string_view body, std::function<Dispatch()> run,
-                                  SlowCallHelp* help);
+  // Runs the call; sets `answered` when its request was answered before the call returned.
+  using Run = std::function<Dispatch(bool& answered)>;
+
+  // The outcome of the call `body` asks for. When no call with its key runs or is kept,
+  // `run` runs it on this thread and its outcome is returned. Otherwise waits for the
+  // running call until the reply deadline at most: nullopt when it still runs then.
+  // `help`, when given, is told if that wait is slow (the waiting thread holds up an
+  // event loop).
+  std::optional<Dispatch> execute(std::string_view body, const Run& run, SlowCallHelp* help);
 
   // Calls running plus outcomes kept.
   std::size_t entries() const;

@@ -62,6 +62,9 @@ HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options)
       body_limit_(options.body_limit),
       timeout_(options.default_timeout),
       poll_interval_(options.poll_interval),
+      reply_deadline_(options.reply_deadline),
+      still_running_(executeTemplateReply(
+          {Phase::kRunning, "the call is still running", Json::object(), {}}, poll_interval_)),
       poll_unknown_(options.poll_unknown),
       id_([] {
         static std::atomic<std::uint64_t> routers{0};
@@ -87,17 +90,29 @@ HttpRouter::PluginStats& HttpRouter::statsFor(const std::string& plugin) {
   return *s;
 }
 
-Dispatch HttpRouter::call(const DispatchRequest& request, SlowCallHelp* help) {
+HttpResponse HttpRouter::stillRunning(unsigned version) const {
+  return text(http::status::ok, still_running_, version, "application/json");
+}
+
+Dispatch HttpRouter::call(const DispatchRequest& request, SlowCallHelp* help, EarlyAnswer* early) {
   ++calls_in_flight_;
   const auto start = Clock::now();
   // The call holds its generation of plugins until it returns: a reload meanwhile sends
   // new calls to the new version while this one finishes on the old. The deadline watch
   // cancels it when its time is up, and tells `help` if it is slow.
   const std::shared_ptr<Dispatcher> generation = runtime_.current();
-  std::function<void()> on_slow;  // captures one pointer: no allocation
-  if (help != nullptr) on_slow = [help] { help->callIsSlow(); };
-  Dispatch d =
-      deadlines_.dispatch(*generation, request, timeout_, std::move(on_slow), defaults::kSlowCall);
+  CallNotices notices;
+  if (help != nullptr) {
+    notices.slow = [help] { help->callIsSlow(); };  // captures one pointer: no allocation
+    if (early != nullptr) {
+      notices.late = [this, early] {  // two pointers: no allocation
+        early->help->answerNow(stillRunning(early->version));
+        early->answered = true;  // before dispatch() returns: the watch runs no notice after
+      };
+      notices.late_after = reply_deadline_;
+    }
+  }
+  Dispatch d = deadlines_.dispatch(*generation, request, timeout_, std::move(notices));
   if (help != nullptr) help->callEnded();  // callIsSlow() has run, if at all: dispatch returned
   if (!d.plugin.empty()) {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -173,15 +188,19 @@ HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
   if (!poll_unknown_ && runtime_.current()->resolve(request->key) == nullptr) {
     return json(http::status::ok, Json::object(), req.version());
   }
-  // The call runs on a pool thread, once for all the requests that ask for the same work;
-  // one still running at the reply deadline is answered Running and goes on.
+  // The call runs once for all the requests that ask for the same work, on the thread of
+  // the first; one still running at the reply deadline is answered Running and goes on.
   std::optional<Dispatch> done = argo_calls_.execute(
-      req.body(), [this, r = std::move(*request)] { return call(r, nullptr); }, help);
-  if (!done) {
-    const Outcome still{Phase::kRunning, "the call is still running", Json::object(), {}};
-    return text(http::status::ok, executeTemplateReply(still, poll_interval_), req.version(),
-                "application/json");
-  }
+      req.body(),
+      [&](bool& answered) {
+        if (help == nullptr) return call(*request, nullptr);
+        EarlyAnswer early{help, req.version()};
+        Dispatch d = call(*request, help, &early);
+        answered = early.answered;
+        return d;
+      },
+      help);
+  if (!done) return stillRunning(req.version());
   Dispatch& d = *done;
   if (!d.handled || pollFailed(d)) return json(http::status::ok, Json::object(), req.version());
   keepArgoDecodable(d.outcome, d.plugin);

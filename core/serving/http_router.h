@@ -6,10 +6,10 @@
 // /healthz, /readyz, /metrics, the token check and every error status. A template whose
 // key no hosted plugin has is answered {} without a call unless `poll_unknown` is set; a
 // poll for it that ends in Error is counted and answered {} too. Requests that could not
-// be read get their answer from readFailed(). The router runs direct calls on the calling
-// thread and Argo's template.execute calls through core/serving/argo_calls.h (on a pool
-// thread, answered Running at the reply deadline, each run once however often Argo sends
-// it), all with the configured call deadline; it counts calls per plugin and
+// be read get their answer from readFailed(). The router runs every call on the calling
+// thread with the configured call deadline, Argo's template.execute calls through
+// core/serving/argo_calls.h (each run once however often Argo sends it, answered Running
+// at the reply deadline through SlowCallHelp::answerNow while it goes on); it counts calls per plugin and
 // responses by status for /metrics.
 //
 // Thread-safety: every member may be called from any thread at once, except that
@@ -41,13 +41,19 @@ using HttpResponse = boost::beast::http::response<boost::beast::http::string_bod
 using HttpParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
 // What the transport lends a call that turns out slow (the server: a helper thread for
-// the event loop the call holds up). One object per call in flight.
+// the event loop the call holds up, and a way to answer before the call returns). One
+// object per call in flight.
 class SlowCallHelp {
  public:
   virtual ~SlowCallHelp() = default;
   // Once, when the call (or the wait for it) has run for defaults::kSlowCall, on the
   // deadline watcher's thread or on the waiting thread. Must be quick.
   virtual void callIsSlow() = 0;
+  // Once at most, on the deadline watcher's thread, when an Argo call has run for the
+  // reply deadline: the transport sends `res` (Running, requeued) as the request's answer
+  // now, and ends the connection once the call returned; what handle() then returns is
+  // not sent. Must be quick.
+  virtual void answerNow(HttpResponse res) = 0;
   // On the calling thread when the call returned (whether or not it was slow).
   virtual void callEnded() = 0;
 };
@@ -83,7 +89,16 @@ class HttpRouter {
  private:
   struct PluginStats;
   PluginStats& statsFor(const std::string& plugin);
-  Dispatch call(const DispatchRequest& request, SlowCallHelp* help);
+  // An Argo request's answer before its call returned: Running, requeued.
+  struct EarlyAnswer {
+    SlowCallHelp* help;     // sends it
+    unsigned version;       // the request's HTTP version
+    bool answered = false;  // set when it was sent
+  };
+  HttpResponse stillRunning(unsigned version) const;
+  // Runs `request` on this thread with the call deadline. With `early`, the transport is
+  // told to send it at the reply deadline.
+  Dispatch call(const DispatchRequest& request, SlowCallHelp* help, EarlyAnswer* early = nullptr);
   HttpResponse execute(const HttpRequest& req, SlowCallHelp* help);
   // True (logged and counted) when `d` polled for a key no hosted plugin has and ended in
   // Error (a load failure among them) or at its deadline: the template may be another
@@ -99,6 +114,8 @@ class HttpRouter {
   const std::size_t body_limit_;
   const Millis timeout_;
   const Millis poll_interval_;
+  const Millis reply_deadline_;
+  const std::string still_running_;  // the body of stillRunning()
   const bool poll_unknown_;
   const std::uint64_t id_;  // tells routers apart in per-thread caches
   DeadlineWatch deadlines_;

@@ -98,7 +98,10 @@ class Helpers {
 
 // One connection: reads a request, has the router answer it (plugin call included) on the
 // I/O thread that completed the read, writes the answer, and reads the next one while
-// kept alive. A slow call gets a helper thread for the session's loop meanwhile.
+// kept alive. A slow call gets a helper thread for the session's loop meanwhile; an Argo
+// call still running at the reply deadline is answered then, from the deadline watcher's
+// thread, and the connection ends when the call returns (a client waits for its answer
+// before it sends again, so none is lost; Argo's opens a new connection).
 //
 // Idle connections: a timer fires every idle timeout and closes the connection if it has
 // been waiting for a request for that long. It is not reset for each request (that would
@@ -128,6 +131,17 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
   }
 
   void callIsSlow() override { helper_ = helpers_.start(loop_); }
+  // On the deadline watcher's thread while this session's strand is held by the call, so
+  // nothing else uses the socket. Written without blocking: a peer that does not read its
+  // answers gets a cut one; the connection ends when the call returns.
+  void answerNow(HttpResponse res) override {
+    prepare(res, false);
+    beast::error_code ec;
+    socket_.non_blocking(true, ec);
+    if (!ec) http::write(socket_, res, ec);
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    answered_ = true;
+  }
   void callEnded() override {
     if (helper_ != nullptr) helpers_.retire(std::exchange(helper_, nullptr));
   }
@@ -169,14 +183,19 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
     HttpRequest req = parser_->release();
     const bool keep_alive = req.keep_alive() && !router_.draining();
     HttpResponse res = router_.handle(req, this);
+    if (answered_) return finish();  // answered while the call ran
     send(std::move(res), keep_alive && !router_.draining());
   }
 
-  void send(HttpResponse res, bool keep_alive) {
+  void prepare(HttpResponse& res, bool keep_alive) {
     res.set(http::field::server, "plugboard");
     res.keep_alive(keep_alive);
     res.prepare_payload();
     router_.countResponse(res);
+  }
+
+  void send(HttpResponse res, bool keep_alive) {
+    prepare(res, keep_alive);
     response_ = std::move(res);  // kept here until written
     http::async_write(socket_, response_,
                       [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
@@ -199,6 +218,8 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
   Helpers& helpers_;
   const Millis idle_timeout_;
   Helper* helper_ = nullptr;  // lent to the loop while this session's call is slow
+  // Set by answerNow() before the call returns (the deadline watch orders the two).
+  std::atomic<bool> answered_{false};
   bool waiting_ = false;      // for the next request
   Clock::time_point waiting_since_;
   HttpResponse response_;

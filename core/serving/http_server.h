@@ -9,8 +9,9 @@
 //   GET  /healthz, /readyz, /metrics   liveness, readiness, Prometheus text
 //
 // HTTP/1.1 with keep-alive on Asio's event loops, run by a few I/O threads that also run
-// the direct plugin calls of the requests they read (Argo's template.execute calls run on
-// a pool, see core/serving/argo_calls.h); one watcher enforces the calls' deadlines.
+// the plugin calls of the requests they read; one watcher enforces the calls' deadlines
+// and answers Argo's requests whose call outlives the reply deadline (see
+// core/serving/argo_calls.h).
 // What each request is answered is decided by core/serving/http_router.h, without sockets.
 // With a token, /api/v1/* needs "Authorization: Bearer <token>" (403 otherwise). Bad
 // JSON or shape: 400 with {"error": ...}; a body over the limit: 413; during shutdown:

@@ -21,85 +21,115 @@ Dispatch succeeded(const std::string& message) {
   return d;
 }
 
+// A Run that counts its runs and succeeds with `message`.
+ArgoCalls::Run counted(int& runs, const std::string& message = "x") {
+  return [&runs, message](bool&) {
+    ++runs;
+    return succeeded(message);
+  };
+}
+
 TEST(ArgoCallsTest, ACallIsRunOnceWhileItIsAskedForAgainAndAfterItEnded) {
   ArgoCalls calls(milliseconds(20), std::chrono::minutes(10), 100);
   std::atomic<int> runs{0};
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  const auto run = [&] {
+  const ArgoCalls::Run run = [&](bool& answered) {
     ++runs;
     released.wait();
+    answered = true;  // its request was answered Running meanwhile
     return succeeded("done");
   };
-  // Answered at the reply deadline while the call goes on; asked again, it is not started again.
+  // The first request runs the call on its own thread.
+  auto first = std::async(std::launch::async, [&] { return calls.execute("body", run, nullptr); });
+  while (calls.entries() == 0) std::this_thread::yield();
+  // Asked again while it runs: answered at the reply deadline, not started again.
   for (int i = 0; i < 3; ++i) EXPECT_FALSE(calls.execute("body", run, nullptr).has_value());
   // Many at once, as when Argo sends again while a reply is still on its way.
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) threads.emplace_back([&] { calls.execute("body", run, nullptr); });
   for (auto& t : threads) t.join();
   release.set_value();
-  std::optional<Dispatch> d;
-  for (int i = 0; i < 500 && !d; ++i) d = calls.execute("body", run, nullptr);
-  ASSERT_TRUE(d.has_value());
-  EXPECT_EQ(d->outcome.message, "done");
+  EXPECT_EQ(first.get()->outcome.message, "done");
   // A retry after a lost reply gets the same answer.
   auto again = calls.execute("body", run, nullptr);
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->outcome.message, "done");
   EXPECT_EQ(runs, 1);
   // Other work (another body) is another call.
-  auto other = calls.execute(
-      "other body",
-      [&] {
-        ++runs;
-        return succeeded("other");
-      },
-      nullptr);
+  int other_runs = 0;
+  auto other = calls.execute("other body", counted(other_runs, "other"), nullptr);
   ASSERT_TRUE(other.has_value());
   EXPECT_EQ(other->outcome.message, "other");
-  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(other_runs, 1);
+}
+
+TEST(ArgoCallsTest, RequestsWaitingForACallGetItsOutcomeWhenItEndsInTime) {
+  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), 100);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  auto first = std::async(std::launch::async, [&] {
+    return calls.execute(
+        "body",
+        [&](bool&) {
+          released.wait();
+          Dispatch d = succeeded("failed");
+          d.outcome.phase = Phase::kFailed;
+          return d;
+        },
+        nullptr);
+  });
+  while (calls.entries() == 0) std::this_thread::yield();
+  int runs = 0;
+  auto waiting = std::async(std::launch::async, [&] { return calls.execute("body", counted(runs), nullptr); });
+  std::this_thread::sleep_for(milliseconds(100));  // until it waits
+  release.set_value();
+  EXPECT_EQ(waiting.get()->outcome.phase, Phase::kFailed);
+  EXPECT_EQ(first.get()->outcome.phase, Phase::kFailed);
+  // A failure whose request had it is not kept: the next request calls again.
+  EXPECT_EQ(calls.execute("body", counted(runs), nullptr)->outcome.phase, Phase::kSucceeded);
+  EXPECT_EQ(runs, 1);
+}
+
+TEST(ArgoCallsTest, AnOutcomeWhoseRequestWasAnsweredEarlyGoesToTheNextRequest) {
+  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), 100);
+  const auto failed = calls.execute(
+      "body",
+      [](bool& answered) {
+        answered = true;
+        Dispatch d = succeeded("failed late");
+        d.outcome.phase = Phase::kFailed;
+        return d;
+      },
+      nullptr);
+  EXPECT_EQ(failed->outcome.phase, Phase::kFailed);
+  int runs = 0;
+  // The requeued request gets the failure, once; the one after calls again.
+  EXPECT_EQ(calls.execute("body", counted(runs), nullptr)->outcome.message, "failed late");
+  EXPECT_EQ(runs, 0);
+  EXPECT_EQ(calls.execute("body", counted(runs), nullptr)->outcome.phase, Phase::kSucceeded);
+  EXPECT_EQ(runs, 1);
 }
 
 TEST(ArgoCallsTest, KeepsAtMostTheConfiguredNumberOfOutcomes) {
   ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), 3);
   int runs = 0;
   for (int i = 0; i < 10; ++i) {
-    ASSERT_TRUE(calls.execute(
-        "body " + std::to_string(i),
-        [&] {
-          ++runs;
-          return succeeded("x");
-        },
-        nullptr));
+    ASSERT_TRUE(calls.execute("body " + std::to_string(i), counted(runs), nullptr));
     EXPECT_LE(calls.entries(), 3u);
   }
   EXPECT_EQ(calls.entries(), 3u);
   // The newest are kept; the oldest was dropped and runs again.
-  calls.execute(
-      "body 9",
-      [&] {
-        ++runs;
-        return succeeded("x");
-      },
-      nullptr);
+  calls.execute("body 9", counted(runs), nullptr);
   EXPECT_EQ(runs, 10);
-  calls.execute(
-      "body 0",
-      [&] {
-        ++runs;
-        return succeeded("x");
-      },
-      nullptr);
+  calls.execute("body 0", counted(runs), nullptr);
   EXPECT_EQ(runs, 11);
 }
 
 TEST(ArgoCallsTest, DropsOutcomesKeptLongerThanConfigured) {
   ArgoCalls calls(milliseconds(10'000), milliseconds(20), 100);
   int runs = 0;
-  const auto run = [&] {
-    ++runs;
-    return succeeded("x");
-  };
+  const ArgoCalls::Run run = counted(runs);
   calls.execute("body", run, nullptr);
   calls.execute("body", run, nullptr);
   EXPECT_EQ(runs, 1);
@@ -112,7 +142,7 @@ TEST(ArgoCallsTest, OnlyASuccessIsKeptForRequestsSentAgain) {
   ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), 100);
   int runs = 0;
   for (const Phase phase : {Phase::kRunning, Phase::kPending, Phase::kFailed, Phase::kError}) {
-    const auto run = [&] {
+    const ArgoCalls::Run run = [&](bool&) {
       ++runs;
       Dispatch d = succeeded("x");
       d.outcome.phase = phase;
@@ -124,25 +154,6 @@ TEST(ArgoCallsTest, OnlyASuccessIsKeptForRequestsSentAgain) {
     EXPECT_EQ(runs, 2) << phaseName(phase);  // the plugin is asked again
   }
   EXPECT_EQ(calls.entries(), 0u);
-}
-
-TEST(ArgoCallsTest, ACallDoesNotWaitBehindALongOne) {
-  ArgoCalls calls(milliseconds(500), std::chrono::minutes(10), 100);
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  EXPECT_FALSE(calls.execute(
-      "long",
-      [&] {
-        released.wait();
-        return succeeded("long");
-      },
-      nullptr));
-  // The pool's one idle thread is busy with the long call: this one gets a thread of its own.
-  auto quick = calls.execute(
-      "quick", [] { return succeeded("quick"); }, nullptr);
-  ASSERT_TRUE(quick.has_value());
-  EXPECT_EQ(quick->outcome.message, "quick");
-  release.set_value();
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "core/serving/http_router.h"
 
 #include <atomic>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -267,6 +268,7 @@ class HttpRouterDeadlineTest : public HttpRouterTest {
 // Counts what the router tells the transport about a call.
 struct CountingHelp : SlowCallHelp {
   void callIsSlow() override { ++slow; }
+  void answerNow(HttpResponse) override { ADD_FAILURE() << "not an Argo call past the reply deadline"; }
   void callEnded() override { ++ended; }
   std::atomic<int> slow{0}, ended{0};
 };
@@ -379,11 +381,29 @@ class HttpRouterReplyDeadlineTest : public HttpRouterTest {
   }
 };
 
+// Keeps the answer the router gives the transport before the call returned.
+struct AnsweringHelp : SlowCallHelp {
+  void callIsSlow() override {}
+  void answerNow(HttpResponse res) override { early.set_value(std::move(res)); }
+  void callEnded() override {}
+  std::promise<HttpResponse> early;
+};
+
 TEST_F(HttpRouterReplyDeadlineTest, ACallLongerThanTheReplyDeadlineRunsOnceAndEndsWithItsResult) {
   const std::string body = argoBody("scripted", {{"id", "long"}, {"sleep_ms", 500}});
+  AnsweringHelp help;
+  auto early = help.early.get_future();
+  auto first = std::async(std::launch::async, [&] {
+    return router_->handle(request(http::verb::post, "/api/v1/template.execute", body), &help);
+  });
+  // Answered Running at the reply deadline, while the call goes on.
+  const Json answer = jsonOf(early.get());
+  EXPECT_EQ(answer["node"]["phase"], "Running");
+  EXPECT_EQ(answer["requeue"], formatGoDuration(defaults::kPollInterval));
+  // Argo sends it again: it is not called again, and the last answer is the call's result.
   int running = 0;
   const Json done = untilDone(body, running);
-  EXPECT_GE(running, 1);
+  EXPECT_EQ(jsonOf(first.get()), done);  // what handle() returned is not sent
   EXPECT_EQ(done["node"]["phase"], "Succeeded");
   EXPECT_EQ(done["node"]["outputs"]["parameters"][0],
             Json::parse(R"({"name":"calls","value":"1"})"));

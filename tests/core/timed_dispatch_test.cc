@@ -35,12 +35,19 @@ class TimedDispatchTest : public ::testing::Test {
   Catalog catalog_;
 };
 
+CallNotices slowAfter(std::function<void()> slow, Millis after) {
+  CallNotices notices;
+  notices.slow = std::move(slow);
+  notices.slow_after = after;
+  return notices;
+}
+
 TEST_F(TimedDispatchTest, TheWatcherLeavesACallWithinItsDeadlineAlone) {
   Dispatcher dispatcher(catalog_, plugboard::testing::inProcess());
   DeadlineWatch watch;
   std::atomic<int> slow{0};
   Dispatch d = watch.dispatch(
-      dispatcher, scripted({{"message", "done"}}), Millis(60'000), [&] { ++slow; }, Millis(60'000));
+      dispatcher, scripted({{"message", "done"}}), Millis(60'000), slowAfter([&] { ++slow; }, Millis(60'000)));
   EXPECT_EQ(d.outcome.phase, Phase::kSucceeded);
   EXPECT_EQ(d.outcome.message, "done");
   EXPECT_EQ(slow, 0);
@@ -52,11 +59,26 @@ TEST_F(TimedDispatchTest, TheWatcherCancelsACallPastItsDeadlineAndSaysSo) {
   std::atomic<int> slow{0};
   // Cooperative: the plugin returns as soon as it is cancelled, long before its sleep ends.
   Dispatch d = watch.dispatch(
-      dispatcher, scripted({{"sleep_ms", 60'000}}), Millis(30), [&] { ++slow; }, Millis(5));
+      dispatcher, scripted({{"sleep_ms", 60'000}}), Millis(30), slowAfter([&] { ++slow; }, Millis(5)));
   EXPECT_EQ(d.outcome.phase, Phase::kFailed);
   EXPECT_EQ(d.outcome.message, "deadline of 30ms passed; the call was cancelled");
   EXPECT_EQ(d.plugin, "scripted@1.0.0");
   EXPECT_EQ(slow, 1);  // told once that the call was slow, before it returned
+}
+
+TEST_F(TimedDispatchTest, TheWatcherSaysWhenACallRanLateAndNeverAfterItReturned) {
+  Dispatcher dispatcher(catalog_, plugboard::testing::inProcess());
+  DeadlineWatch watch;
+  std::atomic<int> slow{0}, late{0};
+  const CallNotices notices{[&] { ++slow; }, Millis(5), [&] { ++late; }, Millis(40)};
+  Dispatch d = watch.dispatch(dispatcher, scripted({{"sleep_ms", 200}}), Millis(60'000), notices);
+  EXPECT_EQ(d.outcome.phase, Phase::kSucceeded);
+  EXPECT_EQ(slow, 1);
+  EXPECT_EQ(late, 1);
+  // A call that returns before it is late is not said to be.
+  d = watch.dispatch(dispatcher, scripted(Json::object()), Millis(60'000), notices);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  EXPECT_EQ(late, 1);
 }
 
 TEST_F(TimedDispatchTest, TheWatcherFailsACallThatIgnoredItsDeadlineWhenItReturns) {

@@ -83,9 +83,20 @@ ServeProcess::~ServeProcess() {
 }
 
 struct HttpClient::Impl {
+  explicit Impl(unsigned short p) : port(p) { connect(); }
+
+  void connect() {
+    buffer.clear();
+    socket = tcp::socket(io);
+    socket.connect({asio::ip::make_address("127.0.0.1"), port});
+    socket.set_option(tcp::no_delay(true));
+  }
+
+  const unsigned short port;
   asio::io_context io;
   tcp::socket socket{io};
   beast::flat_buffer buffer;
+  bool server_closes = false;  // the last reply said "Connection: close"
 
   HttpReply readReply() {
     HttpReply reply;
@@ -95,6 +106,7 @@ struct HttpClient::Impl {
     http::read(socket, buffer, parser, ec);
     if (ec) return reply;
     auto res = parser.release();
+    server_closes = !res.keep_alive();
     reply.status = static_cast<int>(res.result_int());
     reply.body = res.body();
     for (const auto& field : res) reply.headers[std::string(field.name_string())] = std::string(field.value());
@@ -102,10 +114,7 @@ struct HttpClient::Impl {
   }
 };
 
-HttpClient::HttpClient(unsigned short port) : impl_(std::make_unique<Impl>()) {
-  impl_->socket.connect({asio::ip::make_address("127.0.0.1"), port});
-  impl_->socket.set_option(tcp::no_delay(true));
-}
+HttpClient::HttpClient(unsigned short port) : impl_(std::make_unique<Impl>(port)) {}
 
 HttpClient::~HttpClient() = default;
 
@@ -117,6 +126,8 @@ HttpReply HttpClient::request(const std::string& method, const std::string& targ
   req.body() = body;
   req.keep_alive(true);
   req.prepare_payload();
+  // As HTTP clients do, a connection the server said it closes is not used again.
+  if (std::exchange(impl_->server_closes, false)) impl_->connect();
   beast::error_code ec;
   http::write(impl_->socket, req, ec);
   if (ec) return {};

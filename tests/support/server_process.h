@@ -42,6 +42,8 @@ class HttpClient {
  public:
   explicit HttpClient(unsigned short port);
   ~HttpClient();
+  // One request and its reply. After a reply with "Connection: close" the next request
+  // goes on a new connection, as HTTP clients do.
   HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
                     const std::map<std::string, std::string>& headers = {});
   // Sends raw bytes and reads one reply (or none, if the server closes).

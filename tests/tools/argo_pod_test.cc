@@ -32,6 +32,8 @@ namespace {
 using Json = nlohmann::json;
 
 const char* const kClientImage = "localhost/plugboard-test/argo-client:latest";
+// The manifest's image with the crash_on_load fixture added, as docs/argo.md adds plugins.
+const char* const kAddedImage = "localhost/plugboard-test/argo-added:latest";
 const char* const kNamePrefix = "plugboard-argo-";
 const char* const kContainer = "spec.sidecar.container.";
 // The flags these machines' podman needs (docs/containers.md).
@@ -157,8 +159,9 @@ class ArgoPodTest : public ::testing::Test {
     EXPECT_EQ(leftContainers(), "") << "containers left behind";
   }
 
-  // `podman run` of the manifest's sidecar as `user` (default: the manifest's).
-  std::vector<std::string> sidecarArgs(std::string user, bool detach) {
+  // `podman run` of the manifest's sidecar as `user` (default: the manifest's), from
+  // `image` (default: the manifest's).
+  std::vector<std::string> sidecarArgs(std::string user, bool detach, std::string image = "") {
     const std::string uid = one(yaml_, std::string(kContainer) + "securityContext.runAsUser");
     const std::string gid =
         one(yaml_, std::string(kContainer) + "securityContext.runAsGroup", false);
@@ -175,7 +178,7 @@ class ArgoPodTest : public ::testing::Test {
         "true") {
       argv.push_back("--read-only");
     }
-    argv.push_back(one(yaml_, std::string(kContainer) + "image"));
+    argv.push_back(image.empty() ? one(yaml_, std::string(kContainer) + "image") : image);
     const auto args = yaml_.find(std::string(kContainer) + "args");
     if (args != yaml_.end()) argv.insert(argv.end(), args->second.begin(), args->second.end());
     return argv;
@@ -256,6 +259,27 @@ TEST_F(ArgoPodTest, SidecarAnswersTheAgentOnLocalhost) {
   auto other = agentPost(token_, argoBody("not-hosted-here", Json::object()));
   EXPECT_EQ(other.status, 200) << other.body;
   EXPECT_EQ(Json::parse(other.body), Json::object()) << other.body;
+}
+
+// A plugin not built into the image runs in a child process of its own (the image's
+// [deploy] "*" = "process"): one that aborts when loaded fails its own templates only.
+TEST_F(ArgoPodTest, APluginAddedToTheImageCannotTakeTheSidecarDown) {
+  auto started = run(sidecarArgs("", true, kAddedImage));
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  std::string log;
+  ASSERT_TRUE(waitServing(log)) << log << run({"podman", "logs", sidecar_}).err;
+  const auto phase = [&](const Reply& r) {
+    return r.status == 200 ? Json::parse(r.body).at("node").value("phase", "") : r.body;
+  };
+  EXPECT_EQ(phase(agentPost(token_, argoBody("hello", {{"name", "Argo"}}))), "Succeeded");
+  auto crashed = agentPost(token_, argoBody("crash-on-load", Json::object()));
+  ASSERT_EQ(crashed.status, 200) << crashed.body;
+  const Json node = Json::parse(crashed.body).at("node");
+  EXPECT_EQ(node.value("phase", ""), "Error") << crashed.body;
+  EXPECT_NE(node.value("message", "").find("crash-on-load"), std::string::npos) << crashed.body;
+  EXPECT_NE(node.value("message", "").find("SIGABRT"), std::string::npos) << crashed.body;
+  EXPECT_EQ(phase(agentPost(token_, argoBody("hello", {{"name", "Argo"}}))), "Succeeded");
+  EXPECT_EQ(run({"podman", "inspect", "--format", "{{.State.Running}}", sidecar_}).out, "true\n");
 }
 
 TEST_F(ArgoPodTest, NobodyCannotReadTheToken) {
