@@ -1,6 +1,6 @@
 // Memory held by the table of Argo call outcomes (core/serving/argo_calls.h): runs N
-// distinct completed calls, each with the hello plugin's reply (a message and one output
-// parameter), and prints the growth of the resident set size while they are kept. One
+// distinct completed calls, each with the hello plugin's reply text (a message and one
+// output parameter), and prints the growth of the resident set size while they are kept. One
 // measurement per process, so that memory freed by one does not hide another's.
 //   build/bench/argo_calls_memory [N, default 100000] [bound, default the server's]
 #include <unistd.h>
@@ -15,7 +15,6 @@
 namespace {
 
 using plugboard::core::ArgoCalls;
-using plugboard::core::Dispatch;
 
 long rssKiB() {
   std::ifstream statm("/proc/self/statm");
@@ -37,14 +36,10 @@ void measure(int n, std::size_t bound) {
       calls.execute(
           body(i),
           [](bool&) {
-            Dispatch d;
-            d.handled = true;
-            d.plugin = "hello";
-            d.outcome = {plugboard::core::Phase::kSucceeded,
-                         "Hello, bench!",
-                         {{"parameters", {{"greeting", "Hello, bench!"}}}},
-                         {}};
-            return d;
+            return ArgoCalls::Reply{
+                R"({"node":{"message":"Hello, bench!","outputs":{"parameters":[{"name":"greeting",)"
+                R"("value":"Hello, bench!"}]},"phase":"Succeeded"}})",
+                true};
           },
           nullptr);
     }

@@ -2,9 +2,12 @@
 
 #include <openssl/evp.h>
 
+#include <array>
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -17,25 +20,41 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string digest(std::string_view body) {
-  std::string out(EVP_MAX_MD_SIZE, '\0');
+// A body's SHA-256: held in place, so a key costs no allocation.
+using Key = std::array<unsigned char, 32>;
+
+Key digest(std::string_view body) {
+  // The algorithm is fetched once and each thread keeps its context: EVP_Digest() would
+  // fetch SHA-256 from the provider (under a lock) and allocate a context every time.
+  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  thread_local const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(
+      EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  Key out;
   unsigned int size = 0;
-  EVP_Digest(body.data(), body.size(), reinterpret_cast<unsigned char*>(out.data()), &size,
-             EVP_sha256(), nullptr);
-  out.resize(size);
+  EVP_DigestInit_ex2(context.get(), sha256, nullptr);
+  EVP_DigestUpdate(context.get(), body.data(), body.size());
+  EVP_DigestFinal_ex(context.get(), out.data(), &size);
   return out;
 }
+
+struct KeyHash {
+  std::size_t operator()(const Key& key) const {
+    std::size_t h;  // a digest's bytes are as good a hash as any
+    std::memcpy(&h, key.data(), sizeof h);
+    return h;
+  }
+};
 
 }  // namespace
 
 struct ArgoCalls::Impl {
   struct Entry {
     std::condition_variable done_cv;
-    std::optional<Dispatch> result;  // set once, when the call ended
+    std::optional<Reply> result;  // set once, when the call ended
   };
   struct Finished {
     Clock::time_point at;
-    std::string key;
+    Key key;
     const Entry* entry;  // the key may have been dropped and given to a new call since
   };
 
@@ -43,7 +62,7 @@ struct ArgoCalls::Impl {
   const std::size_t keep_count;
 
   mutable std::mutex mu;  // guards everything below
-  std::unordered_map<std::string, std::shared_ptr<Entry>> table;
+  std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash> table;
   std::deque<Finished> finished;  // in the order the calls ended
 
   Impl(Millis deadline, Millis keep, std::size_t count)
@@ -59,7 +78,7 @@ struct ArgoCalls::Impl {
   }
 
   // REQUIRES: mu held.
-  void drop(const std::string& key, const Entry* entry) {
+  void drop(const Key& key, const Entry* entry) {
     if (auto it = table.find(key); it != table.end() && it->second.get() == entry) table.erase(it);
   }
 
@@ -67,11 +86,10 @@ struct ArgoCalls::Impl {
   // from the plugin, which wants to be called again; Failed or Error, which Argo may retry
   // with the same body; a template not handled here) goes to the requests that wait for it,
   // or to the first that comes after, and is then dropped. REQUIRES: mu held.
-  void settle(const std::string& key, const Entry& entry) {
-    if (entry.result && (!entry.result->handled || entry.result->outcome.phase != Phase::kSucceeded))
-      drop(key, &entry);
+  void settle(const Key& key, const Entry& entry) {
+    if (entry.result && !entry.result->succeeded) drop(key, &entry);
   }
-  std::optional<Dispatch> take(const std::string& key, const Entry& entry) {
+  std::optional<Reply> take(const Key& key, const Entry& entry) {
     settle(key, entry);
     return entry.result;
   }
@@ -87,10 +105,10 @@ std::size_t ArgoCalls::entries() const {
   return impl_->table.size();
 }
 
-std::optional<Dispatch> ArgoCalls::execute(std::string_view body, const Run& run,
+std::optional<ArgoCalls::Reply> ArgoCalls::execute(std::string_view body, const Run& run,
                                            SlowCallHelp* help) {
   Impl& s = *impl_;
-  std::string key = digest(body);
+  const Key key = digest(body);
   const auto start = Clock::now();
   std::unique_lock lock(s.mu);
   s.trim(start);
@@ -100,16 +118,16 @@ std::optional<Dispatch> ArgoCalls::execute(std::string_view body, const Run& run
     const std::shared_ptr<Impl::Entry> entry = slot = std::make_shared<Impl::Entry>();
     lock.unlock();
     bool answered = false;
-    Dispatch d = run(answered);
+    Reply reply = run(answered);
     lock.lock();
-    entry->result = d;  // a copy for the requests that wait for it, or come next
+    entry->result = reply;  // a copy for the requests that wait for it, or come next
     const auto now = Clock::now();
     s.finished.push_back({now, key, entry.get()});
     s.trim(now);
     if (!answered) s.settle(key, *entry);  // this request has it: keep a success only
     lock.unlock();
     entry->done_cv.notify_all();
-    return d;
+    return reply;
   }
   const std::shared_ptr<Impl::Entry> entry = slot;
   if (entry->result) return s.take(key, *entry);
@@ -124,7 +142,7 @@ std::optional<Dispatch> ArgoCalls::execute(std::string_view body, const Run& run
     lock.lock();
   }
   entry->done_cv.wait_until(lock, deadline, ended);
-  std::optional<Dispatch> out = s.take(key, *entry);
+  std::optional<Reply> out = s.take(key, *entry);
   lock.unlock();
   if (help != nullptr) help->callEnded();
   return out;

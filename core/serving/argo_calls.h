@@ -12,6 +12,9 @@
 // runs the call is answered Running at the reply deadline by its transport (see
 // SlowCallHelp::answerNow in core/serving/http_router.h).
 //
+// What is kept is the reply's text, not the plugin's outcome: the answer is written once
+// per call, and a kept entry is about the size of its reply.
+//
 // Succeeded outcomes are kept for `keep_for` after they ended and at most `keep_count` of
 // them (the oldest go first), so that a request sent again after a lost reply gets the
 // same answer. Any other outcome (Running or Pending from the plugin, which asks to be
@@ -28,10 +31,10 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/base/duration.h"
-#include "core/routing/dispatcher.h"
 
 namespace plugboard::core {
 
@@ -44,15 +47,20 @@ class ArgoCalls {
   ArgoCalls(const ArgoCalls&) = delete;
   ArgoCalls& operator=(const ArgoCalls&) = delete;
 
+  // What a call is answered.
+  struct Reply {
+    std::string body;  // the JSON text of Argo's ExecuteTemplateReply
+    bool succeeded;    // only such replies are kept for requests sent again
+  };
   // Runs the call; sets `answered` when its request was answered before the call returned.
-  using Run = std::function<Dispatch(bool& answered)>;
+  using Run = std::function<Reply(bool& answered)>;
 
   // The outcome of the call `body` asks for. When no call with its key runs or is kept,
   // `run` runs it on this thread and its outcome is returned. Otherwise waits for the
   // running call until the reply deadline at most: nullopt when it still runs then.
   // `help`, when given, is told if that wait is slow (the waiting thread holds up an
   // event loop).
-  std::optional<Dispatch> execute(std::string_view body, const Run& run, SlowCallHelp* help);
+  std::optional<Reply> execute(std::string_view body, const Run& run, SlowCallHelp* help);
 
   // Calls running plus outcomes kept.
   std::size_t entries() const;

@@ -190,22 +190,24 @@ HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
   }
   // The call runs once for all the requests that ask for the same work, on the thread of
   // the first; one still running at the reply deadline is answered Running and goes on.
-  std::optional<Dispatch> done = argo_calls_.execute(
+  struct {
+    const DispatchRequest& request;
+    EarlyAnswer early;
+  } work{*request, {help, req.version()}};
+  std::optional<ArgoCalls::Reply> done = argo_calls_.execute(
       req.body(),
-      [&](bool& answered) {
-        if (help == nullptr) return call(*request, nullptr);
-        EarlyAnswer early{help, req.version()};
-        Dispatch d = call(*request, help, &early);
-        answered = early.answered;
-        return d;
+      [this, &work](bool& answered) -> ArgoCalls::Reply {  // two pointers: no allocation
+        SlowCallHelp* help = work.early.help;
+        Dispatch d = call(work.request, help, help != nullptr ? &work.early : nullptr);
+        answered = work.early.answered;
+        if (!d.handled || pollFailed(d)) return {"{}", false};
+        keepArgoDecodable(d.outcome, d.plugin);
+        return {executeTemplateReply(d.outcome, poll_interval_),
+                d.outcome.phase == Phase::kSucceeded};
       },
       help);
   if (!done) return stillRunning(req.version());
-  Dispatch& d = *done;
-  if (!d.handled || pollFailed(d)) return json(http::status::ok, Json::object(), req.version());
-  keepArgoDecodable(d.outcome, d.plugin);
-  return text(http::status::ok, executeTemplateReply(d.outcome, poll_interval_), req.version(),
-              "application/json");
+  return text(http::status::ok, std::move(done->body), req.version(), "application/json");
 }
 
 bool HttpRouter::pollFailed(const Dispatch& d) {

@@ -416,6 +416,22 @@ TEST_F(HttpRouterReplyDeadlineTest, ACallLongerThanTheReplyDeadlineRunsOnceAndEn
   EXPECT_EQ(other["node"]["outputs"]["parameters"][0]["value"], "3");
 }
 
+TEST_F(HttpRouterReplyDeadlineTest, OnlyASucceededNodeIsKeptForTheSameBodySentAgain) {
+  // Running and Pending ask to be called again; Failed and Error may be retried by Argo's
+  // retryStrategy with the very same body.
+  for (const char* phase : {"Running", "Pending", "Failed", "Error"}) {
+    const std::string id = std::string("not-kept-") + phase;
+    const std::string body = argoBody("scripted", {{"id", id}, {"phase", phase}});
+    EXPECT_EQ(jsonOf(post("/api/v1/template.execute", body))["node"]["phase"], phase);
+    EXPECT_EQ(jsonOf(post("/api/v1/template.execute", body))["node"]["phase"], phase);
+    EXPECT_EQ(callsOf(id), "3") << phase;  // both requests called it, and this direct call
+  }
+  const std::string body = argoBody("scripted", {{"id", "kept"}});
+  post("/api/v1/template.execute", body);
+  post("/api/v1/template.execute", body);
+  EXPECT_EQ(callsOf("kept"), "2");
+}
+
 TEST_F(HttpRouterReplyDeadlineTest, PendingAndRunningWithoutADelayAreRequeuedAfterThePollInterval) {
   for (const char* phase : {"Running", "Pending"}) {
     for (const Json& args : {Json{{"phase", phase}}, Json{{"phase", phase}, {"requeue_ms", 0}}}) {
