@@ -28,6 +28,11 @@ bool CallControl::cancelled() const {
   return cancelled_;
 }
 
+bool CallControl::calling() const {
+  std::lock_guard lock(mu_);
+  return instance_ != nullptr;
+}
+
 bool CallControl::begin(PluginHandle* instance, std::uint64_t call_id) {
   std::lock_guard lock(mu_);
   if (cancelled_) return false;

@@ -41,6 +41,8 @@ class CallControl {
   // fail at once. Thread-safe; idempotent.
   void cancel();
   bool cancelled() const;
+  // True while a plugin call made through this control is in flight.
+  bool calling() const;
 
  private:
   friend class Dispatcher;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/cancel.h"
 #include "tests/support/files.h"
 #include "tests/support/launch.h"
 #include "tests/support/paths.h"
@@ -217,12 +218,10 @@ TEST_F(DispatcherTest, CancelStopsARunningCall) {
   Dispatcher d(catalog(), plugboard::testing::inProcess());
   DispatchRequest request{"sleep", "", "template.execute", {{"seconds", 60}}, Json::object(), {}};
   CallControl control;
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    control.cancel();
-  });
-  auto r = d.dispatch(request, control);
-  canceller.join();
+  auto r = plugboard::testing::cancelWhileRunning([&] { return d.dispatch(request, control); },
+                                                  [&] {
+                                                    if (control.calling()) control.cancel();
+                                                  });
   EXPECT_EQ(r.outcome.phase, Phase::kError);
   EXPECT_EQ(r.outcome.message, "cancelled while sleeping");
 }

@@ -10,11 +10,14 @@
 #include <gtest/gtest.h>
 #include <boost/asio/buffer.hpp>
 
+#include "tests/support/argo.h"
 #include "tests/support/launch.h"
 #include "tests/support/plugin_dir.h"
 
 namespace plugboard::core {
 namespace {
+
+using plugboard::testing::argoBody;
 
 namespace http = boost::beast::http;
 using plugboard::testing::PluginDir;
@@ -25,12 +28,6 @@ ServerOptions optionsWith(F change) {
   ServerOptions options;
   change(options);
   return options;
-}
-
-std::string argoBody(const std::string& key, const Json& args) {
-  return Json{{"workflow", {{"metadata", {{"name", "wf"}, {"namespace", "argo"}, {"uid", "1"}}}}},
-              {"template", {{"name", "t"}, {"plugin", {{key, args}}}}}}
-      .dump();
 }
 
 HttpRequest request(http::verb method, const std::string& target, std::string body = "",

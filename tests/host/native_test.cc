@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/cancel.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 
@@ -80,12 +81,9 @@ TEST(NativeTest, CancelEndsARunningCall) {
   ASSERT_TRUE(lib);
   auto instance = lib->createInstance();
   ASSERT_TRUE(instance.ok());
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    (*instance)->cancel(9);
-  });
-  const auto result = json::parse((*instance)->execute(9, R"({"args":{"seconds":60}})"));
-  canceller.join();
+  const auto result = json::parse(plugboard::testing::cancelWhileRunning(
+      [&] { return (*instance)->execute(9, R"({"args":{"seconds":60}})"); },
+      [&] { (*instance)->cancel(9); }));
   EXPECT_EQ(result["phase"], "Error");
   EXPECT_EQ(result["message"], "cancelled while sleeping");
 }

@@ -62,9 +62,25 @@ ServeProcess::ServeProcess(std::vector<std::string> args) {
   if (port_ == 0) throw std::runtime_error("plugboard serve did not start:\n" + output_);
 }
 
+bool ServeProcess::waitForOutput(const std::string& text, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (output_.find(text) == std::string::npos) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || out_fd_ < 0) return false;
+    pollfd p{out_fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = read(out_fd_, buf, sizeof buf);
+    if (n <= 0) return false;  // it exited
+    output_.append(buf, static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
 int ServeProcess::stop(int signal) {
   if (pid_ < 0) return -1;
-  kill(pid_, signal);
+  if (signal != 0) kill(pid_, signal);
   for (;;) {
     char buf[4096];
     ssize_t n = read(out_fd_, buf, sizeof buf);
@@ -85,11 +101,13 @@ ServeProcess::~ServeProcess() {
 struct HttpClient::Impl {
   explicit Impl(unsigned short p) : port(p) { connect(); }
 
+  // A connection that cannot be made leaves the socket closed: requests on it get no reply.
   void connect() {
     buffer.clear();
     socket = tcp::socket(io);
-    socket.connect({asio::ip::make_address("127.0.0.1"), port});
-    socket.set_option(tcp::no_delay(true));
+    beast::error_code ec;
+    socket.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
+    if (!ec) socket.set_option(tcp::no_delay(true), ec);
   }
 
   const unsigned short port;
@@ -141,7 +159,9 @@ HttpReply HttpClient::raw(const std::string& bytes) {
   return impl_->readReply();
 }
 
-bool HttpClient::closedByServer() {
+bool HttpClient::closedByServer(std::chrono::milliseconds within) {
+  pollfd p{impl_->socket.native_handle(), POLLIN, 0};
+  if (poll(&p, 1, static_cast<int>(within.count())) <= 0) return false;  // still open
   char c;
   beast::error_code ec;
   impl_->socket.read_some(asio::buffer(&c, 1), ec);

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,8 +21,13 @@ class ServeProcess {
   ~ServeProcess();
   unsigned short port() const { return port_; }
   pid_t pid() const { return pid_; }
-  // Sends `signal`, waits for the exit, returns the exit code; output() is then complete.
+  // Sends `signal` (none when 0), waits for the exit, returns the exit code; output() is
+  // then complete.
   int stop(int signal = 15);
+  // Reads the output until it holds `text` (true) or `within` has passed (false).
+  // REQUIRES: not called while another thread is in stop().
+  bool waitForOutput(const std::string& text,
+                     std::chrono::milliseconds within = std::chrono::seconds(10));
   const std::string& output() const { return output_; }
 
  private:
@@ -48,8 +54,8 @@ class HttpClient {
                     const std::map<std::string, std::string>& headers = {});
   // Sends raw bytes and reads one reply (or none, if the server closes).
   HttpReply raw(const std::string& bytes);
-  // True when the server has closed this connection (a read sees end of stream).
-  bool closedByServer();
+  // True when the server closes this connection (a read sees end of stream) within `within`.
+  bool closedByServer(std::chrono::milliseconds within = std::chrono::seconds(10));
 
  private:
   struct Impl;

@@ -20,10 +20,6 @@ class ConfigCliTest : public ::testing::Test {
     writeFile(dir_ / "plugboard.toml", text);
     return (dir_ / "plugboard.toml").string();
   }
-  RunResult plugboard(std::vector<std::string> args) {
-    args.insert(args.begin(), binary().string());
-    return run(args);
-  }
   TempDir dir_;
 };
 

@@ -6,12 +6,15 @@
 // The images come from tests/support/make_test_images.sh (a CTest fixture).
 #include <signal.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/argo.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
@@ -30,6 +33,7 @@ const char* const kCrashyImage = "localhost/plugboard-test/crashy:latest";
 // The names of the containers plugboard made that still exist, running or not.
 std::string leftContainers() {
   auto r = run({"podman", "ps", "--all", "--filter", "name=^plugboard-", "--format", "{{.Names}}"});
+  EXPECT_EQ(r.exit_code, 0) << "podman ps failed: " << r.err;
   return r.exit_code == 0 ? r.out : "podman ps failed: " + r.err;
 }
 
@@ -93,6 +97,8 @@ args = { name = "${steps.native.outputs.parameters.greeting}" }
 }
 
 TEST_F(ContainerTest, ACrashInsideTheContainerIsAStepErrorAndADeadlineKillsItsContainer) {
+  // spin's deadline counts its container's start too: long enough that the call is
+  // spinning when it passes, however loaded the machine.
   auto r = run(runArgs(R"(
 name = "broken"
 [[steps]]
@@ -104,7 +110,7 @@ args = { crash = "segv" }
 id = "spin"
 plugin = "crashy"
 deploy = { deployer = "container", cancel_grace = "200ms" }
-timeout = "500ms"
+timeout = "3s"
 args = { crash = "spin" }
 [[steps]]
 id = "fine"
@@ -125,8 +131,9 @@ args = { getenv = "COLOUR" }
   EXPECT_NE(crash.find("killed by signal 11, SIGSEGV"), std::string::npos) << crash;
   EXPECT_EQ(reportStep(report, "spin")["phase"], "Failed");
   EXPECT_NE(
-      reportStep(report, "spin")["message"].get<std::string>().find("deadline of 500ms passed"),
-      std::string::npos);
+      reportStep(report, "spin")["message"].get<std::string>().find("deadline of 3.0s passed"),
+      std::string::npos)
+      << reportStep(report, "spin");
   EXPECT_EQ(report["abandoned_calls"], 0);  // the spinning container was killed
   EXPECT_NE(r.err.find("did not answer a cancel within 200ms and was killed"), std::string::npos)
       << r.err;
@@ -183,6 +190,13 @@ args = { name = "Ada" }
   EXPECT_EQ(plain.exit_code, 0) << plain.err;
 }
 
+// Ctrl-C once the launcher says `plugin`'s container started.
+RunOptions ctrlCOnceStarted(const std::string& plugin) {
+  RunOptions options;
+  options.signals = {{SIGINT, "started plugin " + plugin}};
+  return options;
+}
+
 TEST_F(ContainerTest, CtrlCOfRunRemovesTheContainers) {
   auto r = run(runArgs(R"(
 name = "interrupted"
@@ -196,8 +210,9 @@ id = "waiting"
 plugin = "hello"
 deploy = "container"
 args = { name = "x" }
-)"),
-               "", SIGINT, 1500);
+)",
+                       {"--log-level", "info"}),
+               ctrlCOnceStarted("crashy"));
   EXPECT_EQ(r.exit_code, 130) << r.err << r.out;
   EXPECT_EQ(reportStep(Json::parse(r.out), "slow")["phase"], "Cancelled") << r.out;
 }
@@ -211,12 +226,11 @@ TEST_F(ContainerTest, SigtermOfServeRemovesTheContainersOfItsRegistryPlugins) {
   const std::string config = dir.write("plugboard.toml", "registry = \"" + registry + "\"\n");
   ServeProcess serve({"--plugins", dir.plugins(), "--config", config});
   HttpClient client(serve.port());
-  const Json body = {{"workflow", {{"metadata", {{"name", "wf"}}}}},
-                     {"template", {{"name", "t"}, {"plugin", {{"hello", {{"name", "Argo"}}}}}}}};
-  auto reply = client.request("POST", "/api/v1/template.execute", body.dump());
+  auto reply = client.request("POST", "/api/v1/template.execute", argoBody("hello", {{"name", "Argo"}}));
   EXPECT_EQ(reply.status, 200);
   EXPECT_NE(reply.body.find("Hello, Argo!"), std::string::npos) << reply.body << serve.output();
-  EXPECT_NE(leftContainers(), "");  // hello's and crashy's, while serving
+  const std::string serving = leftContainers();  // hello's and crashy's, while serving
+  EXPECT_EQ(std::count(serving.begin(), serving.end(), '\n'), 2) << serving;
   EXPECT_EQ(serve.stop(SIGTERM), 0) << serve.output();
 }
 

@@ -15,10 +15,6 @@ using Json = nlohmann::json;
 
 class DeployTest : public ::testing::Test {
  protected:
-  RunResult plugboard(std::vector<std::string> args) {
-    args.insert(args.begin(), binary().string());
-    return run(args, "");
-  }
   std::vector<std::string> runArgs(const std::string& workflow) {
     return {"run", dir_.write("wf.toml", workflow), "--plugins", dir_.plugins(), "--output", "json"};
   }
@@ -123,6 +119,10 @@ args = { sleep_ms = 60000, ignore_cancel = true }
 id = "other"
 plugin = "hello"
 args = { name = "still here" }
+[[steps]]
+id = "runtime"
+plugin = "crashy"
+deploy = "native"
 )"), "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto report = Json::parse(r.out);
@@ -134,7 +134,11 @@ args = { name = "still here" }
   EXPECT_EQ(reportStep(report, "other")["phase"], "Succeeded");
   // Other options, so another child: the crash of the first does not touch it. (Calls in
   // flight in the child that crashed would end with the same Error.)
-  EXPECT_EQ(reportStep(report, "beside")["phase"], "Succeeded");
+  const Json beside = reportStep(report, "beside");
+  EXPECT_EQ(beside["phase"], "Succeeded");
+  const std::string runtime_pid = reportStep(report, "runtime")["outputs"]["parameters"]["pid"];
+  EXPECT_NE(beside["outputs"]["parameters"]["pid"], runtime_pid) << beside;  // a child
+  EXPECT_EQ(beside["outputs"]["parameters"]["ppid"], runtime_pid) << beside;  // of the runtime
   const Json hang = reportStep(report, "hang");
   EXPECT_NE(hang["phase"], "Succeeded");
   EXPECT_NE(hang["message"].get<std::string>().find("deadline of 300ms passed"), std::string::npos) << hang;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/argo.h"
 #include "tests/support/plugin_dir.h"
 #include "tests/support/subprocess.h"
 
@@ -15,14 +16,12 @@ class ExecTest : public ::testing::Test {
  protected:
   // Sends a template whose plugin object is {key: args}; returns the reply.
   Json exec(const std::string& key, const Json& args, std::vector<std::string> extra = {}) {
-    Json body = {{"workflow", {{"metadata", {{"name", "wf"}, {"namespace", "argo"}, {"uid", "1"}}}}},
-                 {"template", {{"name", "t"}, {"plugin", {{key, args}}}}}};
-    return execBody(body.dump(), extra);
+    return execBody(argoBody(key, args), extra);
   }
   Json execBody(const std::string& body, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {binary().string(), "exec", "--plugins", dir_.plugins()};
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    last_ = run(argv, body);
+    std::vector<std::string> args = {"exec", "--plugins", dir_.plugins()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    last_ = plugboard(args, body);
     return Json::parse(last_.out);
   }
 

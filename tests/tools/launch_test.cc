@@ -42,11 +42,6 @@ class LaunchTest : public ::testing::Test {
   std::string config(const std::string& extra) {
     return dir_.write("plugboard.toml", "plugin_dirs = [\"mine\"]\n" + extra);
   }
-  RunResult plugboard(std::vector<std::string> args, const std::string& input = "") {
-    args.insert(args.begin(), binary().string());
-    return run(args, input);
-  }
-
   Seen validate(const std::string& cfg) {
     auto r = plugboard({"validate", (dir_ / "wf.toml").string(), "--config", cfg});
     return {r.exit_code == 0, "", "", r.err};

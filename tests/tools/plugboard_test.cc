@@ -16,11 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-RunResult plugboard(std::vector<std::string> args) {
-  args.insert(args.begin(), binary().string());
-  return run(args);
-}
-
 TEST(PluginsListTest, ListsTheExamplePluginsAsATable) {
   auto r = plugboard({"plugins", "list", "--plugins", pluginDir().string()});
   ASSERT_EQ(r.exit_code, 0) << r.err;

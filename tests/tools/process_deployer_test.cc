@@ -5,6 +5,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,8 @@
 #include <spdlog/spdlog.h>
 
 #include "core/launch/deployer.h"
+#include "tests/support/cancel.h"
+#include "tests/support/eventually.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 
@@ -27,6 +30,7 @@ namespace plugboard::core {
 namespace {
 
 namespace fs = std::filesystem;
+using plugboard::testing::cancelWhileRunning;
 using plugboard::testing::deployerDir;
 using plugboard::testing::fixture;
 using plugboard::testing::fixtureDir;
@@ -195,6 +199,16 @@ TEST(ProcessDeployerTest, RunsSeveralCallsAtOnceInOneChild) {
     EXPECT_EQ(param(outcomes[i], "key"), "k" + std::to_string(i));
     EXPECT_EQ(param(outcomes[i], "calls"), "1");
   }
+  // They overlap, in one child: the probe counts the calls inside it, and one that finds
+  // another there fails.
+  auto probe = process.open(fixture("parallel_probe"));
+  std::vector<Phase> phases(4);
+  threads.clear();
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] { phases[i] = call(*probe, {{"ms", 1000}}).phase; });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_GT(std::count(phases.begin(), phases.end(), Phase::kFailed), 0);
 }
 
 TEST(ProcessDeployerTest, ASegfaultEndsTheCallAndTheNextCallStartsANewChild) {
@@ -233,8 +247,12 @@ TEST(ProcessDeployerTest, EveryCallInFlightEndsWhenTheChildCrashes) {
   ProcessDeployer process;
   auto crashy = process.open(fixture("crashy"));
   Outcome slow;
-  std::thread waiting([&] { slow = call(*crashy, {{"sleep_ms", 3000}}); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  TempDir dir;
+  const std::string started = (dir.path() / "started").string();
+  std::thread waiting([&] { slow = call(*crashy, {{"started", started}, {"sleep_ms", 3000}}); });
+  for (int i = 0; i < 1000 && !fs::exists(started); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(fs::exists(started)) << "the slow call never started";
   const auto start = Clock::now();
   Outcome crashed = call(*crashy, {{"crash", "segv"}});
   waiting.join();
@@ -276,17 +294,24 @@ TEST(ProcessDeployerTest, ProtocolErrorsKillTheChildAndEndTheCall) {
   }
 }
 
+TEST(ProcessDeployerTest, AResultForACallThatDoesNotExistIsIgnored) {
+  ProcessDeployer process;
+  auto fake = process.open(fixture("scripted"), fakeHost("unknown-id"));
+  const Outcome o = call(*fake, Json::object());
+  EXPECT_EQ(o.phase, Phase::kSucceeded) << o.message;
+  EXPECT_EQ(o.message, "answered");
+}
+
 TEST(ProcessDeployerTest, ACancelledCallThatDoesNotAnswerIsKilledAfterTheGrace) {
   ProcessDeployer process;
   auto scripted = process.open(fixture("scripted"), {{"cancel_grace", "200ms"}});
   const std::uint64_t id = scripted->newCallId();
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    scripted->cancel(id);
-  });
   const auto start = Clock::now();
-  Outcome o = scripted->callText(request({{"sleep_ms", 20000}, {"ignore_cancel", true}}), id);
-  canceller.join();
+  Outcome o = cancelWhileRunning(
+      [&] {
+        return scripted->callText(request({{"sleep_ms", 20000}, {"ignore_cancel", true}}), id);
+      },
+      [&] { scripted->cancel(id); });
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(o.phase, Phase::kError);
   EXPECT_TRUE(has(
@@ -299,12 +324,9 @@ TEST(ProcessDeployerTest, ACancelledCallThatAnswersKeepsItsChild) {
   ProcessDeployer process;
   auto scripted = process.open(fixture("scripted"));
   const std::uint64_t id = scripted->newCallId();
-  std::thread canceller([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    scripted->cancel(id);
-  });
-  Outcome o = scripted->callText(request({{"sleep_ms", 20000}, {"id", "same"}}), id);
-  canceller.join();
+  Outcome o = cancelWhileRunning(
+      [&] { return scripted->callText(request({{"sleep_ms", 20000}, {"id", "same"}}), id); },
+      [&] { scripted->cancel(id); });
   EXPECT_EQ(o.phase, Phase::kError);
   EXPECT_EQ(o.message, "cancelled after call 1");
   scripted->cancel(id);  // after the call: does nothing
@@ -330,6 +352,31 @@ TEST(ProcessDeployerTest, EnvCwdConfigAndLimitsReachTheChild) {
   EXPECT_EQ(param(a, "as"), std::to_string(1ULL << 30));
   EXPECT_EQ(param(call(*crashy, {{"getenv", "PB_TEST_B"}}), "env"), "b");
   EXPECT_EQ(param(call(*crashy, {{"getenv", "PATH"}}), "env"), std::getenv("PATH"));  // inherited
+}
+
+TEST(ProcessDeployerTest, TheChildGetsNoDescriptorOfOursAndWhatItStartsDiesWithIt) {
+  // A descriptor the runtime holds without close-on-exec must not reach the child.
+  int ours[2];
+  ASSERT_EQ(::pipe(ours), 0);
+  ProcessDeployer process;
+  auto crashy = process.open(fixture("crashy"));
+  const Outcome o = call(*crashy, {{"sleeper", true}});
+  ::close(ours[0]);
+  ::close(ours[1]);
+  ASSERT_EQ(o.phase, Phase::kSucceeded) << o.message;
+  // stdin, stdout, stderr, and the host's own (close-on-exec) copy of the channel.
+  EXPECT_EQ(param(o, "fds"), "0 1 2 3");
+  const pid_t sleeper = std::stoi(param(o, "sleeper"));
+  const auto gone = [sleeper] {
+    if (::kill(sleeper, 0) != 0) return true;
+    std::ifstream stat("/proc/" + std::to_string(sleeper) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    return line.empty() || line.find(") Z ") != std::string::npos;  // a zombie is dead
+  };
+  EXPECT_FALSE(gone());
+  EXPECT_EQ(call(*crashy, {{"crash", "segv"}}).phase, Phase::kError);
+  EXPECT_TRUE(plugboard::testing::eventually(gone)) << "the sleep the plugin started outlived it";
 }
 
 TEST(ProcessDeployerTest, ACpuTimeLimitKillsASpinningChild) {

@@ -17,10 +17,6 @@ using Json = nlohmann::json;
 
 class PythonDeployerTest : public ::testing::Test {
  protected:
-  RunResult plugboard(std::vector<std::string> args) {
-    args.insert(args.begin(), binary().string());
-    return run(args, "");
-  }
   std::string registry() {
     const std::string python = (sourceDir() / "plugins" / "python").string();
     return dir_.write("registry.toml", "[plugins.pyhello.\"1.0.0\"]\npython = { module = \"pyhello\", path = \"" + python +

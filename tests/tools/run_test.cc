@@ -1,5 +1,6 @@
 // plugboard run and validate, driven as a user drives them, on real plugin files.
 #include <csignal>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,10 +16,6 @@ using Json = nlohmann::json;
 
 class RunTest : public ::testing::Test {
  protected:
-  RunResult plugboard(std::vector<std::string> args, int signal = 0, int after_ms = 0) {
-    args.insert(args.begin(), binary().string());
-    return run(args, "", signal, after_ms);
-  }
   // Runs `workflow` (TOML text) with --output json and returns the report.
   Json runJson(const std::string& workflow, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"run", dir_.write("wf.toml", workflow), "--plugins",
@@ -194,6 +191,18 @@ retry = { limit = 1, backoff = "10ms" }
   EXPECT_EQ(reportStep(report, "gives-up")["message"], "planned failure on call 2");
 }
 
+TEST_F(RunTest, ParallelOneNeverRunsTwoCallsAtOnce) {
+  // The same steps that overlap in the parallel-probe with --parallel 8 (below) never do
+  // with --parallel 1.
+  std::string wf = "name = \"wf\"\n";
+  for (int i = 0; i < 4; ++i) {
+    wf += "[[steps]]\nid = \"p" + std::to_string(i) + "\"\nplugin = \"parallel-probe\"\n";
+    wf += "args = { ms = 50 }\n";
+  }
+  auto report = runJson(wf, {"--parallel", "1"});
+  for (const auto& s : report["steps"]) EXPECT_EQ(s["phase"], "Succeeded") << s.dump();
+}
+
 TEST_F(RunTest, AThrowingPluginGivesAnErrorNamingIt) {
   auto report = runJson(R"(name = "wf"
 [[steps]]
@@ -224,8 +233,8 @@ TEST_F(RunTest, ASerialPluginIsNeverEnteredTwiceWhileParallelStepsRun) {
   EXPECT_GT(parallel_overlaps, 0);  // steps did run concurrently, and the probe sees it
 }
 
-TEST_F(RunTest, CtrlCCancelsInFlightCallsAndSaysWhat) {
-  auto r = plugboard({"run", dir_.write("wf.toml", R"(name = "wf"
+TEST_F(RunTest, CtrlCOrSigtermCancelsInFlightCallsAndSaysWhat) {
+  const std::string workflow = dir_.write("wf.toml", R"(name = "wf"
 [[steps]]
 id = "nap"
 plugin = "sleep"
@@ -234,14 +243,49 @@ args = { seconds = 60 }
 id = "after-nap"
 plugin = "echo"
 depends = ["nap"]
-)"),
-                      "--plugins", dir_.plugins()},
-                     SIGINT, 500);
+)");
+  for (const auto& [signal, said] : {std::pair{SIGINT, "interrupted"}, {SIGTERM, "terminated"}}) {
+    RunOptions stop;
+    stop.signals = {{signal, "step nap: Running"}};
+    auto r = plugboard({"run", workflow, "--plugins", dir_.plugins()}, stop);
+    EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
+    EXPECT_NE(r.err.find(std::string(said) + ": cancelling the run"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("cancelled: step 'nap' (cancelled while running"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("step after-nap: Skipped: skipped: the run was cancelled"),
+              std::string::npos)
+        << r.out;
+  }
+}
+
+TEST_F(RunTest, ValidateDoesNotLoadAPluginThatCrashesWhenLoaded) {
+  PluginDir dir({"echo"}, {"crash_on_load"});
+  const std::string workflow = dir.write("wf.toml", R"(name = "wf"
+[[steps]]
+id = "doomed"
+plugin = "crash-on-load"
+)");
+  auto r = plugboard({"validate", workflow, "--plugins", dir.plugins()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(workflow + ": ok: workflow 'wf'"), std::string::npos) << r.out;
+}
+
+TEST_F(RunTest, SigtermCancelsLikeCtrlCAndASecondSignalStopsAtOnce) {
+  // scripted ignores the cancel and would sleep for a minute: the first signal cannot
+  // end the run, the second ends the process.
+  const std::string workflow = dir_.write("wf.toml", R"(name = "wf"
+[[steps]]
+id = "stubborn"
+plugin = "scripted"
+args = { sleep_ms = 60000, ignore_cancel = true }
+)");
+  RunOptions term;
+  term.signals = {{SIGTERM, "step stubborn: Running"}, {SIGTERM, "terminated: cancelling the run"}};
+  auto r = plugboard({"run", workflow, "--plugins", dir_.plugins()}, term);
   EXPECT_EQ(r.exit_code, 130) << r.out << r.err;
-  EXPECT_NE(r.err.find("interrupted: cancelling the run"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("cancelled: step 'nap' (cancelled while running"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("step after-nap: Skipped: skipped: the run was cancelled"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.err.find("terminated: cancelling the run (again to stop at once)"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("workflow 'wf'"), std::string::npos) << r.out;  // it did not wait for the end
 }
 
 TEST_F(RunTest, EveryWorkflowErrorIsReportedBeforeAnyStepRuns) {
@@ -315,13 +359,28 @@ TEST_F(RunTest, SyntaxErrorsAndBadParamsAreReported) {
 }
 
 TEST_F(RunTest, ValidateAcceptsTheExamplesWithoutLoadingAnything) {
+  // The dynamic loader lists every file it loads: no plugin may be among them.
+  RunOptions traced;
+  traced.env = {"LD_DEBUG=files"};
+  const auto loadedPlugins = [](const std::string& trace) {
+    std::string loaded;
+    for (std::size_t pos = 0; (pos = trace.find("file=", pos)) != std::string::npos; ++pos) {
+      const std::string line = trace.substr(pos, trace.find('\n', pos) - pos);
+      if (line.find(pluginDir().string()) != std::string::npos) loaded += line + "\n";
+    }
+    return loaded;
+  };
   for (const char* example : {"hello.toml", "pipeline.toml"}) {
     const auto file = (sourceDir() / "examples" / example).string();
-    auto r = plugboard({"validate", file, "--plugins", pluginDir().string()});
+    auto r = plugboard({"validate", file, "--plugins", pluginDir().string()}, traced);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find(file + ": ok: workflow '"), std::string::npos) << r.out;
-    EXPECT_EQ(r.err.find("loaded plugin"), std::string::npos);
+    EXPECT_EQ(loadedPlugins(r.err), "");
   }
+  // The same trace does show a plugin that is called.
+  auto called = plugboard({"call", "hello", "--plugins", pluginDir().string()}, traced);
+  EXPECT_EQ(called.exit_code, 0) << called.err;
+  EXPECT_NE(loadedPlugins(called.err), "");
 }
 
 }  // namespace

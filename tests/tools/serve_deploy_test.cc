@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/argo.h"
+#include "tests/support/eventually.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
@@ -59,12 +60,10 @@ TEST(ServeDeployTest, ADeployerModuleInstalledWhileServingBecomesUsable) {
   std::filesystem::copy_file(deployerDir() / "process.so", deployers.path() / "process.so.tmp");
   std::filesystem::rename(deployers.path() / "process.so.tmp", deployers.path() / "process.so");
   Json answer;
-  for (int i = 0; i < 100; ++i) {
+  EXPECT_TRUE(eventually([&] {
     answer = node(client, "crashy", Json::object());
-    if (answer["phase"] == "Succeeded") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(answer["phase"], "Succeeded") << answer << serve.output();
+    return answer["phase"] == "Succeeded";
+  })) << answer << serve.output();
 }
 
 TEST(ServeDeployTest, TheStarDeployerIsolatesAPluginThatAbortsWhenLoaded) {

@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/argo.h"
+#include "tests/support/eventually.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
@@ -36,9 +38,7 @@ void replaceFile(const std::filesystem::path& file, const std::string& text) {
 }
 
 Json parameters(HttpClient& client, const std::string& key, const Json& args) {
-  const Json body = {{"workflow", {{"metadata", {{"name", "wf"}}}}},
-                     {"template", {{"name", "t"}, {"plugin", {{key, args}}}}}};
-  auto r = client.request("POST", "/api/v1/template.execute", body.dump());
+  auto r = client.request("POST", "/api/v1/template.execute", argoBody(key, args));
   EXPECT_EQ(r.status, 200) << r.body;
   const Json node = Json::parse(r.body, nullptr, false).value("node", Json::object());
   Json out = {{"phase", node.value("phase", "")}, {"message", node.value("message", "")}};
@@ -73,13 +73,12 @@ TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesThe
 
   replaceFile(file, greeter("Howdy"));
   Json answer;
-  for (int i = 0; i < 100; ++i) {
+  int poll = 0;
+  EXPECT_TRUE(eventually([&] {
     // Each poll a new call: the same body again would get the kept outcome of the first.
-    answer = parameters(client, "greeter", {{"name", "Ada"}, {"poll", i}});
-    if (answer["greeting"] == "Howdy, Ada!") break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(answer["greeting"], "Howdy, Ada!") << answer << serve.output();
+    answer = parameters(client, "greeter", {{"name", "Ada"}, {"poll", ++poll}});
+    return answer["greeting"] == "Howdy, Ada!";
+  })) << answer << serve.output();
   if (GetParam() == "process") {
     EXPECT_NE(answer["pid"], first["pid"]);  // a new child
   }
@@ -87,14 +86,46 @@ TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesThe
   // A change that does not compile: the version started before keeps answering, and the
   // plugin list says why the new one was refused.
   replaceFile(file, "import plugboard_sdk as pb\ndef broken(:\n");
-  bool reported = false;
-  for (int i = 0; i < 100 && !reported; ++i) {
-    const auto list = client.request("GET", "/api/v1/plugins");
-    reported = list.body.find("SyntaxError") != std::string::npos;
-    if (!reported) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_TRUE(reported) << client.request("GET", "/api/v1/plugins").body << serve.output();
+  EXPECT_TRUE(eventually([&] {
+    return client.request("GET", "/api/v1/plugins").body.find("SyntaxError") != std::string::npos;
+  })) << client.request("GET", "/api/v1/plugins").body << serve.output();
   EXPECT_EQ(parameters(client, "greeter", {{"name", "Bob"}})["greeting"], "Howdy, Bob!");
+  EXPECT_EQ(serve.stop(), 0);
+}
+
+// The registry file itself changes: read again; broken: the previous one stays in use.
+TEST(ServeRegistryTest, AChangedRegistryIsReadAgainAndABrokenOneKeepsThePrevious) {
+  PluginDir dir({"hello"}, {});
+  TempDir py;
+  writeFile(py.path() / "hello_greeter.py", greeter("Hello"));
+  writeFile(py.path() / "howdy_greeter.py", greeter("Howdy"));
+  const auto registry = py.path() / "registry.toml";
+  const auto pointingAt = [&](const char* module) {
+    return "[plugins.greeter.\"1.0.0\"]\npython = { path = \"" + (py.path() / module).string() +
+           "\" }\n";
+  };
+  writeFile(registry, pointingAt("hello_greeter.py"));
+  const std::string config = dir.write("plugboard.toml", "registry = \"" + registry.string() + "\"\n");
+  ServeProcess serve({"--plugins", dir.plugins(), "--config", config, "--log-level", "info"});
+  HttpClient client(serve.port());
+  EXPECT_EQ(parameters(client, "greeter", {{"name", "Ada"}})["greeting"], "Hello, Ada!")
+      << serve.output();
+
+  replaceFile(registry, pointingAt("howdy_greeter.py"));
+  Json answer;
+  int poll = 0;
+  EXPECT_TRUE(eventually([&] {
+    answer = parameters(client, "greeter", {{"name", "Ada"}, {"poll", ++poll}});
+    return answer["greeting"] == "Howdy, Ada!";
+  })) << answer << serve.output();
+
+  replaceFile(registry, "[plugins.greeter\nthis is not TOML\n");
+  EXPECT_TRUE(eventually([&] {
+    return client.request("GET", "/api/v1/plugins").body.find(registry.string()) !=
+           std::string::npos;
+  })) << client.request("GET", "/api/v1/plugins").body << serve.output();
+  EXPECT_EQ(parameters(client, "greeter", {{"name", "Bob"}})["greeting"], "Howdy, Bob!")
+      << serve.output();
   EXPECT_EQ(serve.stop(), 0);
 }
 

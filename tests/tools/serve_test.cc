@@ -98,7 +98,42 @@ TEST_F(ServeTest, RequiresTheBearerTokenWhenOneIsConfigured) {
       client.request("POST", "/api/v1/template.execute", body, {{"Authorization", "Bearer s3cret"}})
           .status,
       200);
-  EXPECT_EQ(client.request("GET", "/healthz").status, 200);  // probes need no token
+  // Probes and metrics need no token; the rest of /api/v1 does.
+  for (const char* probe : {"/healthz", "/readyz", "/metrics"}) {
+    EXPECT_EQ(client.request("GET", probe).status, 200) << probe;
+  }
+  EXPECT_EQ(client.request("GET", "/api/v1/plugins").status, 403);
+  EXPECT_EQ(client.request("GET", "/api/v1/plugins", "", {{"Authorization", "Bearer s3cret"}}).status,
+            200);
+}
+
+TEST_F(ServeTest, ACallPastTheTimeoutIsCancelledAndTheNextIsServed) {
+  ServeProcess serve({"--plugins", dir_.plugins(), "--timeout", "200ms"});
+  HttpClient client(serve.port());
+  auto late = client.request("POST", "/api/v1/template.execute",
+                             argoBody("scripted", {{"sleep_ms", 60000}}));
+  const Json node = Json::parse(late.body)["node"];
+  EXPECT_EQ(node["phase"], "Failed") << late.body;
+  EXPECT_EQ(node["message"], "deadline of 200ms passed; the call was cancelled") << late.body;
+  auto next = client.request("POST", "/api/v1/template.execute", argoBody("hello", Json::object()));
+  EXPECT_EQ(Json::parse(next.body)["node"]["phase"], "Succeeded") << next.body;
+}
+
+TEST_F(ServeTest, ACallStillRunningAtTheEndOfTheGracePeriodIsAbandonedAndServeExits) {
+  ServeProcess serve({"--plugins", dir_.plugins(), "--grace-period", "200ms", "--log-level", "info"});
+  HttpClient stubborn(serve.port());
+  std::thread t([&] {
+    stubborn.request("POST", "/api/v1/template.execute",
+                     argoBody("scripted", {{"log", "stubborn call started"},
+                                           {"sleep_ms", 60000},
+                                           {"ignore_cancel", true}}));
+  });
+  EXPECT_TRUE(serve.waitForOutput("stubborn call started")) << serve.output();
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+  t.join();  // its connection ended with the process
+  EXPECT_NE(serve.output().find("1 call(s) did not finish within the grace period"),
+            std::string::npos)
+      << serve.output();
 }
 
 TEST_F(ServeTest, ListsPluginsCallsThemDirectlyAndCountsInMetrics) {
@@ -160,17 +195,18 @@ TEST_F(ServeTest, KeepAliveAndConcurrentClients) {
 TEST_F(ServeTest, ASlowCallDoesNotHoldUpOtherConnectionsOnItsThread) {
   // One I/O thread, so both connections share its event loop: while the slow call runs, a
   // helper thread serves the loop's other connection.
-  ServeProcess serve({"--plugins", dir_.plugins(), "--workers", "1"});
+  ServeProcess serve({"--plugins", dir_.plugins(), "--workers", "1", "--log-level", "info"});
   HttpClient slow(serve.port());
   HttpClient other(serve.port());
   EXPECT_EQ(other.request("GET", "/healthz").status, 200);
   std::atomic<bool> slow_done{false};
   std::thread t([&] {
-    auto r = slow.request("POST", "/api/v1/template.execute", argoBody("sleep", {{"seconds", 2}}));
+    auto r = slow.request("POST", "/api/v1/template.execute",
+                          argoBody("scripted", {{"log", "slow call started"}, {"sleep_ms", 2000}}));
     EXPECT_EQ(r.status, 200);
     slow_done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(serve.waitForOutput("slow call started")) << serve.output();
   for (int i = 0; i < 20; ++i) {
     auto r = other.request("POST", "/api/v1/template.execute",
                            argoBody("echo", {{"i", std::to_string(i)}}));
@@ -211,23 +247,26 @@ TEST_F(ServeTest, ClosesIdleConnections) {
 }
 
 TEST_F(ServeTest, ShutdownLetsACallInFlightFinishAndRefusesNewWork) {
-  ServeProcess serve({"--plugins", dir_.plugins(), "--grace-period", "10s"});
+  ServeProcess serve({"--plugins", dir_.plugins(), "--grace-period", "10s", "--log-level", "info"});
   HttpClient slow(serve.port());
   HttpClient other(serve.port());
+  HttpClient probe(serve.port());
   EXPECT_EQ(other.request("GET", "/healthz").status, 200);  // connected, kept alive
+  EXPECT_EQ(probe.request("GET", "/readyz").status, 200);
   HttpReply slow_reply;
   std::thread t([&] {
-    slow_reply =
-        slow.request("POST", "/api/v1/template.execute", argoBody("sleep", {{"seconds", 1}}));
+    slow_reply = slow.request("POST", "/api/v1/template.execute",
+                              argoBody("scripted", {{"log", "slow call started"}, {"sleep_ms", 1000}}));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  std::thread stopper([&] { EXPECT_EQ(serve.stop(SIGTERM), 0); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(serve.waitForOutput("slow call started")) << serve.output();
+  kill(serve.pid(), SIGTERM);
+  EXPECT_TRUE(serve.waitForOutput("SIGTERM: shutting down")) << serve.output();
+  EXPECT_EQ(probe.request("GET", "/readyz").status, 503);  // not ready: shutting down
   EXPECT_EQ(
       other.request("POST", "/api/v1/template.execute", argoBody("echo", Json::object())).status,
       503);
   t.join();
-  stopper.join();
+  EXPECT_EQ(serve.stop(0), 0);
   EXPECT_EQ(slow_reply.status, 200);
   EXPECT_EQ(Json::parse(slow_reply.body)["node"]["phase"], "Succeeded");
   EXPECT_NE(serve.output().find("plugboard: stopped"), std::string::npos) << serve.output();
