@@ -339,8 +339,13 @@ std::string Child::handleLine(const std::string& line) {
       cause = "ran out of memory" +
               (s.memory ? " (option 'memory' limits it to " + s.memory_text + ")" : std::string());
       Json& result = m["result"];
-      if (result.value("phase", "") == "Error")
-        result["message"] = who() + " " + cause + ": " + result.value("message", "");
+      const auto phase = result.find("phase"), message = result.find("message");
+      if (phase != result.end() && *phase == "Error") {
+        result["message"] =
+            who() + " " + cause +
+            (message != result.end() && message->is_string() ? ": " + message->get<std::string>()
+                                                             : std::string());
+      }
     }
     std::string text = m["result"].dump(-1, ' ', false, Json::error_handler_t::replace);
     std::lock_guard lock(mu_);
