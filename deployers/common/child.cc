@@ -20,6 +20,8 @@
 #include <plugboard/host/options.h>
 #include <plugboard/host/protocol.h>
 
+#include "deployers/common/child_text.h"
+
 namespace plugboard::deployer_common {
 
 namespace fs = std::filesystem;
@@ -27,64 +29,11 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::size_t kStderrTailBytes = 4096;
-constexpr std::size_t kStderrTailLines = 20;
 constexpr std::size_t kStderrLogLine = 4096;  // longer stderr lines are logged in pieces
 constexpr Millis kShutdownGrace{2000};        // after `shutdown`, before SIGKILL
 constexpr Millis kWriteStall{10000};          // a child that reads nothing for this long hangs
 constexpr Millis kStderrDrain{200};           // for a dead child's last words on stderr
 constexpr std::chrono::microseconds kYieldFor{200};  // a caller yields this long before sleeping
-
-std::string signalName(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  return abbrev != nullptr ? std::string("SIG") + abbrev : "unknown signal";
-}
-
-std::string describeStatus(int status, const Settings& s, bool exit_code_is_signal) {
-  if (WIFEXITED(status)) {
-    const int code = WEXITSTATUS(status);
-    std::string out = "exited with code " + std::to_string(code);
-    if (exit_code_is_signal && code > 128 && code < 128 + 65) {
-      out += " (the plugin crashed: killed by signal " + std::to_string(code - 128) + ", " +
-             signalName(code - 128) + ")";
-    }
-    return out;
-  }
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    std::string out =
-        "crashed: killed by signal " + std::to_string(sig) + " (" + signalName(sig) + ")";
-    if (sig == SIGXCPU && s.cpu_seconds) {
-      out += ": it used up its CPU time (option 'cpu_time' allows " +
-             std::to_string(*s.cpu_seconds) + "s)";
-    }
-    return out;
-  }
-  return "ended with wait status " + std::to_string(status);
-}
-
-// The last lines of `text` (the end of a child's stderr) on one line, " | " between them.
-// `cut` says the text starts in the middle of a line, which is then dropped.
-std::string tailOf(std::string_view text, bool cut) {
-  if (cut) {
-    const auto nl = text.find('\n');
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-  }
-  std::vector<std::string> lines;
-  while (!text.empty()) {
-    const auto nl = text.find('\n');
-    std::string line(text.substr(0, nl));
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    for (char& c : line) {
-      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    if (!line.empty()) lines.push_back(std::move(line));
-  }
-  if (lines.size() > kStderrTailLines) lines.erase(lines.begin(), lines.end() - kStderrTailLines);
-  std::string tail;
-  for (const auto& l : lines) tail += (tail.empty() ? "" : " | ") + l;
-  return tail;
-}
 
 // A thread running `(child->*body)()`. Through a lambda local to this file, so that what
 // std::thread instantiates (a vtable and typeinfo) stays out of the module's exports.
@@ -125,7 +74,9 @@ std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
   } catch (const std::exception& e) {
     throw failed(e.what());
   }
-  child->send(host::frame({{"type", "hello"}, {"protocols", {host::kProtocolVersion}}}));
+  child->send(host::frame({{"type", "hello"},
+                           {"protocols", {host::kProtocolVersion}},
+                           {"frame_limit", launch->settings.frame_limit}}));
 
   const Millis timeout = launch->settings.start_timeout;
   std::unique_lock lock(child->mu_);
@@ -195,12 +146,31 @@ host::Status Child::begin(std::uint64_t id) {
   if (!calls_.try_emplace(id).second) {
     return host::Error(who() + ": call " + std::to_string(id) + " is already in flight");
   }
+  const auto& most = launch_->settings.restart_after_calls;
+  if (++calls_begun_ == most.value_or(0)) {
+    retireLocked(
+        "has been given " + std::to_string(calls_begun_) + " calls (option 'restart_after_calls')",
+        false);
+  }
   return host::Status::Ok();
 }
 
 void Child::sendExecute(std::uint64_t id, std::string_view request) {
   std::string f = R"({"type":"execute","id":)" + std::to_string(id) + R"(,"request":)";
   const std::size_t start = f.size();
+  if (const std::size_t limit = launch_->settings.frame_limit; start + request.size() + 1 > limit) {
+    // Sent, it would break the channel for every call in flight: this call alone fails.
+    std::lock_guard lock(mu_);
+    Call& call = calls_.at(id);
+    call.done = true;
+    call.result =
+        Result::Error(who() + ": the request of " + std::to_string(request.size()) +
+                      " bytes is more than the protocol's frame limit of " + std::to_string(limit) +
+                      " bytes allows (option 'frame_limit'); it was not sent")
+            .toText();
+    cv_.notify_all();
+    return;
+  }
   f.append(request);
   // Raw newlines in the request can only be whitespace between tokens (JSON strings
   // escape them); a frame must not contain any.
@@ -308,7 +278,7 @@ Child::Ready Child::waitReadable(int fd, int exit_fd) {
 }
 
 void Child::readFrames() {
-  host::FrameReader reader(host::kDefaultFrameLimit);
+  host::FrameReader reader(launch_->settings.frame_limit);
   std::vector<std::string> lines;
   std::string problem;
   char buf[65536];
@@ -326,6 +296,7 @@ void Child::readFrames() {
     for (const auto& line : lines) {
       if (problem.empty()) problem = handleLine(line);
     }
+    if (problem.empty() && !lines.empty()) checkUsage();
   }
   if (!problem.empty()) killFor("broke the protocol: " + problem);
   reap();
@@ -361,6 +332,21 @@ std::string Child::handleLine(const std::string& line) {
   }
   if (type == "result") {
     if (!greeted_) return "'result' before 'hello'";
+    const bool out_of_memory = m.value("out_of_memory", false);
+    std::string cause;
+    if (out_of_memory) {
+      const Settings& s = launch_->settings;
+      cause = "ran out of memory" +
+              (s.memory ? " (option 'memory' limits it to " + s.memory_text + ")" : std::string());
+      Json& result = m["result"];
+      const auto phase = result.find("phase"), message = result.find("message");
+      if (phase != result.end() && *phase == "Error") {
+        result["message"] =
+            who() + " " + cause +
+            (message != result.end() && message->is_string() ? ": " + message->get<std::string>()
+                                                             : std::string());
+      }
+    }
     std::string text = m["result"].dump(-1, ' ', false, Json::error_handler_t::replace);
     std::lock_guard lock(mu_);
     auto it = calls_.find(m["id"].get<std::uint64_t>());
@@ -369,6 +355,7 @@ std::string Child::handleLine(const std::string& line) {
       it->second.result = std::move(text);
       cv_.notify_all();
     }
+    if (out_of_memory) retireLocked(cause, true);
     return "";
   }
   // "log", the only other type parseFrame admits from a plugin. It may come before hello:
@@ -463,7 +450,7 @@ void Child::finish() {
                : closing_           ? "was shut down"
                : status_ ? describeStatus(*status_, launch_->settings, launch_->exit_code_is_signal)
                          : "ended (its exit status is unknown)";
-  end_tail_ = tailOf(stderr_tail_, stderr_cut_);
+  end_tail_ = stderrTail(stderr_tail_, stderr_cut_);
   const std::string message =
       who() + " " + end_cause_ + (end_tail_.empty() ? "" : "; stderr: " + end_tail_);
   for (auto& [id, call] : calls_) {

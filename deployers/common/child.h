@@ -5,7 +5,11 @@
 // and a second thread keeps the tail of the child's stderr for error messages. When the
 // child dies or breaks the protocol, every call in flight ends with an Error that names
 // the plugin, the cause and that tail. A Child is never started again: its owner starts
-// a new one. Thread-safe.
+// a new one. A child that crossed a limit of its Settings (restart_at_open_files,
+// restart_at_threads, restart_after_calls, or an allocation failure it reported) keeps
+// serving its calls in flight but says, through retireCause(), that new calls belong in a
+// new child. No frame it sends exceeds the frame limit: a larger request fails its own
+// call. Thread-safe.
 #ifndef PLUGBOARD_DEPLOYERS_COMMON_CHILD_H_
 #define PLUGBOARD_DEPLOYERS_COMMON_CHILD_H_
 
@@ -47,10 +51,14 @@ class Child {
   const std::string& name() const { return name_; }
   // False once the child has ended or is being killed.
   bool alive() const;
-  // Registers call `id` before its execute frame goes out. Errors: the child has already
-  // ended (saying how), or `id` is already in flight.
+  // Why new calls should go to a new child (a limit it crossed); empty while it may take them.
+  std::string retireCause() const;
+  // Registers call `id` before its execute frame goes out, counting it against
+  // restart_after_calls. Errors: the child has already ended (saying how), or `id` is
+  // already in flight.
   host::Status begin(std::uint64_t id);
-  // REQUIRES: begin(id) succeeded; `request` is one JSON object.
+  // REQUIRES: begin(id) succeeded; `request` is one JSON object. A frame over the frame
+  // limit is not sent: the call ends with an Error naming the limit.
   void sendExecute(std::uint64_t id, std::string_view request);
   // Asks call `id` to stop; unless it answers within the cancel grace, kills the child.
   void cancel(std::uint64_t id);
@@ -74,6 +82,12 @@ class Child {
   void readStderr();  // the stderr thread
   // Handles one frame from the child; returns the protocol error, if any.
   std::string handleLine(const std::string& line);
+  // The reader thread, after results came: retires the child if it holds too many
+  // descriptors or threads. At most once per kUsageCheckEvery, from /proc/<pid>/.
+  void checkUsage();
+  // Records why new calls belong in a new child (the first cause only) and logs it.
+  // REQUIRES: mu_ held.
+  void retireLocked(const std::string& cause, bool warn);
   void reap();
   void finish();
   // Kills the child (and its process group), recording `cause` unless one is recorded.
@@ -97,6 +111,9 @@ class Child {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::uint64_t, Call> calls_;  // calls in flight
+  std::uint64_t calls_begun_ = 0;
+  std::string retire_cause_;            // empty while it may take new calls
+  Clock::time_point next_usage_check_;  // the reader thread's
   bool greeted_ = false;
   Json manifest_;     // written once by the reader, before greeted_
   std::string name_;  // the plugin's name, from manifest_

@@ -27,13 +27,15 @@ std::string RestartingHandle::execute(std::uint64_t call_id, std::string_view re
   }
   {
     std::lock_guard lock(mu_);
-    if (!calls_.emplace(call_id, false).second) {
+    if (!calls_.try_emplace(call_id).second) {
       return Result::Error(who_ + ": call " + std::to_string(call_id) + " is already in flight")
           .toText();
     }
   }
   std::string result = run(call_id, request);
+  std::shared_ptr<Child> last;  // if this was a retired child's last call, it ends below
   std::lock_guard lock(mu_);
+  last = std::move(calls_.at(call_id).child);
   calls_.erase(call_id);
   return result;
 }
@@ -44,9 +46,9 @@ void RestartingHandle::cancel(std::uint64_t call_id) {
     std::lock_guard lock(mu_);
     auto it = calls_.find(call_id);
     if (it == calls_.end()) return;
-    it->second = true;
+    it->second.cancel_asked = true;
     cv_.notify_all();
-    child = child_;
+    child = it->second.child ? it->second.child : child_;
   }
   if (child) child->cancel(call_id);
 }
@@ -57,6 +59,10 @@ std::string RestartingHandle::run(std::uint64_t id, std::string_view request) {
   std::shared_ptr<Child> child = std::move(*running_child);
   if (host::Status begun = child->begin(id); !begun)
     return Result::Error(begun.error().message()).toText();
+  {
+    std::lock_guard lock(mu_);
+    calls_.at(id).child = child;
+  }
   child->sendExecute(id, request);
   // A cancel that came before begin() found no call in the child: repeat it.
   if (cancelAsked(id)) child->cancel(id);
@@ -70,7 +76,7 @@ std::string RestartingHandle::run(std::uint64_t id, std::string_view request) {
 
 bool RestartingHandle::cancelAsked(std::uint64_t id) {
   std::lock_guard lock(mu_);
-  return calls_.at(id);
+  return calls_.at(id).cancel_asked;
 }
 
 Millis RestartingHandle::backoff(int failures) {
@@ -84,24 +90,30 @@ host::Expected<std::shared_ptr<Child>> RestartingHandle::running(std::uint64_t i
   const std::uint64_t attempts_seen = attempts_;
   // A call cancelled before it was sent still goes out (run() repeats the cancel),
   // unless it would have to wait for a restart.
-  cv_.wait(lock, [&] { return !restarting_ || calls_.at(id); });
+  cv_.wait(lock, [&] { return !restarting_ || calls_.at(id).cancel_asked; });
   if (restarting_) {
     return host::Error(who_ + ": the call was cancelled while the plugin was being started again");
   }
-  if (child_ && child_->alive()) return child_;
-  if (attempts_ != attempts_seen && !last_failure_.empty()) {  // the restart it waited for failed
-    return host::Error(last_failure_);
+  const bool alive = child_ && child_->alive();
+  // A retired child is replaced at once (it is healthy: no backoff); if its replacement
+  // failed to start, it serves on until the backoff allows another try.
+  const bool retiring = alive && !child_->retireCause().empty();
+  if (alive && (!retiring || Clock::now() < replace_after_)) return child_;
+  if (!retiring && attempts_ != attempts_seen && !last_failure_.empty()) {
+    return host::Error(last_failure_);  // the restart it waited for failed
   }
   restarting_ = true;
-  const Millis delay = backoff(failures_++);
-  if (cv_.wait_for(lock, delay, [&] { return calls_.at(id); })) {
+  const Millis delay = retiring ? Millis(0) : backoff(failures_++);
+  if (cv_.wait_for(lock, delay, [&] { return calls_.at(id).cancel_asked; })) {
     restarting_ = false;
     cv_.notify_all();
     return host::Error(who_ + ": the call was cancelled while the plugin was being started again");
   }
-  std::shared_ptr<Child> dead = std::move(child_);
+  // A dead child is released before its successor starts; a retired one after, since its
+  // calls in flight go on (the last of them ends it).
+  std::shared_ptr<Child> old = std::move(child_);
   lock.unlock();
-  dead.reset();
+  if (!retiring) old.reset();
   std::shared_ptr<Child> fresh;
   std::string why;
   try {
@@ -113,15 +125,25 @@ host::Expected<std::shared_ptr<Child>> RestartingHandle::running(std::uint64_t i
   restarting_ = false;
   ++attempts_;
   cv_.notify_all();
+  if (!fresh && retiring) {
+    const int failed = ++failures_;
+    replace_after_ = Clock::now() + backoff(failed);
+    launch_->log.warn(who_ + " could not start a new child (" + why +
+                      "); the old one serves on until the next try");
+    child_ = std::move(old);
+    return child_;
+  }
   if (!fresh) {
     last_failure_ = who_ + " could not be started again: " + why;
     launch_->log.warn(last_failure_);
     return host::Error(last_failure_);
   }
   last_failure_.clear();
-  launch_->log.info(who_ + " started again" +
+  launch_->log.info(who_ + (retiring ? " started a new child" : " started again") +
                     (delay.count() > 0 ? " after " + host::formatGoDuration(delay) : ""));
   child_ = fresh;
+  lock.unlock();
+  old.reset();  // a retired child with no call in flight ends here
   return fresh;
 }
 

@@ -1,5 +1,7 @@
 // deployers/common/handle.h: a plugin served by a child process that is started again
-// after it dies, with backoff after repeated failures (docs/deployers.md, "Restart").
+// after it dies, with backoff after repeated failures (docs/deployers.md, "Restart"), or
+// replaced once it crossed a limit (Child::retireCause()): new calls then go to a new
+// child while the old one finishes its calls in flight.
 // Shared by the process, python and container deployers (library
 // plugboard_deployer_common). Thread-safe.
 #ifndef PLUGBOARD_DEPLOYERS_COMMON_HANDLE_H_
@@ -36,12 +38,18 @@ class RestartingHandle : public plugboard::Handle {
   void cancel(std::uint64_t call_id) override;
 
  private:
+  struct CallState {
+    bool cancel_asked = false;
+    std::shared_ptr<Child> child;  // where it was sent, for cancel(); null before
+  };
+
   std::string run(std::uint64_t id, std::string_view request);
   bool cancelAsked(std::uint64_t id);
   // 0 for the first restart after an answered call, then 100 ms, 200 ms, 400 ms ... 5 s.
   static Millis backoff(int failures);
-  // The child to run call `id` in, started again if it died. Errors: it cannot be started,
-  // or the call was cancelled while waiting for it.
+  // The child to run call `id` in, started again if it died or replaced if it retired.
+  // Errors: it cannot be started, or the call was cancelled while waiting for it. A retired
+  // child whose replacement failed to start keeps serving until the backoff allows a retry.
   host::Expected<std::shared_ptr<Child>> running(std::uint64_t id);
 
   const std::shared_ptr<const Launch> launch_;
@@ -49,11 +57,12 @@ class RestartingHandle : public plugboard::Handle {
   std::mutex mu_;
   std::condition_variable cv_;
   std::shared_ptr<Child> child_;
-  std::map<std::uint64_t, bool> calls_;  // calls in execute(): id -> cancel asked
+  std::map<std::uint64_t, CallState> calls_;  // calls in execute()
   bool restarting_ = false;
-  int failures_ = 0;            // restarts since the last answered call
-  std::uint64_t attempts_ = 0;  // restarts tried
-  std::string last_failure_;    // of the last restart; empty if it worked
+  int failures_ = 0;                   // restarts since the last answered call
+  Clock::time_point replace_after_{};  // a retired child's failed replacement: when to retry
+  std::uint64_t attempts_ = 0;         // restarts tried
+  std::string last_failure_;           // of the last restart; empty if it worked
 };
 
 // Starts the first child of `launch` and returns the plugin as open() does: its manifest

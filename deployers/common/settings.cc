@@ -13,6 +13,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kHostName = "plugboard-host";
+constexpr std::uint64_t kMaxFrameLimit = std::uint64_t{1} << 30;
 
 }  // namespace
 
@@ -64,6 +65,18 @@ void applyOptions(Settings& s, const Json& options) {
     } else if (key == "start_timeout") {
       s.start_timeout = duration();
       if (s.start_timeout.count() == 0) throw must("a positive duration");
+    } else if (key == "frame_limit") {
+      const auto bytes = host::parseSizeValue(value);
+      if (!bytes || *bytes < host::kMinFrameLimit || *bytes > kMaxFrameLimit)
+        throw must("a size from 4K to 1G, such as 64M");
+      s.frame_limit = static_cast<std::size_t>(*bytes);
+    } else if (key == "restart_at_open_files" || key == "restart_at_threads" ||
+               key == "restart_after_calls") {
+      if (!value.is_number_integer() || value.get<long long>() <= 0)
+        throw must("a positive integer");
+      (key == "restart_at_open_files" ? s.restart_at_open_files
+       : key == "restart_at_threads"  ? s.restart_at_threads
+                                      : s.restart_after_calls) = value.get<std::uint64_t>();
     } else {
       throw std::invalid_argument("unknown option '" + key + "'");
     }

@@ -11,10 +11,13 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 
+#include <plugboard/host/protocol.h>
 #include <plugboard/sdk.hpp>
 
 // The manifest "config" entries of the options every deployer of child processes takes
@@ -27,7 +30,15 @@
   R"(RLIMIT_NOFILE"},)"                                                                                     \
   R"("cwd": {"type": "string", "description": "working directory of the child; default: the runtime's"},)"  \
   R"("cancel_grace": {"type": "duration", "description": "how long a cancelled call may take to answer )"   \
-  R"(before the child is killed; default 1s"})"
+  R"(before the child is killed; default 1s"},)"                                                            \
+  R"("frame_limit": {"type": "size", "description": "the most bytes one protocol message may hold, )"       \
+  R"(in both directions; a larger result or request fails its call alone; default 16M"},)"                  \
+  R"("restart_at_open_files": {"type": "integer", "description": "the child is replaced, its calls )"       \
+  R"(in flight finishing first, once it holds this many open descriptors, counted between calls"},)"        \
+  R"("restart_at_threads": {"type": "integer", "description": "the child is replaced, its calls in )"       \
+  R"(flight finishing first, once it runs this many threads, counted between calls"},)"                     \
+  R"("restart_after_calls": {"type": "integer", "description": "the child is replaced, its calls in )"      \
+  R"(flight finishing first, after it has been given this many calls"})"
 
 namespace plugboard::deployer_common {
 
@@ -45,6 +56,9 @@ struct Settings {
   std::optional<Json> config;
   Millis cancel_grace{1000};
   Millis start_timeout{10000};
+  std::size_t frame_limit = host::kDefaultFrameLimit;  // announced in the hello
+  // Replace a child that holds this many descriptors or threads, or was given this many calls.
+  std::optional<std::uint64_t> restart_at_open_files, restart_at_threads, restart_after_calls;
 };
 
 // Reads `options` over `s`: each key present replaces the value in `s`, except "env",

@@ -142,7 +142,7 @@ void applyContainerOptions(ContainerSettings& s, const Json& options) {
       s.user = text();
     } else if (key == "args") {
       s.args = stringList(key, value);
-    } else if (key == "cancel_grace" || key == "start_timeout") {
+    } else if (key == "cancel_grace" || key == "start_timeout" || key == "frame_limit") {
       child[key] = value;
     } else {
       throw std::invalid_argument("unknown option '" + key + "'");
@@ -311,6 +311,7 @@ PLUGBOARD_DEPLOYER(plugboard::container_deployer::ContainerDeployer, R"({
     "init": {"type": "boolean", "description": "run podman's init (catatonit) as PID 1 in the container, so that a plugin killed by a signal is reported as such; default true"},
     "args": {"type": "string-list", "description": "more podman run arguments, placed before the image"},
     "cancel_grace": {"type": "duration", "description": "how long a cancelled call may take to answer before its container is killed and removed; default 1s"},
-    "start_timeout": {"type": "duration", "description": "how long the container may take to start and answer hello; default 30s"}
+    "start_timeout": {"type": "duration", "description": "how long the container may take to start and answer hello; default 30s"},
+    "frame_limit": {"type": "size", "description": "the most bytes one protocol message may hold, in both directions; a larger result or request fails its call alone; default 16M"}
   }
 })")

@@ -1,5 +1,7 @@
 #include "plugboard/host/protocol.h"
 
+#include <cstdint>
+
 namespace plugboard::host {
 namespace {
 
@@ -41,6 +43,12 @@ Expected<Json> parseFrame(std::string_view line, Sender from) {
       for (const auto& v : *p) {
         if (!v.is_number_integer()) return bad("lists a version that is not an integer");
       }
+      auto limit = m.find("frame_limit");
+      if (limit != m.end() &&
+          (!limit->is_number_unsigned() || limit->get<std::uint64_t>() < kMinFrameLimit)) {
+        return bad("has a \"frame_limit\" that is not an integer of at least " +
+                   std::to_string(kMinFrameLimit));
+      }
     } else if (type == "execute") {
       if (!isId(m)) return bad("needs a non-negative integer \"id\"");
       if (!m.contains("request") || !m["request"].is_object())
@@ -62,6 +70,8 @@ Expected<Json> parseFrame(std::string_view line, Sender from) {
   } else if (type == "result") {
     if (!isId(m)) return bad("needs a non-negative integer \"id\"");
     if (!m.contains("result") || !m["result"].is_object()) return bad("needs an object \"result\"");
+    if (m.contains("out_of_memory") && !m["out_of_memory"].is_boolean())
+      return bad("has an \"out_of_memory\" that is not true or false");
   } else if (type == "log") {
     auto msg = m.find("message");
     if (msg == m.end() || !msg->is_string()) return bad("needs a string \"message\"");

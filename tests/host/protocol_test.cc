@@ -45,6 +45,37 @@ TEST(ProtocolTest, RefusesWrongSidesShapesAndStrayOutput) {
             "not a protocol message (a JSON object per line): '" + std::string(80, 'x') + "...'");
 }
 
+TEST(ProtocolTest, ChecksTheFrameLimitOfAHelloAndTheOutOfMemoryFlagOfAResult) {
+  EXPECT_EQ(errorOf(R"({"type":"hello","protocols":[1],"frame_limit":4096})", Sender::kRuntime),
+            "ok");
+  for (const char* limit : {"4095", "-1", "\"16M\"", "1.5e6"}) {
+    const std::string line =
+        std::string(R"({"type":"hello","protocols":[1],"frame_limit":)") + limit + "}";
+    EXPECT_EQ(
+        errorOf(line, Sender::kRuntime)
+            .find(
+                R"('hello' message has a "frame_limit" that is not an integer of at least 4096: )"),
+        0u)
+        << line;
+  }
+  EXPECT_EQ(
+      errorOf(R"({"type":"result","id":1,"result":{},"out_of_memory":true})", Sender::kPlugin),
+      "ok");
+  EXPECT_EQ(errorOf(R"({"type":"result","id":1,"result":{},"out_of_memory":1})", Sender::kPlugin)
+                .find(R"('result' message has an "out_of_memory" that is not true or false: )"),
+            0u);
+}
+
+TEST(ProtocolTest, ReaderTakesANewLimitForTheLinesToCome) {
+  FrameReader reader(8);
+  std::vector<std::string> lines;
+  ASSERT_TRUE(reader.feed("{\"a\":1}\n", lines).ok());
+  reader.setLimit(16);
+  EXPECT_EQ(reader.limit(), 16u);
+  ASSERT_TRUE(reader.feed("{\"abcdefgh\":1}\n", lines).ok());
+  EXPECT_EQ(lines.size(), 2u);
+}
+
 TEST(ProtocolTest, FramesAreOneLineEvenWithNewlinesInside) {
   const Json m = {{"type", "log"}, {"message", "two\nlines"}};
   const std::string f = frame(m);

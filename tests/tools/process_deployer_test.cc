@@ -141,7 +141,8 @@ TEST(ProcessDeployerTest, ListsEveryOptionInItsManifest) {
   const Manifest& m = process.module->manifest();
   EXPECT_EQ(m.deploys, std::vector<std::string>{"native"});
   for (const char* key : {"host", "memory", "cpu_time", "open_files", "env", "cwd", "config",
-                          "cancel_grace", "start_timeout"}) {
+                          "cancel_grace", "start_timeout", "frame_limit", "restart_at_open_files",
+                          "restart_at_threads", "restart_after_calls"}) {
     ASSERT_TRUE(m.config.contains(key)) << key;
     EXPECT_TRUE(m.config[key].contains("type")) << key;
     EXPECT_TRUE(m.config[key].contains("description")) << key;
@@ -479,6 +480,34 @@ TEST(ProcessDeployerTest, ClosingLeavesNoChildThreadOrDescriptorBehind) {
   EXPECT_EQ(childrenOfThisProcess(), std::vector<pid_t>{});
   EXPECT_EQ(entriesIn("/proc/self/task"), threads);
   EXPECT_EQ(entriesIn("/proc/self/fd"), fds);
+}
+
+// A replaced child keeps its calls in flight: a cancel for one of them reaches it there, not
+// the child that took the next calls, and closing leaves nothing of either behind.
+TEST(ProcessDeployerTest, ACallInFlightInAReplacedChildCanStillBeCancelled) {
+  TempDir dir;
+  ProcessDeployer process;
+  const std::size_t threads = entriesIn("/proc/self/task");
+  {
+    auto hog = process.open(fixture("hog"), {{"restart_after_calls", 1}});
+    const std::uint64_t id = hog->newCallId();
+    Outcome waited;
+    std::thread waiting([&] {
+      waited = hog->callText(request({{"started", (dir / "started").string()},
+                                      {"wait_for", (dir / "never").string()}}),
+                             id);
+    });
+    while (!fs::exists(dir / "started")) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const Outcome next = call(*hog, Json::object());  // in a new child: the first had its call
+    ASSERT_EQ(next.phase, Phase::kSucceeded) << next.message;
+    hog->cancel(id);
+    waiting.join();
+    EXPECT_EQ(waited.phase, Phase::kError);
+    EXPECT_EQ(waited.message, "cancelled");  // answered by the plugin, not a killed child
+    EXPECT_EQ(childrenOfThisProcess().size(), 1u);  // the replaced child has gone
+  }
+  EXPECT_EQ(childrenOfThisProcess(), std::vector<pid_t>{});
+  EXPECT_EQ(entriesIn("/proc/self/task"), threads);
 }
 
 }  // namespace

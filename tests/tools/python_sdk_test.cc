@@ -69,7 +69,7 @@ def execute(request):
             print(args["print"])
             os.system("echo child-wrote-this")
         if "log" in args:
-            logging.getLogger("scripted").warning(args["log"])
+            logging.getLogger("scripted").warning(args["log"] * args.get("times", 1))
         if "raise" in args:
             explode(args["raise"])
         if "exit" in args:
@@ -82,6 +82,8 @@ def execute(request):
             if request.wait_cancelled(args["wait_cancel"]):
                 return pb.error("cancelled" if request.cancelled else "flag not set")
             return pb.failed("never cancelled")
+        if "blob" in args:
+            return {"blob": "x" * args["blob"]}
         return {"id": args.get("id", ""), "most": _most, "numbers": [1, 2]}
     finally:
         with _lock:
@@ -298,6 +300,43 @@ TEST_F(PythonSdkTest, RefusesProtocolErrors) {
   auto big = python({"-m", "pyhello"}, lines({kHello}) + std::string(17 * 1024 * 1024, 'x') + "\n");
   EXPECT_EQ(big.exit_code, 2);
   EXPECT_NE(big.err.find("exceeds the limit of 16777216"), std::string::npos) << big.err;
+}
+
+TEST_F(PythonSdkTest, KeepsEveryFrameWithinTheLimitTheHelloSets) {
+  const Json hello = {{"type", "hello"}, {"protocols", {1}}, {"frame_limit", 4096}};
+  auto r = python({script()},
+                  lines({hello, execute(1, {{"blob", 5000}}),
+                         execute(2, {{"id", "b"}, {"log", "l"}, {"times", 10000}}), kShutdown}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream out(r.out);
+  for (std::string line; std::getline(out, line);)
+    EXPECT_LE(line.size(), 4096u) << line.substr(0, 80);
+  const auto messages = parseLines(r.out);
+  const Json* one = resultFor(messages, 1);
+  const Json* two = resultFor(messages, 2);
+  ASSERT_TRUE(one && two) << r.out.substr(0, 400);
+  EXPECT_EQ((*one)["result"]["phase"], "Error");
+  EXPECT_NE((*one)["result"].value("message", "").find("exceeds the frame limit of 4096 bytes"),
+            std::string::npos)
+      << *one;
+  EXPECT_EQ((*two)["result"]["phase"], "Succeeded") << *two;  // the channel stayed in step
+  bool cut = false;
+  for (const auto& m : messages) {
+    cut = cut || (m["type"] == "log" &&
+                  m.value("message", "").find("[cut to fit the protocol's frame limit]") !=
+                      std::string::npos);
+  }
+  EXPECT_TRUE(cut) << r.out.substr(0, 400);
+  // The limit binds what it reads too, and a limit below 4096 is refused.
+  auto big = python({script()}, lines({hello, execute(1, {{"id", std::string(5000, 'x')}})}));
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_NE(big.err.find("exceeds the limit of 4096"), std::string::npos) << big.err;
+  auto small =
+      python({script()}, lines({{{"type", "hello"}, {"protocols", {1}}, {"frame_limit", 100}}}));
+  EXPECT_EQ(small.exit_code, 2);
+  EXPECT_NE(small.err.find("has a \"frame_limit\" that is not an integer of at least 4096"),
+            std::string::npos)
+      << small.err;
 }
 
 TEST_F(PythonSdkTest, ExitsZeroAtShutdownOrEndOfInput) {

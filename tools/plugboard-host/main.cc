@@ -5,10 +5,14 @@
 //   plugboard-host PLUGIN.so [--config JSON]
 //
 // The plugin's own writes to stdout go to stderr: the protocol has a private copy of the
-// original stdout. The plugin's log lines become `log` messages. Exit status: 0 after
-// `shutdown` or end of input, 2 for a protocol error, 3 when the plugin cannot be loaded.
-// Built on the host kit alone (plugboard/host/*.h), as a third party's host could be.
+// original stdout. The plugin's log lines become `log` messages. No frame it sends exceeds
+// the frame limit the runtime's hello gives: a larger result becomes an Error for that call
+// alone, a longer log line is cut. A call during which an allocation failed (operator new)
+// is answered with "out_of_memory" so that the runtime replaces this process. Exit status:
+// 0 after `shutdown` or end of input, 2 for a protocol error, 3 when the plugin cannot be
+// loaded. Built on the host kit alone (plugboard/host/*.h), as a third party's host could be.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,8 +26,10 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 
 #include <plugboard/host/native.h>
@@ -34,11 +40,45 @@ namespace {
 namespace host = plugboard::host;
 using host::Json;
 
-// Writes whole frames to the protocol descriptor, one at a time.
+// Writes whole frames to the protocol descriptor, one at a time, none over the frame limit.
 class Channel {
  public:
   explicit Channel(int fd) : fd_(fd) {}
+  void setLimit(std::size_t limit) { limit_ = limit; }
   void send(const Json& message) { sendText(host::frame(message)); }
+  // A `log` message for one of the plugin's log lines, cut to fit the frame limit.
+  void sendLog(int level, std::string_view text) {
+    const char* name = level <= PLUGBOARD_LOG_DEBUG  ? "debug"
+                       : level == PLUGBOARD_LOG_INFO ? "info"
+                       : level == PLUGBOARD_LOG_WARN ? "warn"
+                                                     : "error";
+    Json message = {{"type", "log"}, {"level", name}, {"message", text}};
+    std::string f = host::frame(message);
+    // Escapes make the frame longer than the text: cut until it fits.
+    while (f.size() - 1 > limit_ && !text.empty()) {
+      const std::size_t excess = f.size() - 1 - limit_ + 64;
+      text = text.substr(0, text.size() > excess ? text.size() - excess : 0);
+      message["message"] = std::string(text) + " [cut to fit the protocol's frame limit]";
+      f = host::frame(message);
+    }
+    sendText(f);
+  }
+  // The result frame of call `id`: `result` (one JSON object), or an Error naming the frame
+  // limit when the frame would exceed it.
+  void sendResult(std::uint64_t id, const std::string& result, bool out_of_memory,
+                  const std::string& plugin_name) {
+    const std::string head = R"({"type":"result","id":)" + std::to_string(id) + R"(,"result":)";
+    const std::string tail = out_of_memory ? ",\"out_of_memory\":true}\n" : "}\n";
+    const std::size_t size = head.size() + result.size() + tail.size() - 1;
+    if (size <= limit_) return sendText(head + result + tail);
+    const Json error = {
+        {"phase", "Error"},
+        {"message", "plugin '" + plugin_name +
+                        "' returned a result too large for the protocol: its frame of " +
+                        std::to_string(size) + " bytes exceeds the frame limit of " +
+                        std::to_string(limit_) + " bytes (the deployer's option 'frame_limit')"}};
+    sendText(head + error.dump() + tail);
+  }
   // `f` must be one whole frame, newline included.
   void sendText(const std::string& f) {
     std::lock_guard lock(mu_);
@@ -52,16 +92,39 @@ class Channel {
 
  private:
   int fd_;
+  std::atomic<std::size_t> limit_{host::kDefaultFrameLimit};  // the reader sets it at hello
   std::mutex mu_;
 };
 
-// The `log` message for one of the plugin's log lines.
-Json logMessage(int level, std::string_view text) {
-  const char* name = level <= PLUGBOARD_LOG_DEBUG  ? "debug"
-                     : level == PLUGBOARD_LOG_INFO ? "info"
-                     : level == PLUGBOARD_LOG_WARN ? "warn"
-                                                   : "error";
-  return {{"type", "log"}, {"level", name}, {"message", text}};
+// Allocation failures. operator new calls the handler below when memory runs out (most
+// often under the runtime's `memory` limit, RLIMIT_AS): it marks the thread, so that the
+// call running on it is answered with "out_of_memory", says so once on stderr (the tail the
+// runtime quotes if the process then dies), and throws std::bad_alloc as the default does.
+thread_local bool t_allocation_failed = false;
+std::atomic<bool> g_allocation_failure_told{false};
+char g_allocation_failure_line[200];
+
+void onAllocationFailure() {
+  t_allocation_failed = true;
+  if (!g_allocation_failure_told.exchange(true)) {
+    [[maybe_unused]] ssize_t ignored =
+        ::write(STDERR_FILENO, g_allocation_failure_line, std::strlen(g_allocation_failure_line));
+  }
+  throw std::bad_alloc();
+}
+
+void watchAllocations() {
+  rlimit as{};
+  if (::getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    std::snprintf(g_allocation_failure_line, sizeof g_allocation_failure_line,
+                  "plugboard-host: out of memory: an allocation failed under the address-space "
+                  "limit of %llu bytes\n",
+                  static_cast<unsigned long long>(as.rlim_cur));
+  } else {
+    std::snprintf(g_allocation_failure_line, sizeof g_allocation_failure_line,
+                  "plugboard-host: out of memory: an allocation failed\n");
+  }
+  std::set_new_handler(&onAllocationFailure);
 }
 
 int fail(int status, const std::string& message) {
@@ -100,13 +163,15 @@ int main(int argc, char** argv) {
   // Everything else written to stdout goes to stderr.
   if (::dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return fail(2, "cannot set up stdout");
   Channel channel(protocol_fd);
+  watchAllocations();
 
   auto library = host::NativeLibrary::load(argv[1]);
   if (!library) return fail(3, library.error().message());
   const Json manifest = Json::parse((*library)->manifestText(), nullptr, false);
   if (!manifest.is_object()) return fail(3, "plugin '" + (*library)->name() + "': its manifest is not a JSON object");
   auto made = (*library)->createInstance(
-      config.dump(), [&channel](int level, std::string_view text) { channel.send(logMessage(level, text)); });
+      config.dump(),
+      [&channel](int level, std::string_view text) { channel.sendLog(level, text); });
   if (!made) return fail(3, made.error().message());
   auto& instance = **made;
   const std::string& plugin_name = (*library)->name();
@@ -156,6 +221,7 @@ int main(int argc, char** argv) {
 
   auto execute = [&](std::uint64_t id, const std::string& request) {
     std::string result;
+    t_allocation_failed = false;
     {
       std::unique_lock<std::mutex> one_at_a_time;
       if (serial) one_at_a_time = std::unique_lock(serial_mu);
@@ -164,17 +230,25 @@ int main(int argc, char** argv) {
         std::lock_guard lock(mu);
         cancelled = running[id];
       }
-      result = cancelled ? std::string(R"({"phase":"Error","message":"cancelled before it started"})")
-                         : instance.execute(id, request);
-      // A result that is not one JSON object would break the channel; the runtime gets an
-      // Error instead. (Raw newlines can only be whitespace in valid JSON.)
-      std::replace(result.begin(), result.end(), '\n', ' ');
-      if (result.empty() || !Json::accept(result)) {
-        result = Json{{"phase", "Error"}, {"message", "plugin '" + plugin_name + "' returned invalid JSON"}}
-                     .dump();
+      try {
+        result = cancelled
+                     ? std::string(R"({"phase":"Error","message":"cancelled before it started"})")
+                     : instance.execute(id, request);
+        // A result that is not one JSON object would break the channel; the runtime gets an
+        // Error instead. (Raw newlines can only be whitespace in valid JSON.)
+        std::replace(result.begin(), result.end(), '\n', ' ');
+        if (result.empty() || !Json::accept(result)) {
+          result = Json{{"phase", "Error"},
+                        {"message", "plugin '" + plugin_name + "' returned invalid JSON"}}
+                       .dump();
+        }
+      } catch (const std::bad_alloc&) {  // in this host's own handling of the result
+        std::string().swap(result);
+        t_allocation_failed = true;
+        result = R"({"phase":"Error","message":"out of memory while handling the result"})";
       }
     }
-    channel.sendText(R"({"type":"result","id":)" + std::to_string(id) + R"(,"result":)" + result + "}\n");
+    channel.sendResult(id, result, t_allocation_failed, plugin_name);
     std::lock_guard lock(mu);
     running.erase(id);
     cv.notify_all();
@@ -208,6 +282,11 @@ int main(int argc, char** argv) {
             return finish(fail(2, "the runtime offers protocols " + (*message)["protocols"].dump() +
                                       "; this host speaks 1"));
           }
+          // The runtime's frame limit binds both directions from now on.
+          if (const auto limit = message->find("frame_limit"); limit != message->end()) {
+            frames.setLimit(limit->get<std::size_t>());
+            channel.setLimit(limit->get<std::size_t>());
+          }
           channel.send({{"type", "hello"}, {"protocol", host::kProtocolVersion},
                         {"manifest", manifest}});
           std::lock_guard lock(mu);
@@ -222,7 +301,12 @@ int main(int argc, char** argv) {
             running.emplace(id, false);
             leading = false;
             if (idle == 0) {
-              std::thread(serve).detach();
+              try {
+                std::thread(serve).detach();
+              } catch (const std::system_error&) {
+                // No thread to be had (out of memory or threads): this one reads again once
+                // its call is done, so calls run one at a time until threads can be made.
+              }
             } else {
               lead_cv.notify_one();
             }

@@ -362,6 +362,8 @@ class Plugin:
         try:
             outcome = fn(request)
         except BaseException as e:  # noqa: BLE001 - SystemExit and all: nothing escapes
+            if isinstance(e, MemoryError):
+                _memory.failed = True
             text = self.describe_exception(e)
             try:
                 import traceback
@@ -432,6 +434,7 @@ def _strings(values: Optional[Iterable[str]], what: str) -> List[str]:
 
 _registered: Optional[Plugin] = None
 _embedded_mode = False  # True inside the runtime's process (the python deployer's embedded mode)
+_memory = _threading.local()  # .failed: a MemoryError ended the call running on this thread
 _pending_handlers: Dict[Optional[str], Any] = {}  # rpc -> (handler, input schema)
 _lock = _threading.Lock()
 

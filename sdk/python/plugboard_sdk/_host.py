@@ -3,8 +3,11 @@
 Mirrors tools/plugboard-host/main.cc: the protocol keeps a private, close-on-exec copy of
 the real stdout, and fd 1 and sys.stdout point at stderr; calls run on a pool of threads
 (leader/followers) unless the plugin is serial; `cancel` sets the flag the call's Request
-sees; exit 0 after `shutdown` or end of input (once the calls in flight answered, for up to
-10 s), 2 on a protocol error, with the reason on stderr.
+sees; no frame sent exceeds the frame limit (the runtime's hello may set it): a larger
+result becomes an Error for its call alone, a longer log line is cut; a call whose handler
+ran out of memory is answered with "out_of_memory", so that the runtime replaces this
+process; exit 0 after `shutdown` or end of input (once the calls in flight answered, for up
+to 10 s), 2 on a protocol error, with the reason on stderr.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from typing import Any, Dict, Optional, Union
 from . import PROTOCOL_VERSION, Plugin, Request, error
 _sdk = sys.modules[__package__]
 
-FRAME_LIMIT = 16 * 1024 * 1024  # bytes, newline excluded
+FRAME_LIMIT = 16 * 1024 * 1024  # bytes, newline excluded, unless the runtime's hello says
+MIN_FRAME_LIMIT = 4096          # the least a runtime may set
 DRAIN_SECONDS = 10.0            # how long shutdown waits for the calls in flight
 
 
@@ -63,6 +67,9 @@ def parse_frame(line: bytes) -> dict:
             raise bad('needs "protocols", a list of versions')
         if any(not isinstance(v, int) or isinstance(v, bool) for v in p):
             raise bad("lists a version that is not an integer")
+        limit = m.get("frame_limit", MIN_FRAME_LIMIT)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < MIN_FRAME_LIMIT:
+            raise bad(f'has a "frame_limit" that is not an integer of at least {MIN_FRAME_LIMIT}')
     elif kind == "execute":
         if not _is_id(m):
             raise bad('needs a non-negative integer "id"')
@@ -96,7 +103,10 @@ class Channel:
         self.send_text(text)
 
     def send_text(self, text: str) -> None:
-        data = (text + "\n").encode("utf-8", "replace")
+        self.send_bytes((text + "\n").encode("utf-8", "replace"))
+
+    def send_bytes(self, data: bytes) -> None:
+        """`data` must be one whole frame, newline included."""
         with self._lock:
             if self.broken:
                 return
@@ -163,29 +173,57 @@ class Server:
             call_id = getattr(_current, "call_id", None)
         if call_id is not None:
             frame["id"] = call_id
-        self.channel.send(frame)
+        data = _encode(frame).encode("utf-8", "replace")
+        while len(data) > self.frame_limit and message:  # cut to fit (escapes make it longer)
+            message = message[:max(0, len(message) - (len(data) - self.frame_limit) - 64)]
+            frame["message"] = message + " [cut to fit the protocol's frame limit]"
+            data = _encode(frame).encode("utf-8", "replace")
+        self.channel.send_bytes(data + b"\n")
 
     # -- calls
     def _run_call(self, call: _Call) -> None:
         _current.call_id = call.id
+        _sdk._memory.failed = False
         try:
             if call.cancel.is_set():
                 result = error("cancelled before it started").to_json()
             else:
                 result = self.plugin.call(Request(call.raw, call.cancel, call.id)).to_json()
         except BaseException as e:  # noqa: BLE001 - nothing may kill the serving thread
+            if isinstance(e, MemoryError):
+                _sdk._memory.failed = True
             result = error(f"plugin '{self.plugin.name}' failed: {type(e).__name__}: {e}").to_json()
         finally:
             _current.call_id = None
         try:
-            text = _encode({"type": "result", "id": call.id, "result": result})
-        except (TypeError, ValueError) as e:
-            text = _encode({"type": "result", "id": call.id, "result": error(
-                f"plugin '{self.plugin.name}' returned a result that is not JSON: {e}").to_json()})
-        self.channel.send_text(text)
+            data = self._result_frame(call.id, result, _sdk._memory.failed)
+        except MemoryError:
+            data = self._result_frame(call.id, error(
+                f"plugin '{self.plugin.name}' ran out of memory sending its result").to_json(), True)
+        self.channel.send_bytes(data)
         with self.lock:
             self.calls.pop(call.id, None)
             self.idle.notify_all()
+
+    def _result_frame(self, call_id: int, result: dict, out_of_memory: bool) -> bytes:
+        """The result frame, newline included: an Error instead of a result that is not
+        JSON or whose frame would exceed the frame limit."""
+        frame: Dict[str, Any] = {"type": "result", "id": call_id, "result": result}
+        if out_of_memory:
+            frame["out_of_memory"] = True
+        try:
+            data = _encode(frame).encode("utf-8", "replace")
+        except (TypeError, ValueError) as e:
+            frame["result"] = error(
+                f"plugin '{self.plugin.name}' returned a result that is not JSON: {e}").to_json()
+            data = _encode(frame).encode("utf-8", "replace")
+        if len(data) > self.frame_limit:
+            frame["result"] = error(
+                f"plugin '{self.plugin.name}' returned a result too large for the protocol: its "
+                f"frame of {len(data)} bytes exceeds the frame limit of {self.frame_limit} bytes "
+                "(the deployer's option 'frame_limit')").to_json()
+            data = _encode(frame).encode("utf-8", "replace")
+        return data + b"\n"
 
     def _serial_worker(self) -> None:
         while True:
@@ -201,6 +239,8 @@ class Server:
             if PROTOCOL_VERSION not in m["protocols"]:
                 raise ProtocolError(f"the runtime offers protocols {json.dumps(m['protocols'], separators=(',', ':'))}; "
                                     f"this plugin speaks {PROTOCOL_VERSION}")
+            if "frame_limit" in m:  # binds both directions from now on
+                self.frame_limit = m["frame_limit"]
             self.channel.send({"type": "hello", "protocol": PROTOCOL_VERSION,
                                "manifest": self.plugin.manifest()})
             self.greeted = True
