@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/argo.h"
+#include "tests/support/eventually.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
@@ -79,16 +80,6 @@ constexpr bool kAddressSanitizer = false;
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
-}
-
-// Waits for `done` up to 60 s (a bound for a stalled test, not a speed check).
-bool waitUntil(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
 }
 
 // The two plugins under test: the native hog through the process deployer, the Python hog
@@ -153,7 +144,7 @@ class FaultProcessTest : public ::testing::Test {
     }
     // True once the call runs in the plugin.
     bool waitStarted() const {
-      return waitUntil([&] { return fs::exists(started_); });
+      return eventually([&] { return fs::exists(started_); }, std::chrono::seconds(60));
     }
     // Lets every neighbour go on; returns this one's answer.
     Node release() {
@@ -211,7 +202,7 @@ TEST_F(FaultProcessTest, AChildLeakingDescriptorsIsReplacedAtItsLimitAndItsCalls
   const Node waited = neighbour.release();
   EXPECT_EQ(waited.phase, "Succeeded") << waited;
   EXPECT_EQ(waited.param("pid"), pid);  // finished in the child it started in
-  EXPECT_TRUE(waitUntil([&] { return !processExists(pid); })) << "the replaced child lingers";
+  EXPECT_TRUE(eventually([&] { return !processExists(pid); }, std::chrono::seconds(60))) << "the replaced child lingers";
   const Node next = call({{"i", "next"}});
   EXPECT_EQ(next.param("pid"), pids.back()) << next;
   const std::string log = expectServingAndStop();
@@ -237,7 +228,7 @@ TEST_F(FaultProcessTest, AChildLeakingThreadsIsReplacedAtItsLimitAndItsCallsInFl
   const Node waited = neighbour.release();
   EXPECT_EQ(waited.phase, "Succeeded") << waited;
   EXPECT_EQ(waited.param("pid"), pid);
-  EXPECT_TRUE(waitUntil([&] { return !processExists(pid); })) << "the replaced child lingers";
+  EXPECT_TRUE(eventually([&] { return !processExists(pid); }, std::chrono::seconds(60))) << "the replaced child lingers";
   const std::string log = expectServingAndStop();
   EXPECT_TRUE(contains(log, "threads (option 'restart_at_threads' is 32)")) << log;
 }
