@@ -191,6 +191,19 @@ TEST_F(TrustFilesTest, APluginFileForTheProcessDeployerIsCheckedWithTheDirectori
                                                      " above it is writable by others (mode 0777)");
 }
 
+TEST_F(TrustFilesTest, InspectLoadsNoFileBelowADirectoryOthersMayWrite) {
+  const fs::path open = directory("open", 0777);
+  directory("open/lib");
+  fs::copy_file(plugin("hello"), open / "lib/hello.so");
+  const auto r = plugboard({"inspect", (open / "lib/hello.so").string(), "--load"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("refused:     directory " + open.string() + " above it"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("load:        not loaded: the file failed the trust checks"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(TrustFilesTest, TheProgramThatServesAProcessPluginIsChecked) {
   const fs::path bin = directory("bin");
   fs::copy_file(buildDir() / "plugboard-host", bin / "plugboard-host");
