@@ -129,13 +129,18 @@ Expected<std::shared_ptr<DeployerModule>> DeployerModule::load(const CatalogEntr
   return std::shared_ptr<DeployerModule>(new DeployerModule(std::move(impl)));
 }
 
-Expected<std::unique_ptr<PluginHandle>> DeployerModule::open(const Json& artifact, const Json& options) {
+Expected<std::unique_ptr<PluginHandle>> DeployerModule::open(const Json& artifact,
+                                                             const Json& options,
+                                                             const host::TrustRules& trust) {
   if (Status st = checkDeployerOptions(manifest(), options); !st) return st.error();
-  const std::string artifact_text = artifact.dump();
+  const std::string artifact_text = artifact.dump();  // in messages: as the registry gave it
+  Json with_trust = artifact;
+  if (with_trust.is_object()) with_trust[host::kTrustMember] = trust.toJson();
+  const std::string sent_text = with_trust.dump();
   const std::string options_text = options.dump();
   std::optional<std::string> answer;
   const plugboard_deployer_api* api = impl_->module.api;
-  void* handle = api->open(impl_->deployer, artifact_text.data(), artifact_text.size(), options_text.data(),
+  void* handle = api->open(impl_->deployer, sent_text.data(), sent_text.size(), options_text.data(),
                            options_text.size(), &host::collectText, &answer);
   if (handle == nullptr) {
     const std::string why = answer ? parseOutcome(*answer, name()).message : "no reason given";

@@ -42,10 +42,13 @@ class DeployerModule : public std::enable_shared_from_this<DeployerModule> {
   const Manifest& manifest() const;
   const std::string& name() const { return manifest().name; }
 
-  // Starts the plugin `artifact` names, with `options` (a JSON object). The handle's
-  // manifest is the plugin's, as the deployer read it.
+  // Starts the plugin `artifact` names, with `options` (a JSON object). The deployer gets
+  // `trust` as the artifact's member "trust" (plugboard/host/trust.h), replacing any the
+  // artifact had, to check the files it turns into code. The handle's manifest is the
+  // plugin's, as the deployer read it.
   Expected<std::unique_ptr<PluginHandle>> open(const Json& artifact,
-                                               const Json& options = Json::object());
+                                               const Json& options = Json::object(),
+                                               const host::TrustRules& trust = {});
 
  private:
   struct Impl;

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/base/text.h"
+#include "core/manifests/file_handle.h"
 #include "core/manifests/trust.h"
 #include "plugboard/abi.h"
 
@@ -29,6 +30,31 @@ std::string artifactDigest(const Json& artifact) {
     }
   }
   return artifact.dump();
+}
+
+// The file or directory a non-native artifact names, as the trust rules and pins see it;
+// what the deployer finds inside (modules, interpreters) it checks itself with the same
+// rules. A path that does not exist is left to the deployer to report.
+Status checkArtifactFile(const RegistryEntry& entry, const std::string& kind,
+                         const std::string& file, const TrustPolicy& trust) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (ec || !std::filesystem::exists(status)) return Status::Ok();
+  const TrustPolicy::Pin* pin = findPin(entry.name, entry.version.text(), trust);
+  if (std::filesystem::is_directory(status)) {
+    if (pin != nullptr) {
+      return Error("plugin '" + entry.name + "' is pinned ('" + pin->first + "'), but its " + kind +
+                       " artifact is a directory, not one file whose SHA-256 could be checked",
+                   Error::Code::kUntrusted);
+    }
+    if (Status st = host::checkDirectory(file, trust.rules()); !st) return st;
+    return host::checkDirectoriesAbove(file, trust.rules());
+  }
+  auto opened = FileHandle::open(file);
+  if (!opened) return opened.error();
+  if (Status st = checkFileTrust(opened->fd(), file, trust); !st) return st;
+  if (Status st = host::checkDirectoriesAbove(file, trust.rules()); !st) return st;
+  return checkPin(opened->fd(), entry.name, entry.version.text(), file, trust);
 }
 
 std::string searched(const DeployerSet& deployers) {
@@ -137,15 +163,27 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
   }
   if (known != nullptr) {
     target->expected = std::make_shared<const Manifest>(*known);
-  } else if (const auto path = target->artifact.find("path");
-             target->kind == "native" && path != target->artifact.end() && path->is_string()) {
-    // A plugin file named by the registry is checked as one in a plugin directory.
-    auto read = readPluginFile(path->get<std::string>(), options_.trust);
-    if (!read) {
-      return Error(path->get<std::string>() + ": refused: " + read.error().message(),
-                   read.error().code());
+    return std::move(*target);
+  }
+  const auto path = target->artifact.find("path");
+  if (path == target->artifact.end() || !path->is_string()) {
+    // Nothing here to digest: a pin cannot be honoured, so it refuses.
+    if (const TrustPolicy::Pin* pin = findPin(entry.name, entry.version.text(), options_.trust)) {
+      return Error("plugin " + plugin + " is pinned ('" + pin->first + "'), but its " +
+                       target->kind + " artifact names no file whose SHA-256 could be checked",
+                   Error::Code::kUntrusted);
     }
+    return std::move(*target);
+  }
+  const std::string file = path->get<std::string>();
+  if (target->kind == "native") {
+    // A plugin file named by the registry is checked as one in a plugin directory.
+    auto read = readPluginFile(file, options_.trust);
+    Status above = read ? host::checkDirectoriesAbove(file, options_.trust.rules()) : Status::Ok();
+    if (!read || !above) return host::refusal(file, read ? above : Status(read.error())).error();
     target->expected = std::make_shared<const Manifest>(std::move(read->manifest));
+  } else if (Status st = checkArtifactFile(entry, target->kind, file, options_.trust); !st) {
+    return host::refusal(file, st).error();
   }
   return std::move(*target);
 }
@@ -217,7 +255,8 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   auto module = deployers_->module(*target.deployer);
   if (!module) {
     result = module.error();
-  } else if (auto handle = (*module)->open(target.artifact, target.options); !handle) {
+  } else if (auto handle = (*module)->open(target.artifact, target.options, options_.trust.rules());
+             !handle) {
     result = Error(target.describe() + ": " + handle.error().message(), handle.error().code());
   } else if (target.expected && !sameManifest((*handle)->manifest(), *target.expected)) {
     result = Error(target.describe() + ": the manifest it reports differs from the one in its " +

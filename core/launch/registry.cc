@@ -1,8 +1,6 @@
 #include "core/launch/registry.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include <toml++/toml.h>
 
@@ -79,12 +77,10 @@ Expected<Registry> Registry::parse(std::string_view text, const std::filesystem:
   return registry;
 }
 
-Expected<Registry> Registry::load(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error(file.string() + ": cannot read the registry file", Error::Code::kIo);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parse(buf.str(), file);
+Expected<Registry> Registry::load(const std::filesystem::path& file, const TrustPolicy& trust) {
+  auto text = readTrustedFile(file, trust, "registry file");
+  if (!text) return text.error();
+  return parse(*text, file);
 }
 
 Expected<RegistryEntry> Registry::resolve(const std::string& name, const std::string& version,

@@ -22,6 +22,7 @@
 
 #include "core/manifests/catalog.h"
 #include "core/base/expected.h"
+#include "core/manifests/trust.h"
 #include "core/manifests/version.h"
 
 namespace plugboard::core {
@@ -36,7 +37,9 @@ struct RegistryEntry {
 
 class Registry {
  public:
-  static Expected<Registry> load(const std::filesystem::path& file);
+  // Reads `file` after checking it, and the directories above it, against `trust`: the
+  // registry says which files become code.
+  static Expected<Registry> load(const std::filesystem::path& file, const TrustPolicy& trust);
   static Expected<Registry> parse(std::string_view text, const std::filesystem::path& file);
 
   // The entry for `name` (case-insensitive) at `version` (exact, a prefix, or empty for

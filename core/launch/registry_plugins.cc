@@ -60,7 +60,7 @@ std::string RegistryPlugins::registryState() const { return fileState(file_); }
 
 void RegistryPlugins::reloadRegistry() {
   registry_state_ = registryState();
-  auto next = Registry::load(file_);
+  auto next = Registry::load(file_, launcher_.options().trust);
   if (!next) {
     registry_error_ = next.error().message() + " (the registry as read before stays in use)";
     spdlog::error("{}", registry_error_);

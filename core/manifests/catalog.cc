@@ -80,6 +80,13 @@ std::vector<fs::path> listPluginFiles(const std::vector<fs::path>& dirs, const T
         break;
       }
       if (it->is_directory(ec) || !looksLikePlugin(it->path())) continue;
+      // A link may lead out of the checked directory: check the directories it leads to.
+      if (it->is_symlink(ec)) {
+        if (Status st = host::checkDirectoriesAbove(it->path(), policy.rules()); !st) {
+          problems.push_back({it->path(), st.error().message()});
+          continue;
+        }
+      }
       files.push_back(it->path());
     }
   }

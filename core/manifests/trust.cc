@@ -1,11 +1,9 @@
 #include "core/manifests/trust.h"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,65 +12,54 @@
 #include <openssl/evp.h>
 
 #include "core/base/text.h"
+#include "core/manifests/file_handle.h"
 
 namespace plugboard::core {
-namespace {
-
-std::string octalMode(mode_t mode) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
-  return buf;
-}
-
-std::string userName(uid_t uid) {
-  if (const passwd* pw = ::getpwuid(uid)) return pw->pw_name;
-  return "uid " + std::to_string(uid);
-}
-
-Status checkStat(const struct stat& st, const std::filesystem::path& path, const char* what,
-                 const TrustPolicy& policy) {
-  if (!policy.strict) return Status::Ok();
-  const std::string p = path.string();
-  constexpr auto kUntrusted = Error::Code::kUntrusted;
-  if (st.st_mode & S_IWOTH) {
-    return Error(std::string(what) + " is writable by others (mode " + octalMode(st.st_mode) +
-                     "); run chmod o-w " + p,
-                 kUntrusted);
-  }
-  if (st.st_mode & S_IWGRP) {
-    return Error(std::string(what) + " is writable by group (mode " + octalMode(st.st_mode) +
-                     "); run chmod g-w " + p,
-                 kUntrusted);
-  }
-  const uid_t self = ::geteuid();
-  const bool owner_ok = st.st_uid == 0 || st.st_uid == self ||
-                        std::find(policy.extra_owners.begin(), policy.extra_owners.end(),
-                                  st.st_uid) != policy.extra_owners.end();
-  if (!owner_ok) {
-    return Error(std::string(what) + " is owned by " + userName(st.st_uid) + ", not by root or " +
-                     userName(self) + " (the runtime's user); run chown " + userName(self) + " " + p,
-                 kUntrusted);
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Status checkFileTrust(int fd, const std::filesystem::path& file, const TrustPolicy& policy) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    return Error(std::string("cannot stat: ") + std::strerror(errno), Error::Code::kIo);
-  }
-  return checkStat(st, file, "file", policy);
+  return host::checkOpenedFile(fd, file, policy.rules());
 }
 
 Status checkDirectoryTrust(const std::filesystem::path& dir, const TrustPolicy& policy) {
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0) {
-    return Error(std::string("cannot read plugin directory: ") + std::strerror(errno),
+  const host::TrustRules rules = policy.rules();
+  if (Status st = host::checkDirectory(dir, rules, "plugin directory"); !st) return st;
+  return host::checkDirectoriesAbove(dir, rules);
+}
+
+Expected<std::string> readTrustedFile(const std::filesystem::path& file, const TrustPolicy& policy,
+                                      const std::string& what) {
+  auto opened = FileHandle::open(file);
+  if (!opened) {
+    return Error(file.string() + ": cannot read the " + what + ": " + opened.error().message(),
                  Error::Code::kIo);
   }
-  return checkStat(st, dir, "plugin directory", policy);
+  // Opened without blocking (a FIFO); read blocking.
+  ::fcntl(opened->fd(), F_SETFL, ::fcntl(opened->fd(), F_GETFL) & ~O_NONBLOCK);
+  const host::TrustRules rules = policy.rules();
+  Status trusted = host::checkOpenedFile(opened->fd(), file, rules);
+  if (trusted) trusted = host::checkDirectoriesAbove(file, rules);
+  if (!trusted) return host::refusal(file, trusted).error();
+  std::string text;
+  char buf[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(opened->fd(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return Error(file.string() + ": cannot read the " + what + ": " + std::strerror(errno),
+                   Error::Code::kIo);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
+const TrustPolicy::Pin* findPin(const std::string& name, const std::string& version,
+                                const TrustPolicy& policy) {
+  const std::string lowered = toLower(name);
+  auto pin = policy.pins.find(lowered + "@" + version);
+  if (pin == policy.pins.end()) pin = policy.pins.find(lowered);
+  return pin == policy.pins.end() ? nullptr : &*pin;
 }
 
 Expected<std::string> sha256Hex(int fd) {
@@ -104,10 +91,8 @@ Expected<std::string> sha256Hex(int fd) {
 
 Status checkPin(int fd, const std::string& name, const std::string& version,
                 const std::filesystem::path& file, const TrustPolicy& policy) {
-  const std::string lowered = toLower(name);
-  auto pin = policy.pins.find(lowered + "@" + version);
-  if (pin == policy.pins.end()) pin = policy.pins.find(lowered);
-  if (pin == policy.pins.end()) return Status::Ok();
+  const TrustPolicy::Pin* pin = findPin(name, version, policy);
+  if (pin == nullptr) return Status::Ok();
   auto digest = sha256Hex(fd);
   if (!digest) return digest.error();
   if (*digest != toLower(pin->second)) {

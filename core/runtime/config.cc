@@ -2,9 +2,7 @@
 
 #include <pwd.h>
 
-#include <fstream>
 #include <span>
-#include <sstream>
 
 #include <toml++/toml.h>
 
@@ -328,11 +326,11 @@ Expected<Config> parseConfig(std::string_view text, const std::filesystem::path&
 }
 
 Expected<Config> loadConfig(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error(file.string() + ": cannot read the configuration file", Error::Code::kIo);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return parseConfig(buf.str(), file);
+  // Checked with the default rules, before it is read: the file's own [trust] cannot vouch
+  // for it, or a configuration anyone may write could switch the checks off.
+  auto text = readTrustedFile(file, TrustPolicy{}, "configuration file");
+  if (!text) return text.error();
+  return parseConfig(*text, file);
 }
 
 }  // namespace plugboard::core

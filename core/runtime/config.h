@@ -55,8 +55,9 @@ struct Config {
 // table with fixed keys are listed as "table.key" ("log.level").
 std::vector<std::string> configKeys();
 
-// Reads `file`. Relative plugin directories and token files are relative to the file's
-// own directory.
+// Reads `file` after checking it, and every directory above it, against the default trust
+// rules (its own [trust] cannot relax them). Relative plugin directories and token files
+// are relative to the file's own directory.
 Expected<Config> loadConfig(const std::filesystem::path& file);
 Expected<Config> parseConfig(std::string_view text, const std::filesystem::path& file);
 

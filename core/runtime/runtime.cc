@@ -17,7 +17,7 @@ Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep
   }
   std::shared_ptr<const Registry> registry;
   if (!config.registry.empty()) {
-    auto loaded = Registry::load(config.registry);
+    auto loaded = Registry::load(config.registry, config.trust);
     if (!loaded) return loaded.error();
     registry = std::make_shared<const Registry>(std::move(*loaded));
   }

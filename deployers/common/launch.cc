@@ -6,7 +6,14 @@
 #include <stdexcept>
 #include <utility>
 
+#include <plugboard/host/trust.h>
+
 namespace plugboard::deployer_common {
+
+void requireTrusted(const std::string& file, const host::Status& st) {
+  if (st || st.error().code() == host::Error::Code::kIo) return;
+  throw std::runtime_error(host::refusal(file, st).error().message());
+}
 
 std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name, std::string deployer,
                                    std::string program, std::vector<std::string> args,

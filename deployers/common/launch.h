@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <plugboard/host/expected.h>
 #include <plugboard/host/spawn.h>
 #include <plugboard/sdk.hpp>
 
@@ -62,6 +63,11 @@ std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name, std:
 // The process deployer's launch: plugboard-host serving the plugin .so `plugin`.
 std::shared_ptr<const Launch> makeHostLaunch(std::string plugin, std::string host,
                                              Settings settings, plugboard::Logger log);
+
+// Throws std::runtime_error with the refusal ("FILE: refused: <rule>; <fix>") when `st`,
+// a check of plugboard/host/trust.h on `file`, refused it. A file that is missing or
+// cannot be read (kIo) is left to whoever runs it to report, as before the check.
+void requireTrusted(const std::string& file, const host::Status& st);
 
 // Starts the launch's program with `argv` (launch.argv, or what argv_for_start made)
 // under its settings' limits and working directory. Throws std::runtime_error saying what

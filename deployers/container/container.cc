@@ -32,6 +32,7 @@
 #include <plugboard/host/options.h>
 #include <plugboard/host/protocol.h>
 #include <plugboard/host/spawn.h>
+#include <plugboard/host/trust.h>
 
 #include "deployers/common/handle.h"
 #include "deployers/common/settings.h"
@@ -177,6 +178,26 @@ std::string randomRunId() {
   return id;
 }
 
+// An image that podman reads from a file or directory of this machine (a transport such
+// as oci-archive:/p/x.tar[:ref]) becomes code like a plugin file: it is checked with the
+// same rules. Images named in a container store or registry are podman's to verify.
+void checkImageFiles(const std::string& image, const host::TrustRules& rules) {
+  for (const std::string_view transport : {"oci-archive:", "docker-archive:", "oci:", "dir:"}) {
+    if (!image.starts_with(transport)) continue;
+    std::string path = image.substr(transport.size());
+    std::error_code ec;
+    // "path:reference": the path is what exists.
+    if (const auto colon = path.rfind(':');
+        colon != std::string::npos && !std::filesystem::exists(path, ec)) {
+      path.resize(colon);
+    }
+    const bool tree = std::filesystem::is_directory(path, ec);
+    deployer_common::requireTrusted(path, tree ? host::checkTree(path, rules, "image directory")
+                                               : host::checkFile(path, rules));
+    return;
+  }
+}
+
 class ContainerDeployer : public plugboard::Deployer {
  public:
   void setUp(const Json& config) override {
@@ -203,6 +224,9 @@ class ContainerDeployer : public plugboard::Deployer {
     ContainerSettings s = defaults_;
     applyContainerOptions(s, options);
     const std::string podman = s.podman == defaults_.podman ? podman_ : podmanOf(s);
+    const host::TrustRules rules = host::rulesOf(artifact);
+    deployer_common::requireTrusted(podman, host::checkFile(podman, rules));
+    checkImageFiles(image, rules);
 
     const std::vector<std::string> global = {podman, "--runtime", s.runtime, "--cgroup-manager",
                                              s.cgroup_manager};

@@ -35,6 +35,7 @@
 #include <plugboard/deployer.hpp>
 
 #include <plugboard/host/spawn.h>
+#include <plugboard/host/trust.h>
 
 #include "deployers/common/handle.h"
 #include "deployers/common/launch.h"
@@ -71,6 +72,8 @@ class ProcessDeployer : public plugboard::Deployer {
     Settings settings = defaults_;
     applyOptions(settings, options);
     std::string host = resolveHost(settings.host, default_host_);
+    // The plugin .so was checked by the runtime; the program that loads it is checked here.
+    deployer_common::requireTrusted(host, host::checkFile(host, host::rulesOf(artifact)));
     auto launch = makeHostLaunch(fs::absolute(path->get<std::string>()).string(), std::move(host),
                              std::move(settings), log());
     return startDeployed(std::move(launch));

@@ -25,11 +25,13 @@
 
 #include <plugboard/deployer.hpp>
 #include <plugboard/host/spawn.h>
+#include <plugboard/host/trust.h>
 
 #include "deployers/common/handle.h"
 #include "deployers/common/settings.h"
 #include "deployers/common/launch.h"
 #include "deployers/python/embedded.h"
+#include "deployers/python/files.h"
 
 namespace plugboard::python_deployer {
 namespace {
@@ -87,14 +89,20 @@ std::string defaultSdkPath();
 // The embedded mode's library, loaded once with global symbols so that the C extension
 // modules the interpreter imports find libpython's (they are not linked with it), and never
 // unloaded (an interpreter cannot be). dlopen rather than Boost.DLL for RTLD_NODELETE.
-OpenEmbeddedFn embeddedOpener() {
+// The library is checked with the trust rules of the first open that needs it.
+OpenEmbeddedFn embeddedOpener(const host::TrustRules& rules) {
   static std::once_flag once;
   static OpenEmbeddedFn open = nullptr;
   static std::string failure;
-  std::call_once(once, [] {
+  std::call_once(once, [&rules] {
     const std::string dir = host::moduleDirectory();
     const std::string path =
         (fs::path(dir).parent_path() / "python" / kEmbeddedLibrary).lexically_normal().string();
+    if (host::Status st = host::checkFile(path, rules);
+        !st && st.error().code() == host::Error::Code::kUntrusted) {
+      failure = "mode 'embedded' is not available: " + host::refusal(path, st).error().message();
+      return;
+    }
     void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
     if (lib == nullptr) {
       const char* why = ::dlerror();
@@ -145,7 +153,8 @@ class PythonDeployer : public plugboard::Deployer {
 
     PythonSettings s = defaults_;
     applyPythonOptions(s, options);
-    if (s.mode == "embedded") return openEmbedded(s, module, path);
+    const host::TrustRules rules = host::rulesOf(artifact);
+    if (s.mode == "embedded") return openEmbedded(s, module, path, rules);
 
     std::map<std::string, std::string> env = {{"PYTHONDONTWRITEBYTECODE", "1"},
                                               {"PYTHONUNBUFFERED", "1"}};
@@ -156,6 +165,7 @@ class PythonDeployer : public plugboard::Deployer {
       env["VIRTUAL_ENV"] = venv.string();
     }
     const std::string sdk = sdkPath(s);
+    checkPythonFiles(filesOf(python, s, sdk, module, path), rules);
 
     std::string label, log_name, first_dir;
     std::vector<std::string> args;
@@ -192,7 +202,7 @@ class PythonDeployer : public plugboard::Deployer {
 
  private:
   plugboard::Deployed openEmbedded(const PythonSettings& s, const std::string& module,
-                                   const std::string& path) {
+                                   const std::string& path, const host::TrustRules& rules) {
     if (!s.process_only.empty()) {
       throw std::invalid_argument(
           "option '" + *s.process_only.begin() +
@@ -216,9 +226,28 @@ class PythonDeployer : public plugboard::Deployer {
     if (!s.venv.empty()) spec.venv = fs::absolute(s.venv).lexically_normal().string();
     spec.cancel_grace_s = static_cast<double>(s.child.cancel_grace.count()) / 1000.0;
     spec.log = log();
+    // No interpreter is run: the one in this process imports the plugin.
+    checkPythonFiles(filesOf("", s, spec.sdk, module, path), rules);
     plugboard::Deployed out;
-    embeddedOpener()(spec, out);
+    embeddedOpener(rules)(spec, out);
     return out;
+  }
+
+  // What checkPythonFiles() checks for a start with interpreter `python` (empty: none run).
+  static PythonFiles filesOf(const std::string& python, const PythonSettings& s,
+                             const std::string& sdk, const std::string& module,
+                             const std::string& path) {
+    PythonFiles files;
+    files.python = python;
+    if (!s.venv.empty()) files.venv = fs::absolute(s.venv).lexically_normal().string();
+    files.sdk = sdk;
+    files.module = module;
+    if (module.empty()) {
+      files.file = fs::absolute(path).lexically_normal().string();
+    } else if (!path.empty()) {
+      files.directory = fs::absolute(path).lexically_normal().string();
+    }
+    return files;
   }
 
   static std::string sdkPath(const PythonSettings& s) {

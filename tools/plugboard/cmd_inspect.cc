@@ -7,6 +7,7 @@
 #include "core/manifests/elf_section.h"
 #include "core/launch/module.h"
 #include "plugboard/abi.h"
+#include "plugboard/host/trust.h"
 #include "tools/plugboard/cli.h"
 
 namespace plugboard::cli {
@@ -69,6 +70,10 @@ int cmdInspect(const Args& args) {
     if (auto m = core::parseManifest(*section)) kind = m->kind;
   }
   auto verdict = core::readPluginFile(file, {}, kind);
+  // --load runs its code: the directories above it count, as for every plugin file.
+  if (verdict) {
+    if (core::Status above = host::checkDirectoriesAbove(file, {}); !above) verdict = above.error();
+  }
   core::Expected<core::Manifest> manifest = core::Error("");
   if (verdict) {
     manifest = verdict->manifest;

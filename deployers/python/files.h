@@ -1,0 +1,34 @@
+// deployers/python/files.h: which files a Python plugin's start turns into code, checked
+// with the runtime's trust rules (plugboard/host/trust.h) before the interpreter runs or
+// imports anything: the interpreter, a virtual environment (its bin/python, pyvenv.cfg,
+// site-packages and the .pth files there, which run at start-up), the SDK, and the plugin
+// (a .py file, or a module or package in a directory) with the bytecode Python would read
+// for it from __pycache__. The directory that goes on sys.path must be trusted too, since
+// anyone who may write there may add a module the plugin imports.
+//
+// Free functions; thread-safe.
+#ifndef PLUGBOARD_DEPLOYERS_PYTHON_FILES_H_
+#define PLUGBOARD_DEPLOYERS_PYTHON_FILES_H_
+
+#include <string>
+
+#include <plugboard/host/trust.h>
+
+namespace plugboard::python_deployer {
+
+struct PythonFiles {
+  std::string python;     // the interpreter (empty: none is run)
+  std::string venv;       // empty: none
+  std::string sdk;        // the directory holding plugboard_sdk
+  std::string module;     // a module imported from `directory` (or from sys.path), or
+  std::string directory;  //
+  std::string file;       // a .py file
+};
+
+// Throws std::runtime_error "FILE: refused: <rule>; <fix>" for the first file refused.
+// Files that do not exist are left to the interpreter to report.
+void checkPythonFiles(const PythonFiles& files, const host::TrustRules& rules);
+
+}  // namespace plugboard::python_deployer
+
+#endif  // PLUGBOARD_DEPLOYERS_PYTHON_FILES_H_
