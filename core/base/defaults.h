@@ -56,6 +56,10 @@ inline constexpr Millis kKeepOutcomesFor = std::chrono::minutes(10);
 inline constexpr std::size_t kKeepOutcomes = 10'000;
 // serve: a call still running after this gets a helper thread for its event loop.
 inline constexpr Millis kSlowCall{10};
+// serve: connections served at once; 0 means half the descriptor limit in effect, at most
+// kAutoMaxConnections. A connection beyond the limit is answered 503 and closed.
+inline constexpr std::size_t kMaxConnections = 0;
+inline constexpr std::size_t kAutoMaxConnections = 10'000;
 
 }  // namespace plugboard::core::defaults
 

@@ -36,6 +36,7 @@ struct Config {
   Millis reply_deadline = defaults::kReplyDeadline;
   Millis grace_period = defaults::kGracePeriod;
   std::size_t body_limit = defaults::kBodyLimit;
+  std::size_t max_connections = defaults::kMaxConnections;  // 0: from the descriptor limit
   std::string log_level{defaults::kLogLevel};
   std::string log_format{defaults::kLogFormat};  // or "json"
   TrustPolicy trust;
