@@ -22,7 +22,7 @@ inline constexpr bool kWatch = true;
 // serve: whether a template whose plugin key no hosted plugin has polls the hosted
 // plugins (true) or is answered `{}` at once, leaving it to Argo's other sidecars (false).
 inline constexpr bool kPollUnknown = false;
-// serve: I/O threads, which also run the calls; 0 means max(4, 2 x cores).
+// serve: I/O threads, which also run the calls; 0 means one per core the process may use.
 inline constexpr int kWorkers = 0;
 // Deadline of a call (exec, serve) or a step attempt (run) that sets none.
 inline constexpr Millis kTimeout = std::chrono::minutes(5);

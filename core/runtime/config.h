@@ -30,7 +30,7 @@ struct Config {
   bool poll_unknown = defaults::kPollUnknown;
   std::string listen{defaults::kListen};
   std::filesystem::path token_file;  // empty: no authentication
-  int workers = defaults::kWorkers;  // 0: max(4, 2 x cores)
+  int workers = defaults::kWorkers;  // 0: one per core
   Millis default_timeout = defaults::kTimeout;
   Millis poll_interval = defaults::kPollInterval;
   Millis reply_deadline = defaults::kReplyDeadline;

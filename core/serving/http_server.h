@@ -53,7 +53,7 @@ struct ServerOptions {
   // A template for a key no hosted plugin has: poll the hosted plugins (true) or answer
   // `{}` at once (false). Either way an unhosted key never gets an error node.
   bool poll_unknown = defaults::kPollUnknown;
-  int threads = defaults::kWorkers;  // I/O threads, which also run the calls; 0: max(4, 2 x cores)
+  int threads = defaults::kWorkers;  // I/O threads, which also run the calls; 0: one per core
   // Connections served at once; beyond them 503 and closed. 0: from the descriptor limit
   // (core/serving/accept_limits.h).
   std::size_t max_connections = defaults::kMaxConnections;

@@ -50,7 +50,7 @@ int cmdServe(const Args& args) {
                                "max_connections", defaultText(defaults::kMaxConnections))
                         .c_str())(
       "workers", po::value<int>(),
-      configHelp("I/O threads, which also run the calls; 0 = max(4, 2 x cores)", "workers",
+      configHelp("I/O threads, which also run the calls; 0 = one per core", "workers",
                  defaultText(defaults::kWorkers))
           .c_str())("poll-unknown",
                     configHelp("poll the hosted plugins for a template whose key none has",
