@@ -96,13 +96,17 @@ AcceptBackoff::Step AcceptBackoff::failed(int error, const std::string& message,
   ++failures_;
   step.pause = pause_;
   if (auto n = pausing_lines_.count(now)) {
-    step.log = failures_ == 1
-                   ? "accept failed: " + message + "; not accepting for " + formatElapsed(pause_) +
-                         ", longer while it goes on (up to " + formatElapsed(kLongestPause) + ")"
-                   : "accept still failing: " + std::to_string(*n) +
-                         " times since the last report (" + message + "); paused " +
-                         formatElapsed(std::chrono::duration_cast<Millis>(now - paused_since_)) +
-                         " in all, " + formatElapsed(pause_) + " at a time";
+    reported_ = true;
+    if (failures_ > 1) {
+      step.log = "accept still failing: " + std::to_string(*n) + " times since the last report (" +
+                 message + "); paused " +
+                 formatElapsed(std::chrono::duration_cast<Millis>(now - paused_since_)) +
+                 " in all, " + formatElapsed(pause_) + " at a time";
+    } else {
+      step.log = "accept failed: " + message + "; not accepting for " + formatElapsed(pause_) +
+                 ", longer while it goes on (up to " + formatElapsed(kLongestPause) + ")";
+      if (*n > 1) *step.log += "; " + std::to_string(*n - 1) + " more failed since the last report";
+    }
   }
   return step;
 }
@@ -110,7 +114,9 @@ AcceptBackoff::Step AcceptBackoff::failed(int error, const std::string& message,
 std::optional<std::string> AcceptBackoff::accepted(Clock::time_point now) {
   if (pause_ == Millis{0}) return std::nullopt;
   pause_ = Millis{0};
-  pausing_lines_ = LogEvery(kLogEvery);
+  // Said only when its start was: failures that come and go quickly (accept works, the
+  // next connection meets the limit again) get a line per kLogEvery at most.
+  if (!std::exchange(reported_, false)) return std::nullopt;
   return "accepting again after " +
          formatElapsed(std::chrono::duration_cast<Millis>(now - paused_since_)) + " (" +
          std::to_string(failures_) + " failed accepts meanwhile)";

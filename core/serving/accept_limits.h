@@ -11,9 +11,10 @@
 //   meanwhile wait in the kernel's backlog. Any other error that is not one connection's
 //   own pauses the same way, so that no error makes the loop spin. An error of one
 //   connection (ECONNABORTED, EPROTO, EPERM and the like) is retried at once. The log
-//   gets one line when failures start, then at most one line per kLogEvery with the
-//   count of failures since the last line, and, after a pause, one when an accept
-//   succeeds again.
+//   gets a line when failures start, then at most one line per kLogEvery with the count
+//   of failures since the last line, and one when an accept succeeds again after a run of
+//   pauses that had a line; so failures that come and go in quick turns (each accept
+//   meets the limit again) log two lines per kLogEvery at most.
 // * LogEvery counts events that are logged at most once per period (the refused
 //   connections, for one).
 //
@@ -90,8 +91,9 @@ class AcceptBackoff {
  private:
   Millis pause_{0};  // the last pause; 0 when accepting is not paused
   Clock::time_point paused_since_;
-  std::uint64_t failures_ = 0;         // since paused_since_
-  LogEvery pausing_lines_{kLogEvery};  // starts afresh with each run of pauses
+  std::uint64_t failures_ = 0;  // since paused_since_
+  LogEvery pausing_lines_{kLogEvery};
+  bool reported_ = false;  // this run of pauses has had a line
   LogEvery connection_lines_{kLogEvery};
 };
 

@@ -258,17 +258,29 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
 
 // A connection beyond the limit: answered 503 with Connection: close at once, without
 // reading its request, then read and dropped from until the peer closes, for a second at
-// most, so that closing with its request unread does not reset the answer away.
+// most, so that closing with its request unread does not reset the answer away. Only
+// kMaxLingering refusals linger so at once (`lingering` counts them); beyond them a
+// refusal is closed once its answer is written, so that a flood of connections does not
+// hold descriptors.
 class Refusal : public std::enable_shared_from_this<Refusal> {
  public:
-  Refusal(Socket socket, std::shared_ptr<const std::string> answer)
-      : socket_(std::move(socket)), timer_(socket_.get_executor()), answer_(std::move(answer)) {}
+  static constexpr std::size_t kMaxLingering = 64;
+
+  Refusal(Socket socket, std::shared_ptr<const std::string> answer,
+          std::atomic<std::size_t>& lingering)
+      : socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        answer_(std::move(answer)),
+        lingering_(lingering),
+        linger_(lingering.fetch_add(1, std::memory_order_relaxed) < kMaxLingering) {}
+  ~Refusal() { lingering_.fetch_sub(1, std::memory_order_relaxed); }
 
   void start() {
     asio::async_write(socket_, asio::buffer(*answer_),
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         if (ec) return self->close();
                         self->socket_.shutdown(tcp::socket::shutdown_send, ec);
+                        if (!self->linger_) return self->close();
                         self->timer_.expires_after(std::chrono::seconds(1));
                         self->timer_.async_wait([self](beast::error_code e) {
                           if (!e) self->close();
@@ -295,6 +307,8 @@ class Refusal : public std::enable_shared_from_this<Refusal> {
   Socket socket_;
   asio::steady_timer timer_;
   std::shared_ptr<const std::string> answer_;
+  std::atomic<std::size_t>& lingering_;
+  const bool linger_;
   std::array<char, 512> scratch_;
 };
 
@@ -323,8 +337,8 @@ class HttpServer::Impl {
   Helpers helpers;
   std::size_t max_connections = 0;               // set by start()
   std::atomic<std::size_t> open_connections{0};  // sessions that exist
-  // On loops[0], as the acceptor: pauses after failed accepts, and their log.
-  std::unique_ptr<asio::steady_timer> accept_pause;
+  std::atomic<std::size_t> refusals{0};          // refusals that exist
+  // Pauses after failed accepts, and their log.
   AcceptBackoff backoff;
   LogEvery refused{AcceptBackoff::kLogEvery};
   HttpResponse refusal;  // the 503 for connections beyond the limit, counted in /metrics
@@ -333,7 +347,8 @@ class HttpServer::Impl {
   // loop it was given at accept, so no handler hops threads and no lock guards a loop.
   std::vector<std::unique_ptr<asio::io_context>> loops;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
-  std::unique_ptr<tcp::acceptor> acceptor;  // on loops[0]
+  std::unique_ptr<tcp::acceptor> acceptor;           // on loops[0]
+  std::unique_ptr<asio::steady_timer> accept_pause;  // on loops[0]: waits out a pause
   std::size_t next_loop = 0;
   std::vector<std::thread> threads;  // run `loops`; requests and their plugin calls run on them
 
@@ -388,7 +403,7 @@ void HttpServer::Impl::refuse(Socket socket) {
     spdlog::warn("refused {} connection(s) with 503: {} connections are open, the limit", *n,
                  max_connections);
   }
-  std::make_shared<Refusal>(std::move(socket), refusal_text)->start();
+  std::make_shared<Refusal>(std::move(socket), refusal_text, refusals)->start();
 }
 
 HttpServer::HttpServer(LiveRuntime& runtime, ServerOptions options)

@@ -61,10 +61,30 @@ TEST(AcceptBackoffTest, LogsTheStartThenOneLinePerPeriodWithTheCountThenTheEnd) 
   ASSERT_TRUE(end);
   EXPECT_EQ(*end, "accepting again after 12.0s (1002 failed accepts meanwhile)");
   EXPECT_FALSE(b.accepted(start + seconds(13)));
-  // The next run of failures is logged at once, from the first pause again.
+  // The next run of failures pauses from the first pause again, and is logged once the
+  // period since the last line has passed.
   auto again = b.failed(EMFILE, "Too many open files", start + seconds(14));
-  EXPECT_TRUE(again.log);
+  EXPECT_FALSE(again.log);
   EXPECT_EQ(again.pause, AcceptBackoff::kFirstPause);
+  EXPECT_FALSE(b.accepted(start + seconds(15)));  // its start was not told
+  EXPECT_EQ(b.failed(EMFILE, "Too many open files", start + seconds(21)).log,
+            "accept failed: Too many open files; not accepting for 100ms, longer while it goes "
+            "on (up to 1.6s); 1 more failed since the last report");
+}
+
+TEST(AcceptBackoffTest, FailuresThatComeAndGoInQuickTurnsLogTwoLinesPerPeriodAtMost) {
+  // At the connection limit with few descriptors to spare: each accept works, the next
+  // meets the limit again.
+  AcceptBackoff b;
+  Clock::time_point now{};
+  int lines = 0;
+  for (int i = 0; i < 400; ++i) {  // 60 s
+    lines += b.failed(EMFILE, "Too many open files", now).log.has_value();
+    now += milliseconds(150);
+    lines += b.accepted(now).has_value();
+  }
+  EXPECT_LE(lines, 2 * 6 + 2);
+  EXPECT_GE(lines, 2);
 }
 
 TEST(AcceptBackoffTest, OneConnectionsErrorsAreLoggedAtMostOncePerPeriod) {
