@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # HTTP throughput and latency of POST /api/v1/template.execute on the hello plugin, with
-# wrk at 1, 16 and 64 connections, side by side in one run:
+# wrk at 1, 16, 64 and 256 connections, side by side in one run:
 #   plugboard serve, the Argo-style Python http.server sidecar (bench/sidecar.py) doing the
 #   same work, and nginx answering the same reply bytes from a `return 200` location (the
 #   ceiling for any HTTP server on this machine).
@@ -12,6 +12,13 @@
 #                   outcomes after the first call; see docs/serve.md)
 #   SERVE_ONLY=1    only plugboard serve; CONNECTIONS="16" the connection counts
 #   BUILD_DIR=DIR   the build to run (default build); SKIP_SETUP=1 does not build first
+#   BASELINE=FILE   another plugboard binary (an older build, say) served beside it on the
+#                   same plugins, measured in turn with the others; it finds its deployers
+#                   in a `deployers` directory beside it, so copy it next to a link to
+#                   $BUILD_DIR/deployers
+#   ROUNDS=N        measure every row N times, in turn (default 1)
+#   NO_SIDECAR=1    leave the Python sidecar out of the measurements
+#   SERVE_ARGS="--workers 2"  further arguments for serve (both builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
@@ -49,10 +56,20 @@ end
 LUA
 fi
 
-"$build/plugboard" serve --plugins "$build/plugins" --listen 127.0.0.1:0 --no-watch --log-level off > "$work/serve.out" &
+# shellcheck disable=SC2086  # SERVE_ARGS is meant to split
+"$build/plugboard" serve --plugins "$build/plugins" --listen 127.0.0.1:0 --no-watch --log-level off ${SERVE_ARGS:-} > "$work/serve.out" &
 pids+=($!)
+serve_pid=$!
+baseline_pid=""
+if [ -n "${BASELINE:-}" ]; then
+  # shellcheck disable=SC2086
+  "$BASELINE" serve --plugins "$build/plugins" --listen 127.0.0.1:0 --no-watch --log-level off ${SERVE_ARGS:-} > "$work/baseline.out" &
+  pids+=($!)
+  baseline_pid=$!
+fi
 /usr/bin/python3 bench/sidecar.py 0 > "$work/sidecar.out" &
 pids+=($!)
+sidecar_pid=$!
 nginx_port=$((20000 + RANDOM % 20000))
 mkdir -p "$work/nginx"
 cat > "$work/nginx/nginx.conf" <<NGINX
@@ -71,34 +88,59 @@ http {
 NGINX
 /usr/sbin/nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -g 'daemon off;' &
 pids+=($!)
-for i in $(seq 50); do
-  grep -q "http://" "$work/serve.out" 2>/dev/null && grep -q ready "$work/sidecar.out" 2>/dev/null && break
+nginx_pid=$!
+for _ in $(seq 50); do
+  grep -q "http://" "$work/serve.out" 2>/dev/null && grep -q ready "$work/sidecar.out" 2>/dev/null &&
+    { [ -z "${BASELINE:-}" ] || grep -q "http://" "$work/baseline.out" 2>/dev/null; } && break
   sleep 0.1
 done
 serve_port=$(grep -o '127.0.0.1:[0-9]*' "$work/serve.out" | head -1 | cut -d: -f2)
+baseline_port=""
+[ -z "${BASELINE:-}" ] || baseline_port=$(grep -o '127.0.0.1:[0-9]*' "$work/baseline.out" | head -1 | cut -d: -f2)
 sidecar_port=$(awk '/ready/ {print $2}' "$work/sidecar.out")
 sleep 0.3
 # The three must give the same answer.
-for port in "$serve_port" "$sidecar_port" "$nginx_port"; do
+for port in "$serve_port" $baseline_port "$sidecar_port" "$nginx_port"; do
   got=$(curl -s -X POST -H 'Content-Type: application/json' -d "$body" "http://127.0.0.1:$port/api/v1/template.execute" 2>/dev/null || true)
   [ -z "$got" ] || /usr/bin/python3 -c "import json,sys; a=json.loads(sys.argv[1]); b=json.loads(sys.argv[2]); sys.exit(0 if a==b else 1)" "$got" "$reply" \
     || { echo "http_bench: port $port answered $got" >&2; exit 1; }
 done
 
-run() {  # name port connections
-  local threads=$(( $3 < 2 ? $3 : 2 ))
-  wrk -t"$threads" -c"$3" -d"${secs}s" --latency -s "$work/post.lua" "http://127.0.0.1:$2/api/v1/template.execute" > "$work/wrk.out"
-  local rps p50 p99
+# CPU time (user + system, clock ticks) of a process and its child processes (nginx's
+# workers): on a machine shared with other work, CPU per request compares servers
+# better than requests/s, which depends on the CPU each one got.
+cpu_ticks() {
+  local total=0 p f
+  for p in "$1" $(pgrep -P "$1"); do
+    read -r -a f < <(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null) || continue
+    total=$((total + f[11] + f[12]))
+  done
+  echo "$total"
+}
+hz=$(getconf CLK_TCK)
+
+run() {  # name port pid connections
+  local threads=$(( $4 < 2 ? $4 : 2 ))
+  local before after
+  before=$(cpu_ticks "$3")
+  wrk -t"$threads" -c"$4" -d"${secs}s" --latency -s "$work/post.lua" "http://127.0.0.1:$2/api/v1/template.execute" > "$work/wrk.out"
+  after=$(cpu_ticks "$3")
+  local rps p50 p99 n cpu
   rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
   p50=$(awk '$1=="50%" {print $2}' "$work/wrk.out")
   p99=$(awk '$1=="99%" {print $2}' "$work/wrk.out")
-  echo "| $3 | $1 | $rps | $p50 | $p99 |"
+  n=$(awk '/requests in/ {print $1}' "$work/wrk.out")
+  cpu=$(awk -v a="$after" -v b="$before" -v n="$n" -v hz="$hz" 'BEGIN { if (n > 0) printf "%.1fus", (a - b) / hz * 1e6 / n; else print "-" }')
+  echo "| $4 | $1 | $rps | $p50 | $p99 | $cpu |"
 }
-echo "| connections | server | requests/s | p50 | p99 |"
-echo "|---:|---|---:|---:|---:|"
-for c in ${CONNECTIONS:-1 16 64}; do
-  run "plugboard serve" "$serve_port" "$c"
-  [ -z "${SERVE_ONLY:-}" ] || continue
-  run "Python http.server sidecar" "$sidecar_port" "$c"
-  run "nginx return 200" "$nginx_port" "$c"
+echo "| connections | server | requests/s | p50 | p99 | server CPU per request |"
+echo "|---:|---|---:|---:|---:|---:|"
+for _ in $(seq "${ROUNDS:-1}"); do
+  for c in ${CONNECTIONS:-1 16 64 256}; do
+    run "plugboard serve" "$serve_port" "$serve_pid" "$c"
+    [ -z "$baseline_port" ] || run "plugboard serve (baseline)" "$baseline_port" "$baseline_pid" "$c"
+    [ -z "${SERVE_ONLY:-}" ] || continue
+    [ -n "${NO_SIDECAR:-}" ] || run "Python http.server sidecar" "$sidecar_port" "$sidecar_pid" "$c"
+    run "nginx return 200" "$nginx_port" "$nginx_pid" "$c"
+  done
 done

@@ -22,7 +22,7 @@ inline constexpr bool kWatch = true;
 // serve: whether a template whose plugin key no hosted plugin has polls the hosted
 // plugins (true) or is answered `{}` at once, leaving it to Argo's other sidecars (false).
 inline constexpr bool kPollUnknown = false;
-// serve: I/O threads, which also run the calls; 0 means max(4, 2 x cores).
+// serve: I/O threads, which also run the calls; 0 means one per core the process may use.
 inline constexpr int kWorkers = 0;
 // Deadline of a call (exec, serve) or a step attempt (run) that sets none.
 inline constexpr Millis kTimeout = std::chrono::minutes(5);
@@ -56,6 +56,10 @@ inline constexpr Millis kKeepOutcomesFor = std::chrono::minutes(10);
 inline constexpr std::size_t kKeepOutcomes = 10'000;
 // serve: a call still running after this gets a helper thread for its event loop.
 inline constexpr Millis kSlowCall{10};
+// serve: connections served at once; 0 means half the descriptor limit in effect, at most
+// kAutoMaxConnections. A connection beyond the limit is answered 503 and closed.
+inline constexpr std::size_t kMaxConnections = 0;
+inline constexpr std::size_t kAutoMaxConnections = 10'000;
 
 }  // namespace plugboard::core::defaults
 

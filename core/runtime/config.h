@@ -30,12 +30,13 @@ struct Config {
   bool poll_unknown = defaults::kPollUnknown;
   std::string listen{defaults::kListen};
   std::filesystem::path token_file;  // empty: no authentication
-  int workers = defaults::kWorkers;  // 0: max(4, 2 x cores)
+  int workers = defaults::kWorkers;  // 0: one per core
   Millis default_timeout = defaults::kTimeout;
   Millis poll_interval = defaults::kPollInterval;
   Millis reply_deadline = defaults::kReplyDeadline;
   Millis grace_period = defaults::kGracePeriod;
   std::size_t body_limit = defaults::kBodyLimit;
+  std::size_t max_connections = defaults::kMaxConnections;  // 0: from the descriptor limit
   std::string log_level{defaults::kLogLevel};
   std::string log_format{defaults::kLogFormat};  // or "json"
   TrustPolicy trust;

@@ -4,8 +4,8 @@
 
 #include <array>
 #include <chrono>
-#include <cstring>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -21,7 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // A body's SHA-256: held in place, so a key costs no allocation.
-using Key = std::array<unsigned char, 32>;
+using Key = ArgoCalls::Key;
 
 Key digest(std::string_view body) {
   // The algorithm is fetched once and each thread keeps its context: EVP_Digest() would
@@ -105,10 +105,23 @@ std::size_t ArgoCalls::entries() const {
   return impl_->table.size();
 }
 
-std::optional<ArgoCalls::Reply> ArgoCalls::execute(std::string_view body, const Run& run,
-                                           SlowCallHelp* help) {
+ArgoCalls::Key ArgoCalls::keyOf(std::string_view body) { return digest(body); }
+
+std::optional<std::string> ArgoCalls::kept(const Key& key) {
   Impl& s = *impl_;
-  const Key key = digest(body);
+  const auto now = Clock::now();
+  std::lock_guard lock(s.mu);
+  s.trim(now);
+  auto it = s.table.find(key);
+  if (it == s.table.end() || !it->second->result || !it->second->result->succeeded) {
+    return std::nullopt;
+  }
+  return it->second->result->body;
+}
+
+std::optional<ArgoCalls::Reply> ArgoCalls::execute(const Key& key, const Run& run,
+                                                   SlowCallHelp* help) {
+  Impl& s = *impl_;
   const auto start = Clock::now();
   std::unique_lock lock(s.mu);
   s.trim(start);

@@ -27,6 +27,7 @@
 #ifndef PLUGBOARD_CORE_SERVING_ARGO_CALLS_H_
 #define PLUGBOARD_CORE_SERVING_ARGO_CALLS_H_
 
+#include <array>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -55,12 +56,23 @@ class ArgoCalls {
   // Runs the call; sets `answered` when its request was answered before the call returned.
   using Run = std::function<Reply(bool& answered)>;
 
-  // The outcome of the call `body` asks for. When no call with its key runs or is kept,
-  // `run` runs it on this thread and its outcome is returned. Otherwise waits for the
-  // running call until the reply deadline at most: nullopt when it still runs then.
-  // `help`, when given, is told if that wait is slow (the waiting thread holds up an
-  // event loop).
-  std::optional<Reply> execute(std::string_view body, const Run& run, SlowCallHelp* help);
+  // A call's key: the SHA-256 of its request's body.
+  using Key = std::array<unsigned char, 32>;
+  static Key keyOf(std::string_view body);
+
+  // The reply of the call with `key` when it succeeded and is kept; nothing runs or waits.
+  // Lets a request sent again be answered before its body is parsed.
+  std::optional<std::string> kept(const Key& key);
+
+  // The outcome of the call `body` (whose key is `key`) asks for. When no call with its
+  // key runs or is kept, `run` runs it on this thread and its outcome is returned.
+  // Otherwise waits for the running call until the reply deadline at most: nullopt when
+  // it still runs then. `help`, when given, is told if that wait is slow (the waiting
+  // thread holds up an event loop).
+  std::optional<Reply> execute(const Key& key, const Run& run, SlowCallHelp* help);
+  std::optional<Reply> execute(std::string_view body, const Run& run, SlowCallHelp* help) {
+    return execute(keyOf(body), run, help);
+  }
 
   // Calls running plus outcomes kept.
   std::size_t entries() const;

@@ -182,6 +182,12 @@ HttpResponse HttpRouter::handle(const HttpRequest& req, SlowCallHelp* help) {
 }
 
 HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
+  // A body sent again whose call succeeded gets the same answer, as it would below, without
+  // its body being parsed or its plugin looked up: the reply did not depend on them.
+  const ArgoCalls::Key key = ArgoCalls::keyOf(req.body());
+  if (auto reply = argo_calls_.kept(key)) {
+    return text(http::status::ok, std::move(*reply), req.version(), "application/json");
+  }
   auto request = parseExecuteTemplateArgs(req.body());
   if (!request) return error(http::status::bad_request, request.error().message(), req.version());
   // A template no hosted plugin handles answers {}, so that Argo asks its other sidecars.
@@ -195,7 +201,7 @@ HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
     EarlyAnswer early;
   } work{*request, {help, req.version()}};
   std::optional<ArgoCalls::Reply> done = argo_calls_.execute(
-      req.body(),
+      key,
       [this, &work](bool& answered) -> ArgoCalls::Reply {  // two pointers: no allocation
         SlowCallHelp* help = work.early.help;
         Dispatch d = call(work.request, help, help != nullptr ? &work.early : nullptr);

@@ -1,9 +1,12 @@
 #include "core/serving/http_server.h"
 
+#include <sched.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <list>
@@ -18,6 +21,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "core/serving/accept_limits.h"
 #include "core/serving/http_router.h"
 
 namespace plugboard::core {
@@ -108,14 +112,19 @@ class Helpers {
 // cost a timer update, often a system call, per request); it is re-armed when it fires.
 class Session : public std::enable_shared_from_this<Session>, public SlowCallHelp {
  public:
+  // `open` counts the sessions that exist; this one from now until it is destroyed.
   Session(Socket socket, asio::io_context& loop, HttpRouter& router, Helpers& helpers,
-          Millis idle_timeout)
+          Millis idle_timeout, std::atomic<std::size_t>& open)
       : socket_(std::move(socket)),
         idle_timer_(socket_.get_executor()),
         loop_(loop),
         router_(router),
         helpers_(helpers),
-        idle_timeout_(idle_timeout) {}
+        idle_timeout_(idle_timeout),
+        open_(open) {
+    open_.fetch_add(1, std::memory_order_relaxed);
+  }
+  ~Session() override { open_.fetch_sub(1, std::memory_order_relaxed); }
 
   void start() {
     armIdleTimer(idle_timeout_);
@@ -197,7 +206,25 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
   void send(HttpResponse res, bool keep_alive) {
     prepare(res, keep_alive);
     response_ = std::move(res);  // kept here until written
-    http::async_write(socket_, response_,
+    // The head is written here rather than by Beast's serializer, which cost a visible
+    // share of each request; the body has its length set by prepare().
+    const auto append = [this](beast::string_view s) { head_.append(s.data(), s.size()); };
+    head_.clear();
+    append(response_.version() == 10 ? "HTTP/1.0 " : "HTTP/1.1 ");
+    append(std::to_string(response_.result_int()));
+    append(" ");
+    append(response_.reason());
+    append("\r\n");
+    for (const auto& field : response_) {
+      append(field.name_string());
+      append(": ");
+      append(field.value());
+      append("\r\n");
+    }
+    append("\r\n");
+    const std::array<asio::const_buffer, 2> buffers{asio::buffer(head_),
+                                                    asio::buffer(response_.body())};
+    asio::async_write(socket_, buffers,
                       [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
                         if (ec || !keep_alive) return self->finish();
                         self->read();
@@ -217,15 +244,81 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
   HttpRouter& router_;
   Helpers& helpers_;
   const Millis idle_timeout_;
+  std::atomic<std::size_t>& open_;
   Helper* helper_ = nullptr;  // lent to the loop while this session's call is slow
   // Set by answerNow() before the call returns (the deadline watch orders the two).
   std::atomic<bool> answered_{false};
-  bool waiting_ = false;      // for the next request
+  bool waiting_ = false;  // for the next request
   Clock::time_point waiting_since_;
   HttpResponse response_;
+  std::string head_;  // response_'s status line and fields, as sent
   beast::flat_buffer buffer_;
   std::optional<HttpParser> parser_;
 };
+
+// A connection beyond the limit: answered 503 with Connection: close at once, without
+// reading its request, then read and dropped from until the peer closes, for a second at
+// most, so that closing with its request unread does not reset the answer away. Only
+// kMaxLingering refusals linger so at once (`lingering` counts them); beyond them a
+// refusal is closed once its answer is written, so that a flood of connections does not
+// hold descriptors.
+class Refusal : public std::enable_shared_from_this<Refusal> {
+ public:
+  static constexpr std::size_t kMaxLingering = 64;
+
+  Refusal(Socket socket, std::shared_ptr<const std::string> answer,
+          std::atomic<std::size_t>& lingering)
+      : socket_(std::move(socket)),
+        timer_(socket_.get_executor()),
+        answer_(std::move(answer)),
+        lingering_(lingering),
+        linger_(lingering.fetch_add(1, std::memory_order_relaxed) < kMaxLingering) {}
+  ~Refusal() { lingering_.fetch_sub(1, std::memory_order_relaxed); }
+
+  void start() {
+    asio::async_write(socket_, asio::buffer(*answer_),
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        if (ec) return self->close();
+                        self->socket_.shutdown(tcp::socket::shutdown_send, ec);
+                        if (!self->linger_) return self->close();
+                        self->timer_.expires_after(std::chrono::seconds(1));
+                        self->timer_.async_wait([self](beast::error_code e) {
+                          if (!e) self->close();
+                        });
+                        self->drain();
+                      });
+  }
+
+ private:
+  void drain() {
+    socket_.async_read_some(asio::buffer(scratch_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (ec) return self->close();
+                              self->drain();
+                            });
+  }
+
+  void close() {
+    beast::error_code ec;
+    timer_.cancel();
+    socket_.close(ec);
+  }
+
+  Socket socket_;
+  asio::steady_timer timer_;
+  std::shared_ptr<const std::string> answer_;
+  std::atomic<std::size_t>& lingering_;
+  const bool linger_;
+  std::array<char, 512> scratch_;
+};
+
+// The cores this process may run on (its affinity mask), at least 1: as many event loops as
+// cores, since more only take turns on them and wake more often for fewer events each.
+int usableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 }  // namespace
 
@@ -234,15 +327,28 @@ class HttpServer::Impl {
   Impl(LiveRuntime& runtime, ServerOptions o) : options(std::move(o)), router(runtime, options) {}
 
   void accept();
+  // After accept() failed: accepts again at once or after a pause (accept_limits.h).
+  void acceptFailed(const beast::error_code& ec);
+  // Answers a connection beyond the limit 503 and closes it.
+  void refuse(Socket socket);
 
   const ServerOptions options;
   HttpRouter router;
   Helpers helpers;
+  std::size_t max_connections = 0;               // set by start()
+  std::atomic<std::size_t> open_connections{0};  // sessions that exist
+  std::atomic<std::size_t> refusals{0};          // refusals that exist
+  // Pauses after failed accepts, and their log.
+  AcceptBackoff backoff;
+  LogEvery refused{AcceptBackoff::kLogEvery};
+  HttpResponse refusal;  // the 503 for connections beyond the limit, counted in /metrics
+  std::shared_ptr<const std::string> refusal_text;  // as sent
   // One event loop per I/O thread, each run by its thread alone: a connection stays on the
   // loop it was given at accept, so no handler hops threads and no lock guards a loop.
   std::vector<std::unique_ptr<asio::io_context>> loops;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> keep_running;
-  std::unique_ptr<tcp::acceptor> acceptor;  // on loops[0]
+  std::unique_ptr<tcp::acceptor> acceptor;           // on loops[0]
+  std::unique_ptr<asio::steady_timer> accept_pause;  // on loops[0]: waits out a pause
   std::size_t next_loop = 0;
   std::vector<std::thread> threads;  // run `loops`; requests and their plugin calls run on them
 
@@ -254,16 +360,15 @@ void HttpServer::Impl::accept() {
   asio::io_context& loop = *loops[next_loop++ % loops.size()];
   acceptor->async_accept(
       asio::make_strand(loop.get_executor()), [this, &loop](beast::error_code ec, Socket socket) {
-        if (ec) {
-          if (!router.draining() && acceptor->is_open()) {
-            spdlog::warn("accept failed: {}", ec.message());
-            accept();
-          }
-          return;
+        if (ec) return acceptFailed(ec);
+        if (auto line = backoff.accepted(Clock::now())) spdlog::warn("{}", *line);
+        if (open_connections.load(std::memory_order_relaxed) >= max_connections) {
+          refuse(std::move(socket));
+          return accept();
         }
         socket.set_option(tcp::no_delay(true), ec);
         auto session = std::make_shared<Session>(std::move(socket), loop, router, helpers,
-                                                 options.idle_timeout);
+                                                 options.idle_timeout, open_connections);
         {
           std::lock_guard lock(mu);
           std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
@@ -272,6 +377,33 @@ void HttpServer::Impl::accept() {
         session->start();
         accept();
       });
+}
+
+void HttpServer::Impl::acceptFailed(const beast::error_code& ec) {
+  if (router.draining() || !acceptor->is_open()) return;
+  // An error outside the system's category is not an errno: pause for it as for any
+  // error the next accept may meet again.
+  const int error = ec.category() == boost::system::system_category() ? ec.value() : -1;
+  std::string message = ec.message();
+  if (error == EMFILE) {
+    message += " (the limit is " + std::to_string(descriptorLimit().soft) + ")";
+  }
+  const auto step = backoff.failed(error, message, Clock::now());
+  if (step.log) spdlog::warn("{}", *step.log);
+  if (step.pause == Millis{0}) return accept();
+  accept_pause->expires_after(step.pause);
+  accept_pause->async_wait([this](beast::error_code e) {
+    if (!e && !router.draining() && acceptor->is_open()) accept();
+  });
+}
+
+void HttpServer::Impl::refuse(Socket socket) {
+  router.countResponse(refusal);
+  if (auto n = refused.count(Clock::now())) {
+    spdlog::warn("refused {} connection(s) with 503: {} connections are open, the limit", *n,
+                 max_connections);
+  }
+  std::make_shared<Refusal>(std::move(socket), refusal_text, refusals)->start();
 }
 
 HttpServer::HttpServer(LiveRuntime& runtime, ServerOptions options)
@@ -295,9 +427,7 @@ Expected<std::string> HttpServer::start() {
     port = 65536;
   }
   if (port > 65535) return Error("listen address '" + listen + "': bad port");
-  const int n = impl_->options.threads > 0
-                    ? impl_->options.threads
-                    : std::max(4, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+  const int n = impl_->options.threads > 0 ? impl_->options.threads : usableCores();
   for (int i = 0; i < n; ++i) {
     // Not concurrency hint 1: a helper thread may run the loop too, and with that hint
     // Asio does not wake a waiting thread when the other leaves the reactor to it.
@@ -305,6 +435,20 @@ Expected<std::string> HttpServer::start() {
     impl_->keep_running.push_back(asio::make_work_guard(*impl_->loops.back()));
   }
   impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->loops[0]);
+  impl_->accept_pause = std::make_unique<asio::steady_timer>(*impl_->loops[0]);
+  impl_->max_connections = connectionLimit(impl_->options.max_connections, descriptorLimit());
+  HttpResponse& refusal = impl_->refusal;
+  refusal = HttpResponse(http::status::service_unavailable, 11);
+  refusal.set(http::field::server, "plugboard");
+  refusal.set(http::field::content_type, "application/json");
+  refusal.set(http::field::retry_after, "1");
+  refusal.body() = "{\"error\":\"the server has " + std::to_string(impl_->max_connections) +
+                   " connections open, its limit; try again later\"}";
+  refusal.keep_alive(false);
+  refusal.prepare_payload();
+  std::ostringstream text;
+  text << refusal;
+  impl_->refusal_text = std::make_shared<const std::string>(text.str());
   auto& acceptor = *impl_->acceptor;
   const tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
   acceptor.open(endpoint.protocol(), ec);
@@ -324,6 +468,7 @@ int HttpServer::shutdown() {
   asio::post(*s.loops[0], [&s] {
     beast::error_code ec;
     s.acceptor->close(ec);
+    s.accept_pause->cancel();
   });
   const int still_running = s.router.waitForCalls(s.options.grace_period);
   std::vector<std::shared_ptr<Session>> open;

@@ -17,6 +17,12 @@
 // JSON or shape: 400 with {"error": ...}; a body over the limit: 413; during shutdown:
 // 503. Idle connections are closed after `idle_timeout`.
 //
+// At most `max_connections` connections are served at once: one beyond them is answered
+// 503 (Retry-After: 1, Connection: close) without being read and closed. When accept()
+// fails for want of descriptors or memory, accepting pauses (100 ms, doubling up to
+// 1.6 s while it goes on) and the log gets a line at the start, at most one per 10 s
+// after, and one when accepting works again (core/serving/accept_limits.h).
+//
 // Thread-safety: start() and shutdown() from one thread; everything else is internal.
 // A call that ignores its deadline keeps its I/O thread; so do that many slow calls at
 // once (raise `threads` for plugins that take long).
@@ -47,7 +53,10 @@ struct ServerOptions {
   // A template for a key no hosted plugin has: poll the hosted plugins (true) or answer
   // `{}` at once (false). Either way an unhosted key never gets an error node.
   bool poll_unknown = defaults::kPollUnknown;
-  int threads = defaults::kWorkers;  // I/O threads, which also run the calls; 0: max(4, 2 x cores)
+  int threads = defaults::kWorkers;  // I/O threads, which also run the calls; 0: one per core
+  // Connections served at once; beyond them 503 and closed. 0: from the descriptor limit
+  // (core/serving/accept_limits.h).
+  std::size_t max_connections = defaults::kMaxConnections;
 };
 
 class HttpServer {

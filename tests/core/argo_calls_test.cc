@@ -76,7 +76,8 @@ TEST(ArgoCallsTest, RequestsWaitingForACallGetItsOutcomeWhenItEndsInTime) {
   });
   while (calls.entries() == 0) std::this_thread::yield();
   int runs = 0;
-  auto waiting = std::async(std::launch::async, [&] { return calls.execute("body", counted(runs), nullptr); });
+  auto waiting =
+      std::async(std::launch::async, [&] { return calls.execute("body", counted(runs), nullptr); });
   std::this_thread::sleep_for(milliseconds(100));  // until it waits
   release.set_value();
   EXPECT_EQ(waiting.get()->body, "failed");
@@ -142,6 +143,23 @@ TEST(ArgoCallsTest, OnlyASuccessIsKeptForRequestsSentAgain) {
   EXPECT_EQ(calls.execute("body", run, nullptr)->body, "not a success");
   EXPECT_EQ(runs, 2);  // the plugin is asked again
   EXPECT_EQ(calls.entries(), 0u);
+}
+
+TEST(ArgoCallsTest, KeptGivesASucceededReplyOnlyAndRunsNothing) {
+  ArgoCalls calls(milliseconds(20), std::chrono::minutes(10), 100);
+  const auto key = ArgoCalls::keyOf("body");
+  EXPECT_EQ(key, ArgoCalls::keyOf(std::string("body")));
+  EXPECT_NE(key, ArgoCalls::keyOf("body "));
+  EXPECT_FALSE(calls.kept(key));
+  int runs = 0;
+  calls.execute(key, counted(runs, "done"), nullptr);
+  EXPECT_EQ(calls.kept(key), "done");
+  EXPECT_EQ(calls.kept(ArgoCalls::keyOf("body")), "done");
+  EXPECT_EQ(runs, 1);
+  // Anything but a success is not kept.
+  const ArgoCalls::Run fails = [](bool&) { return other("no"); };
+  calls.execute("failed", fails, nullptr);
+  EXPECT_FALSE(calls.kept(ArgoCalls::keyOf("failed")));
 }
 
 }  // namespace

@@ -40,6 +40,7 @@ poll_interval = "250ms"
 reply_deadline = "5s"
 grace_period = 10
 body_limit = 65536
+max_connections = 500
 deployer_dirs = ["deployers"]
 registry = "registry.toml"
 [deployers.process]
@@ -76,6 +77,7 @@ legacy-executor-plugin = -5
   EXPECT_EQ(c->reply_deadline.count(), 5000);
   EXPECT_EQ(c->grace_period.count(), 10'000);
   EXPECT_EQ(c->body_limit, 65536u);
+  EXPECT_EQ(c->max_connections, 500u);
   EXPECT_EQ(c->log_level, "debug");
   EXPECT_EQ(c->log_format, "json");
   EXPECT_FALSE(c->trust.strict);
@@ -90,8 +92,8 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
       errorOf("workers = 2\nlissten = \"x\"\n"),
       "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
       "watch, listen, token_file, workers, default_timeout, poll_interval, reply_deadline, "
-      "grace_period, body_limit, poll_unknown, log, trust, priority, deployer_dirs, deployers, "
-      "registry, deploy)");
+      "grace_period, body_limit, poll_unknown, max_connections, log, trust, priority, "
+      "deployer_dirs, deployers, registry, deploy)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
             "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),

@@ -27,19 +27,25 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
-ServeProcess::ServeProcess(std::vector<std::string> args) {
+ServeProcess::ServeProcess(std::vector<std::string> args, const ServeLaunch& launch) {
   args.insert(args.begin(), {binary().string(), "serve"});
+  args.insert(args.begin(), launch.wrapper.begin(), launch.wrapper.end());
   args.insert(args.end(), {"--listen", "127.0.0.1:0"});
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 2);
+  if (launch.log_file.empty()) {
+    posix_spawn_file_actions_adddup2(&actions, out[1], 2);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 2, launch.log_file.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+  if (posix_spawnp(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
     throw std::runtime_error("cannot start plugboard serve");
   }
   posix_spawn_file_actions_destroy(&actions);

@@ -13,11 +13,21 @@
 
 namespace plugboard::testing {
 
+// How ServeProcess starts serve, when not as is.
+struct ServeLaunch {
+  // A command that runs the rest of the command line in its place (exec), such as
+  // {"prlimit", "--nofile=64:64", "--"}; pid() is then still serve's.
+  std::vector<std::string> wrapper;
+  // serve's stderr (its log) goes to this file instead of output(), so that a test can
+  // read it while serve runs and a log that floods does not block serve.
+  std::string log_file;
+};
+
 // Starts `plugboard serve ARGS --listen 127.0.0.1:0` and waits for the line that says
 // where it listens. stop() (or the destructor) sends `signal` and waits for the exit.
 class ServeProcess {
  public:
-  explicit ServeProcess(std::vector<std::string> args);
+  explicit ServeProcess(std::vector<std::string> args, const ServeLaunch& launch = {});
   ~ServeProcess();
   unsigned short port() const { return port_; }
   pid_t pid() const { return pid_; }
@@ -50,7 +60,8 @@ class HttpClient {
   ~HttpClient();
   // One request and its reply. After a reply with "Connection: close" the next request
   // goes on a new connection, as HTTP clients do.
-  HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
+  HttpReply request(const std::string& method, const std::string& target,
+                    const std::string& body = "",
                     const std::map<std::string, std::string>& headers = {});
   // Sends raw bytes and reads one reply (or none, if the server closes).
   HttpReply raw(const std::string& bytes);

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/serving/accept_limits.h"
 #include "core/serving/http_server.h"
 #include "tools/plugboard/cli.h"
 
@@ -33,9 +34,9 @@ int cmdServe(const Args& args) {
                                "requeued; the call goes on",
                                "reply_deadline", defaultText(defaults::kReplyDeadline))
                         .c_str())("grace-period", po::value<std::string>(),
-                    configHelp("at SIGTERM, how long calls may finish", "grace_period",
-                               defaultText(defaults::kGracePeriod))
-                        .c_str())(
+                                  configHelp("at SIGTERM, how long calls may finish",
+                                             "grace_period", defaultText(defaults::kGracePeriod))
+                                      .c_str())(
       "idle-timeout", po::value<std::string>(),
       ("close a connection idle this long (default " + defaultText(defaults::kIdleTimeout) + ")")
           .c_str())("no-watch", configHelp("do not watch the plugin directories", "watch",
@@ -43,13 +44,18 @@ int cmdServe(const Args& args) {
                                     .c_str())(
       "body-limit", po::value<std::size_t>(),
       configHelp("largest request body in bytes", "body_limit", defaultText(defaults::kBodyLimit))
-          .c_str())("workers", po::value<int>(),
-                    configHelp("I/O threads, which also run the calls; 0 = max(4, 2 x cores)",
-                               "workers", defaultText(defaults::kWorkers))
+          .c_str())("max-connections", po::value<std::size_t>(),
+                    configHelp("connections served at once, beyond them 503; 0 = half the "
+                               "descriptor limit, at most 10000",
+                               "max_connections", defaultText(defaults::kMaxConnections))
                         .c_str())(
-      "poll-unknown", configHelp("poll the hosted plugins for a template whose key none has",
-                                 "poll_unknown", defaultText(defaults::kPollUnknown))
-                          .c_str());
+      "workers", po::value<int>(),
+      configHelp("I/O threads, which also run the calls; 0 = one per core", "workers",
+                 defaultText(defaults::kWorkers))
+          .c_str())("poll-unknown",
+                    configHelp("poll the hosted plugins for a template whose key none has",
+                               "poll_unknown", defaultText(defaults::kPollUnknown))
+                        .c_str());
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseArgs(args, "usage: plugboard serve --plugins DIR [--listen HOST:PORT] [--token-file F]",
@@ -63,6 +69,9 @@ int cmdServe(const Args& args) {
   server_options.body_limit =
       vm.count("body-limit") ? vm["body-limit"].as<std::size_t>() : config->body_limit;
   server_options.threads = vm.count("workers") ? vm["workers"].as<int>() : config->workers;
+  server_options.max_connections = vm.count("max-connections")
+                                       ? vm["max-connections"].as<std::size_t>()
+                                       : config->max_connections;
   server_options.default_timeout = config->default_timeout;
   server_options.poll_interval = config->poll_interval;
   server_options.poll_unknown = vm.count("poll-unknown") ? true : config->poll_unknown;
@@ -97,6 +106,21 @@ int cmdServe(const Args& args) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  // Connections, plugins and their children all take descriptors: use what the hard limit
+  // allows, before any is opened.
+  const core::DescriptorLimit nofile = core::raiseDescriptorLimit();
+  server_options.max_connections = core::connectionLimit(server_options.max_connections, nofile);
+  spdlog::info("open descriptors: up to {}{}; up to {} connections at once", nofile.soft,
+               nofile.soft != nofile.before ? " (raised from " + std::to_string(nofile.before) + ")"
+                                            : std::string(),
+               server_options.max_connections);
+  if (server_options.max_connections >= nofile.soft) {
+    spdlog::warn(
+        "max_connections is {} but only {} descriptors may be open: beyond them connections "
+        "wait while accepting pauses",
+        server_options.max_connections, nofile.soft);
+  }
 
   const bool watch = vm.count("no-watch") ? false : config->watch;
   auto live = core::openLiveRuntime(*config);
