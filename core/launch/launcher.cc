@@ -214,6 +214,10 @@ Expected<LaunchTarget> Launcher::place(const PluginRef& ref, const Catalog* cata
     if (catalog->find(ref.name, ref.version) == nullptr) return entry.error();
   }
   const CatalogEntry* found = catalog != nullptr ? catalog->find(ref.name, ref.version) : nullptr;
+  if (found == nullptr && catalog != nullptr && catalog->conflictFor(ref.name) != nullptr) {
+    return Error("plugin '" + ref.name +
+                 "' is ambiguous: " + catalog->conflictFor(ref.name)->message);
+  }
   if (found == nullptr) {
     const std::string spec = ref.name + (ref.version.empty() ? "" : "@" + ref.version);
     return Error("'" + spec + "' is neither in the registry nor in the plugin directories",

@@ -6,6 +6,7 @@
 #include <map>
 #include <system_error>
 
+#include "core/manifests/claims.h"
 #include "core/manifests/elf_section.h"
 #include "plugboard/abi.h"
 
@@ -94,6 +95,15 @@ std::vector<fs::path> listPluginFiles(const std::vector<fs::path>& dirs, const T
   return files;
 }
 
+Json CatalogConflict::toJson() const {
+  Json list = Json::array();
+  for (const auto& f : files) list.push_back(f.string());
+  return {{"key", key},
+          {"files", std::move(list)},
+          {"holder", holder.empty() ? Json(nullptr) : Json(holder)},
+          {"message", message}};
+}
+
 Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& policy,
                       std::string_view kind) {
   Catalog catalog;
@@ -105,89 +115,67 @@ Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& poli
       catalog.problems_.push_back({file, entry.error().message()});
     }
   }
-  catalog.buildIndex();
+  catalog.buildIndex(nullptr);
   return catalog;
 }
 
 Catalog Catalog::fromEntries(std::vector<CatalogEntry> entries,
-                             std::vector<CatalogProblem> problems) {
+                             std::vector<CatalogProblem> problems, const Catalog* incumbent) {
   Catalog catalog;
   catalog.entries_ = std::move(entries);
   catalog.problems_ = std::move(problems);
-  catalog.buildIndex();
+  catalog.buildIndex(incumbent);
   return catalog;
 }
 
-void Catalog::buildIndex() {
-  // Refuse every (name, version) claimed by more than one file.
-  std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> claims;
-  for (std::size_t i = 0; i < entries_.size(); ++i) {
-    const auto& m = entries_[i].manifest;
-    claims[{toLower(m.name), m.version.text()}].push_back(i);
+void Catalog::buildIndex(const Catalog* incumbent) {
+  Claims claims = decideClaims(std::move(entries_), incumbent);
+  entries_ = std::move(claims.entries);
+  problems_.insert(problems_.end(), std::make_move_iterator(claims.problems.begin()),
+                   std::make_move_iterator(claims.problems.end()));
+  std::stable_sort(
+      problems_.begin(), problems_.end(),
+      [](const CatalogProblem& a, const CatalogProblem& b) { return a.file < b.file; });
+  conflicts_ = std::move(claims.conflicts);
+  by_key_ = std::move(claims.routes);
+  for (std::size_t i = 0; i < conflicts_.size(); ++i) {
+    if (conflicts_[i].holder.empty()) unrouted_.emplace(conflicts_[i].key, i);
   }
-  std::vector<bool> refused(entries_.size(), false);
-  for (const auto& [key, idx] : claims) {
-    if (idx.size() < 2) continue;
-    for (std::size_t i : idx) {
-      std::vector<std::string> other_files;
-      for (std::size_t j : idx) {
-        if (j != i) other_files.push_back(entries_[j].file.string());
-      }
-      const std::string others = join(other_files);
-      refused[i] = true;
-      problems_.push_back({entries_[i].file, "plugin '" + entries_[i].manifest.name + "' " +
-                                                 key.second + " is also provided by " + others +
-                                                 "; neither file is used: remove one"});
-    }
-  }
-  std::vector<CatalogEntry> kept;
-  for (std::size_t i = 0; i < entries_.size(); ++i) {
-    if (!refused[i]) kept.push_back(std::move(entries_[i]));
-  }
-  entries_ = std::move(kept);
-  std::sort(entries_.begin(), entries_.end(), [](const CatalogEntry& a, const CatalogEntry& b) {
-    const std::string la = toLower(a.manifest.name), lb = toLower(b.manifest.name);
-    if (la != lb) return la < lb;
-    return a.manifest.version > b.manifest.version;
-  });
-  std::sort(problems_.begin(), problems_.end(),
-            [](const CatalogProblem& a, const CatalogProblem& b) { return a.file < b.file; });
-
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     const auto& m = entries_[i].manifest;
     auto& versions = by_name_[toLower(m.name)];
     versions.push_back(i);
     if (versions.size() > 1) continue;  // only the highest version feeds the indexes below
-    for (const auto& alias : m.aliases) by_alias_.emplace(toLower(alias), toLower(m.name));
-    // An Argo-style "<x>-executor-plugin" is also known as "<x>".
-    if (const std::string lowered = toLower(m.name); lowered.ends_with(kLegacySuffix)) {
-      by_alias_.emplace(lowered.substr(0, lowered.size() - kLegacySuffix.size()), lowered);
-    }
     for (const auto& rpc : m.provides) by_rpc_[rpc].push_back(i);
     if (m.legacy()) legacy_.push_back(i);
   }
 }
 
-const std::vector<std::size_t>* Catalog::versionsOf(const std::string& lowered) const {
-  if (auto it = by_name_.find(lowered); it != by_name_.end()) return &it->second;
-  if (auto it = by_alias_.find(lowered); it != by_alias_.end()) {
-    return &by_name_.at(it->second);
+std::string Catalog::keyFor(std::string_view key) const {
+  std::string lowered = toLower(key);
+  if (lowered.ends_with(kLegacySuffix) && !by_key_.count(lowered) && !unrouted_.count(lowered)) {
+    lowered.resize(lowered.size() - kLegacySuffix.size());
+  }
+  return lowered;
+}
+
+const std::string* Catalog::holderOf(const std::string& lowered_key) const {
+  auto it = by_key_.find(lowered_key);
+  return it == by_key_.end() ? nullptr : &it->second;
+}
+
+const CatalogEntry* Catalog::find(std::string_view key, std::string_view version) const {
+  const std::string* plugin = holderOf(keyFor(key));
+  if (plugin == nullptr) return nullptr;
+  for (std::size_t i : by_name_.at(*plugin)) {
+    if (version.empty() || entries_[i].manifest.version.matchesPrefix(version)) return &entries_[i];
   }
   return nullptr;
 }
 
-const CatalogEntry* Catalog::find(std::string_view key, std::string_view version) const {
-  std::string lowered = toLower(key);
-  const auto* versions = versionsOf(lowered);
-  if (versions == nullptr && lowered.ends_with(kLegacySuffix)) {
-    lowered.resize(lowered.size() - kLegacySuffix.size());
-    versions = versionsOf(lowered);
-  }
-  if (versions == nullptr) return nullptr;
-  for (std::size_t i : *versions) {
-    if (version.empty() || entries_[i].manifest.version.matchesPrefix(version)) return &entries_[i];
-  }
-  return nullptr;
+const CatalogConflict* Catalog::conflictFor(std::string_view key) const {
+  auto it = unrouted_.find(keyFor(key));
+  return it == unrouted_.end() ? nullptr : &conflicts_[it->second];
 }
 
 std::vector<const CatalogEntry*> Catalog::providers(std::string_view rpc) const {

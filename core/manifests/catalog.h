@@ -3,8 +3,12 @@
 // A Catalog scans plugin directories (not recursively) for `*.so` files, reads each
 // file's manifest from its ELF section, validates it and indexes the plugins by name,
 // alias and provided RPC. Files that cannot be used are kept as problems, each naming the
-// file and the reason; they never stop the scan. Two files with the same name and version
-// are both refused. Lookups cost the same whatever the number of plugins.
+// file and the reason; they never stop the scan. Which file may use a name and version,
+// and which plugin a name or alias reaches when two claim it, is decided in one place,
+// core/manifests/claims.h: without an incumbent (every command but `serve`'s reloads) two
+// files with the same name and version are both refused and a key two plugins claim
+// routes to neither; with one, what served before keeps serving. Lookups cost the same
+// whatever the number of plugins.
 //
 // Thread-safety: a built Catalog is immutable; concurrent const calls are safe.
 #ifndef PLUGBOARD_CORE_MANIFESTS_CATALOG_H_
@@ -40,6 +44,20 @@ struct CatalogProblem {
   std::filesystem::path file;
   std::string message;
   std::string oneLine() const { return file.string() + ": refused: " + message; }
+  bool operator==(const CatalogProblem&) const = default;
+};
+
+// A key (a name or alias, lower-cased) that more than one plugin claims. The plugins stay
+// in the catalog; only the key's route is decided: `holder` keeps it, or, when empty, the
+// key routes to neither.
+struct CatalogConflict {
+  std::string key;
+  std::vector<std::filesystem::path> files;  // every claimant's file; the holder's first
+  std::string holder;                        // lower-cased plugin name; empty: neither
+  std::string message;                       // names the key, the plugins and their files
+  std::string oneLine() const { return "conflict: " + message; }
+  Json toJson() const;  // {"key", "files", "holder" (null: neither), "message"}
+  bool operator==(const CatalogConflict&) const = default;
 };
 
 // The candidate plugin files of `dirs` (files directly in them named *.so or *.so.*, not
@@ -63,18 +81,30 @@ class Catalog {
   static Catalog scan(const std::vector<std::filesystem::path>& dirs,
                       const TrustPolicy& policy = {}, std::string_view kind = "executor");
   // A catalog of entries already read (by PluginMirror), indexed the same way.
-  static Catalog fromEntries(std::vector<CatalogEntry> entries, std::vector<CatalogProblem> problems);
+  // With `incumbent` (the catalog serving until now), the files and keys it served keep
+  // them in a conflict, and only the newcomers' claims are refused (core/manifests/claims.h).
+  static Catalog fromEntries(std::vector<CatalogEntry> entries,
+                             std::vector<CatalogProblem> problems,
+                             const Catalog* incumbent = nullptr);
 
   // Every usable plugin, sorted by name, then by version from highest to lowest.
   const std::vector<CatalogEntry>& entries() const { return entries_; }
   // Every refused file or directory, sorted by path.
   const std::vector<CatalogProblem>& problems() const { return problems_; }
+  // Every key claimed by more than one plugin, sorted by key.
+  const std::vector<CatalogConflict>& conflicts() const { return conflicts_; }
 
   // Named lookup, case-insensitive, over names, then aliases (a plugin named
   // "<x>-executor-plugin" has the implicit alias "<x>"), then the key with a trailing
   // "-executor-plugin" removed. `version` empty: the highest version; otherwise an exact
-  // version or a prefix such as "1" or "1.2" (the highest match). nullptr if none.
+  // version or a prefix such as "1" or "1.2" (the highest match). nullptr if none, or if
+  // the key routes to neither (see conflictFor()).
   const CatalogEntry* find(std::string_view key, std::string_view version = {}) const;
+  // The conflict that keeps `key` (looked up as find() does) from routing anywhere, or
+  // nullptr when it routes to a plugin or to none at all.
+  const CatalogConflict* conflictFor(std::string_view key) const;
+  // The lower-cased name of the plugin that exactly `lowered_key` reaches, or nullptr.
+  const std::string* holderOf(const std::string& lowered_key) const;
 
   // The highest version of every plugin that lists `rpc` in `provides`, sorted by name.
   std::vector<const CatalogEntry*> providers(std::string_view rpc) const;
@@ -82,15 +112,20 @@ class Catalog {
   std::vector<const CatalogEntry*> legacy() const;
 
  private:
-  void buildIndex();
-  const std::vector<std::size_t>* versionsOf(const std::string& lowered) const;
+  void buildIndex(const Catalog* incumbent);
+  // The key find() and conflictFor() look up: `key` lower-cased, without a trailing
+  // "-executor-plugin" when only that form is claimed.
+  std::string keyFor(std::string_view key) const;
 
   std::vector<CatalogEntry> entries_;
   std::vector<CatalogProblem> problems_;
+  std::vector<CatalogConflict> conflicts_;
   // lower-cased name -> indexes into entries_, highest version first
   std::unordered_map<std::string, std::vector<std::size_t>> by_name_;
-  // lower-cased alias -> lower-cased name
-  std::unordered_map<std::string, std::string> by_alias_;
+  // lower-cased name or alias -> lower-cased name of the plugin it reaches
+  std::unordered_map<std::string, std::string> by_key_;
+  // lower-cased key that routes to neither -> index into conflicts_
+  std::unordered_map<std::string, std::size_t> unrouted_;
   // rpc -> indexes of the highest version of each provider, sorted by name
   std::unordered_map<std::string, std::vector<std::size_t>> by_rpc_;
   std::vector<std::size_t> legacy_;

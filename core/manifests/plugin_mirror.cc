@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/manifests/elf_section.h"
+#include "core/manifests/runtime_dir.h"
 
 namespace plugboard::core {
 namespace fs = std::filesystem;
@@ -31,29 +32,38 @@ Status copyFrom(int from, const fs::path& to) {
   const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0)
     return Error("cannot create " + to.string() + ": " + std::strerror(errno), Error::Code::kIo);
+  // A copy that cannot be finished (a full file system, a file-size limit) is removed, so
+  // that failed attempts do not fill the directory.
+  auto fail = [&](std::string message) {
+    ::close(out);
+    ::unlink(to.c_str());
+    return Error(std::move(message), Error::Code::kIo);
+  };
   char buf[1 << 16];
   off_t offset = 0;
   for (;;) {
     ssize_t n = ::pread(from, buf, sizeof buf, offset);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(out);
-      return Error(std::string("cannot read: ") + std::strerror(errno), Error::Code::kIo);
-    }
+    if (n < 0) return fail(std::string("cannot read: ") + std::strerror(errno));
     if (n == 0) break;
     for (ssize_t done = 0; done < n;) {
       ssize_t w = ::write(out, buf + done, static_cast<std::size_t>(n - done));
       if (w < 0 && errno == EINTR) continue;
       if (w < 0) {
-        ::close(out);
-        return Error("cannot write " + to.string() + ": " + std::strerror(errno), Error::Code::kIo);
+        return fail("cannot make a private copy in " + to.parent_path().string() + ": " +
+                    std::strerror(errno));
       }
       done += w;
     }
     offset += n;
   }
   ::fchmod(out, 0500);  // nobody writes the copy again
-  ::close(out);
+  if (::close(out) != 0) {  // a file system may report a failed write only now
+    ::unlink(to.c_str());
+    return Error(
+        "cannot make a private copy in " + to.parent_path().string() + ": " + std::strerror(errno),
+        Error::Code::kIo);
+  }
   return Status::Ok();
 }
 
@@ -61,13 +71,12 @@ Status copyFrom(int from, const fs::path& to) {
 
 Expected<std::unique_ptr<PluginMirror>> PluginMirror::create(const fs::path& parent) {
   const fs::path base = parent.empty() ? fs::temp_directory_path() : parent;
-  std::string pattern = (base / "plugboard-runtime-XXXXXX").string();
-  if (::mkdtemp(pattern.data()) == nullptr) {  // mkdtemp makes it 0700
-    return Error(
-        "cannot create a runtime directory in " + base.string() + ": " + std::strerror(errno),
-        Error::Code::kIo);
+  for (const auto& dir : removeDeadRuntimeDirs(base)) {
+    spdlog::info("removed {}, left by a run that ended without removing it", dir.string());
   }
-  return std::unique_ptr<PluginMirror>(new PluginMirror(pattern));
+  auto dir = makeRuntimeDir(base);
+  if (!dir) return dir.error();
+  return std::unique_ptr<PluginMirror>(new PluginMirror(std::move(*dir)));
 }
 
 PluginMirror::~PluginMirror() {
@@ -85,12 +94,8 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
   for (const auto& file : files) {
     seen[file] = true;
     auto keepPrevious = [&](const std::string& why) {
-      state.problems.push_back({file, why});
-      if (failed_[file] != why) {
-        spdlog::error("{}: refused: {}{}", file.string(), why,
-                      current_.count(file) ? "; the previous version keeps serving" : "");
-        failed_[file] = why;
-      }
+      state.problems.push_back(
+          {file, why + (current_.count(file) ? "; the previous version keeps serving" : "")});
     };
     auto opened = FileHandle::open(file);
     if (!opened) {
@@ -120,7 +125,6 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
       keepPrevious(entry.error().message());
       continue;
     }
-    failed_.erase(file);
     entry->file = file;
     entry->load_path = copy;
     entry->keep = keep;
@@ -137,7 +141,6 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
     }
     state.changes.push_back(
         {it->first, it->second.entry.manifest.name, it->second.entry.manifest.version.text(), ""});
-    failed_.erase(it->first);
     it = current_.erase(it);
   }
   for (const auto& [file, cur] : current_) state.entries.push_back(cur.entry);

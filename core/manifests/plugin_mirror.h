@@ -6,8 +6,11 @@
 // changed file (by inode, size and modification time) is checked against the trust
 // rules on its opened descriptor, copied from that descriptor, and its manifest read
 // from the copy. A file that fails leaves its previous copy in place, so the previous
-// version keeps serving, and is reported. A copy is deleted when the last catalog entry
-// that refers to it is gone.
+// version keeps serving, and is reported as a problem (the caller logs it); a copy that
+// could not be finished (a full file system) is removed at once. A copy is deleted when
+// the last catalog entry that refers to it is gone. The runtime directory is made by
+// core/manifests/runtime_dir.h, after removing those of runs that ended without removing
+// theirs.
 //
 // Thread-safety: sync() from one thread at a time.
 #ifndef PLUGBOARD_CORE_MANIFESTS_PLUGIN_MIRROR_H_
@@ -42,7 +45,8 @@ struct MirrorState {
 
 class PluginMirror {
  public:
-  // Creates the runtime directory under `parent` (default: the system temp directory).
+  // Creates the runtime directory under `parent` (default: the system temp directory),
+  // first removing the runtime directories there whose owner is gone.
   static Expected<std::unique_ptr<PluginMirror>> create(const std::filesystem::path& parent = {});
   ~PluginMirror();
   PluginMirror(const PluginMirror&) = delete;
@@ -66,7 +70,6 @@ class PluginMirror {
   };
   std::filesystem::path dir_;
   std::map<std::filesystem::path, Current> current_;  // by installed file
-  std::map<std::filesystem::path, std::string> failed_;  // last problem per file, to log once
   unsigned long long counter_ = 0;
 };
 

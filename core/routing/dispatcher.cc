@@ -238,6 +238,14 @@ Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& contr
     return result;
   }
 
+  // A key two plugins claim routes to neither, and is not polled for either: the
+  // template's author named a plugin, only not one plugin.
+  if (const CatalogConflict* conflict = catalog_.conflictFor(request.key)) {
+    result.route = Route::kNamed;
+    result.outcome =
+        Outcome::error("plugin '" + request.key + "' is ambiguous: " + conflict->message);
+    return result;
+  }
   result.route = Route::kPolled;
   for (const CatalogEntry* entry : pollOrder(request.rpc)) {
     result.tried.push_back(entry->label);

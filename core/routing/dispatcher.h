@@ -4,6 +4,8 @@
 // without a trailing "-executor-plugin"); only that plugin is called. A named plugin that
 // does not provide the RPC fails before it is called; one that declines fails with
 // "plugin '<key>' could not execute the template".
+// A key that more than one plugin claims and none holds (Catalog::conflictFor) is an Error
+// naming their files; it is neither called nor polled for.
 // Polling route: when the key names no installed plugin, the providers of the RPC and the
 // legacy plugins are called in order (priority, highest first, then name) until one
 // handles the call; an Error stops the poll; if none handles it the result says so and

@@ -5,6 +5,7 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <set>
@@ -15,7 +16,22 @@ namespace plugboard::core {
 namespace {
 constexpr uint32_t kFileEvents = IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM | IN_CREATE |
                                  IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF;
+
+// Logs the refused files and conflicting keys of `next` that `before` did not have, so
+// that each is logged once, when it appears.
+void logNews(const Catalog& next, const Catalog* before) {
+  auto isNew = [](const auto& item, const auto& old) {
+    return std::find(old.begin(), old.end(), item) == old.end();
+  };
+  for (const auto& p : next.problems()) {
+    if (before == nullptr || isNew(p, before->problems())) spdlog::error("{}", p.oneLine());
+  }
+  for (const auto& c : next.conflicts()) {
+    if (before == nullptr || isNew(c, before->conflicts())) spdlog::warn("{}", c.oneLine());
+  }
 }
+
+}  // namespace
 
 LiveRuntime::LiveRuntime(std::vector<std::filesystem::path> dirs, TrustPolicy trust, DispatcherOptions options)
     : dirs_(std::move(dirs)), trust_(std::move(trust)), options_(std::move(options)) {}
@@ -25,7 +41,7 @@ LiveRuntime::~LiveRuntime() { stop(); }
 Status LiveRuntime::start(bool watch, Millis debounce) {
   if (!watch) {
     auto catalog = std::make_shared<const Catalog>(Catalog::scan(dirs_, trust_));
-    for (const auto& p : catalog->problems()) spdlog::warn("{}", p.oneLine());
+    logNews(*catalog, nullptr);
     std::lock_guard lock(mu_);
     current_ = std::make_shared<Dispatcher>(catalog, options_, nullptr);
     return Status::Ok();
@@ -110,17 +126,17 @@ void LiveRuntime::reload() {
   for (const auto& changed : others_changed_) others = changed() || others;
   if (extra_) extra_(state.entries, state.problems);
   std::shared_ptr<Dispatcher> previous = current();
-  auto sameProblems = [&] {
-    const auto& before = previous->catalog().problems();
-    if (before.size() != state.problems.size()) return false;
-    for (std::size_t i = 0; i < before.size(); ++i) {
-      if (before[i].file != state.problems[i].file || before[i].message != state.problems[i].message) return false;
-    }
-    return true;
-  };
-  if (previous && state.changes.empty() && sameProblems() && !others) return;  // nothing to apply
-  auto catalog = std::make_shared<const Catalog>(Catalog::fromEntries(std::move(state.entries),
-                                                                      std::move(state.problems)));
+  // What served until now keeps its claims: a newcomer with the same name and version, or
+  // claiming a name or alias already held, is refused (core/manifests/claims.h).
+  const Catalog* incumbent = previous ? &previous->catalog() : nullptr;
+  auto catalog = std::make_shared<const Catalog>(
+      Catalog::fromEntries(std::move(state.entries), std::move(state.problems), incumbent));
+  if (previous && state.changes.empty() && !others &&
+      catalog->problems() == incumbent->problems() &&
+      catalog->conflicts() == incumbent->conflicts()) {
+    return;  // nothing to apply
+  }
+  logNews(*catalog, incumbent);
   auto next = std::make_shared<Dispatcher>(catalog, options_, previous.get());
   {
     std::lock_guard lock(mu_);
@@ -130,7 +146,10 @@ void LiveRuntime::reload() {
   }
   const auto took = std::chrono::duration_cast<Millis>(std::chrono::steady_clock::now() - start);
   if (previous) ++reloads_;
+  std::set<std::filesystem::path> refused;
+  for (const auto& p : catalog->problems()) refused.insert(p.file);
   for (const auto& c : state.changes) {
+    if (!c.new_version.empty() && refused.count(c.file)) continue;  // logged as refused
     spdlog::info("{}: plugin '{}' {} -> {} in {}", c.file.string(), c.name,
                  c.old_version.empty() ? "(new)" : c.old_version,
                  c.new_version.empty() ? "(removed)" : c.new_version, formatElapsed(took));

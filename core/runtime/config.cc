@@ -299,6 +299,7 @@ constexpr Key kKeys[] = {
     {"deployers", readDeployerOptions},
     {"registry", readPath<&Config::registry>},
     {"deploy", readDeploy},
+    {"reload_debounce", readDuration<&Config::reload_debounce>},
 };
 
 }  // namespace

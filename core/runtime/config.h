@@ -27,6 +27,7 @@ namespace plugboard::core {
 struct Config {
   std::vector<std::filesystem::path> plugin_dirs;
   bool watch = defaults::kWatch;
+  Millis reload_debounce = defaults::kReloadDebounce;  // serve: quiet time before a change applies
   bool poll_unknown = defaults::kPollUnknown;
   std::string listen{defaults::kListen};
   std::filesystem::path token_file;  // empty: no authentication

@@ -38,6 +38,7 @@ Runtime::Runtime(Config config, Catalog catalog, std::shared_ptr<Launcher> launc
 Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config) {
   Catalog catalog = Catalog::scan(config.plugin_dirs, config.trust);
   for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
+  for (const auto& c : catalog.conflicts()) spdlog::warn("{}", c.oneLine());
   auto launcher = makeLauncher(config);
   if (!launcher) return launcher.error();
   return std::unique_ptr<Runtime>(new Runtime(config, std::move(catalog), std::move(*launcher)));

@@ -191,7 +191,7 @@ HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
   auto request = parseExecuteTemplateArgs(req.body());
   if (!request) return error(http::status::bad_request, request.error().message(), req.version());
   // A template no hosted plugin handles answers {}, so that Argo asks its other sidecars.
-  if (!poll_unknown_ && runtime_.current()->resolve(request->key) == nullptr) {
+  if (!poll_unknown_ && !hosted(request->key)) {
     return json(http::status::ok, Json::object(), req.version());
   }
   // The call runs once for all the requests that ask for the same work, on the thread of
@@ -216,6 +216,12 @@ HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
   return text(http::status::ok, std::move(done->body), req.version(), "application/json");
 }
 
+bool HttpRouter::hosted(const std::string& key) const {
+  // An ambiguous key is hosted here, only not by one plugin: its call answers the conflict.
+  const auto current = runtime_.current();
+  return current->resolve(key) != nullptr || current->catalog().conflictFor(key) != nullptr;
+}
+
 bool HttpRouter::pollFailed(const Dispatch& d) {
   // A key no hosted plugin has may belong to another sidecar: an error node would stop
   // Argo's agent from asking it.
@@ -237,7 +243,7 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, S
   DispatchRequest request;
   request.key = rest.substr(0, slash);
   request.rpc = rest.substr(slash + 1);
-  if (runtime_.current()->resolve(request.key) == nullptr) {
+  if (!hosted(request.key)) {
     return error(http::status::not_found, "no plugin '" + request.key + "'", req.version());
   }
   request.args = req.body().empty() ? Json::object() : Json::parse(req.body(), nullptr, false);
@@ -305,7 +311,9 @@ Json HttpRouter::pluginList() {
   for (const auto& p : dispatcher->catalog().problems()) {
     list.push_back({{"file", p.file.string()}, {"state", "error"}, {"error", p.message}});
   }
-  return {{"plugins", std::move(list)}};
+  Json conflicts = Json::array();
+  for (const auto& c : dispatcher->catalog().conflicts()) conflicts.push_back(c.toJson());
+  return {{"plugins", std::move(list)}, {"conflicts", std::move(conflicts)}};
 }
 
 std::string HttpRouter::metrics() {

@@ -104,6 +104,8 @@ class HttpRouter {
   // Error (a load failure among them) or at its deadline: the template may be another
   // sidecar's, so the answer is {}.
   bool pollFailed(const Dispatch& d);
+  // Whether `key` names a plugin of the current generation, or one several claim.
+  bool hosted(const std::string& key) const;
   HttpResponse direct(const HttpRequest& req, std::string_view rest, SlowCallHelp* help);
   bool authorized(const HttpRequest& req) const;
   Json pluginList();

@@ -68,6 +68,11 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       report("'deploy' needs deployers, and none are configured");
       continue;
     }
+    if (entry == nullptr && catalog.conflictFor(step.plugin) != nullptr) {
+      report("plugin '" + step.plugin +
+             "' is ambiguous: " + catalog.conflictFor(step.plugin)->message);
+      continue;
+    }
     if (entry == nullptr) {
       const std::string spec = step.plugin + (step.version.empty() ? "" : "@" + step.version);
       if (!step.poll) {

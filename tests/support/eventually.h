@@ -7,17 +7,19 @@
 
 namespace plugboard::testing {
 
-// True as soon as `check()` is, asking every 10 ms for up to `within`; false if it never
+// True as soon as `check()` is, asking every `step` for up to `within`; false if it never
 // was. For state a test cannot be told about (a file picked up by a watcher, a plugin
-// list that changes), not for a time to pass.
+// list that changes), not for a time to pass: the limit only keeps a broken build from
+// hanging.
 template <class Check>
-bool eventually(Check check, std::chrono::milliseconds within = std::chrono::seconds(10)) {
-  const auto until = std::chrono::steady_clock::now() + within;
-  while (!check()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+bool eventually(Check check, std::chrono::milliseconds within = std::chrono::seconds(10),
+                std::chrono::milliseconds step = std::chrono::milliseconds(10)) {
+  for (auto until = std::chrono::steady_clock::now() + within;
+       std::chrono::steady_clock::now() < until;) {
+    if (check()) return true;
+    std::this_thread::sleep_for(step);
   }
-  return true;
+  return check();
 }
 
 }  // namespace plugboard::testing

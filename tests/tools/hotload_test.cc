@@ -12,6 +12,7 @@
 
 #include "tests/support/eventually.h"
 #include "tests/support/files.h"
+#include "tests/support/live_plugins.h"
 #include "tests/support/paths.h"
 #include "tests/support/server_process.h"
 
@@ -37,27 +38,6 @@ class HotLoadTest : public ::testing::Test {
     fs::copy_file(from, tmp_ / ".staging", fs::copy_options::overwrite_existing);
     fs::rename(tmp_ / ".staging", dir() / name);
   }
-  // The version of `plugin` that answers a direct call, or "" when none does.
-  static std::string answering(HttpClient& client, const std::string& plugin) {
-    auto r = client.request("POST", "/api/v1/plugins/" + plugin + "/template.execute", R"({"name":"x"})");
-    if (r.status != 200) return "";
-    return Json::parse(r.body).value("plugin", "");
-  }
-  // Waits for `plugin` to be answered by `label` ("" for none).
-  static bool waitFor(HttpClient& client, const std::string& plugin, const std::string& label) {
-    return eventually([&] { return answering(client, plugin) == label; });
-  }
-  // Waits for the plugin list to hold an entry whose "error" contains `text`.
-  static bool waitForError(HttpClient& client, const std::string& text) {
-    return eventually([&] {
-      const Json list = Json::parse(client.request("GET", "/api/v1/plugins").body);
-      for (const auto& p : list["plugins"]) {
-        if (p.value("error", "").find(text) != std::string::npos) return true;
-      }
-      return false;
-    });
-  }
-
   TempDir tmp_;
 };
 

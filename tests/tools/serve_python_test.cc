@@ -51,7 +51,8 @@ Json parameters(HttpClient& client, const std::string& key, const Json& args) {
 class ServePythonTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesTheOldServing) {
-  PluginDir dir({"hello"}, {});
+  // Not hello: its alias "greeter" would make the key ambiguous (a name and an alias).
+  PluginDir dir({"echo"}, {});
   TempDir py;
   const auto file = py.path() / "greeter.py";
   writeFile(file, greeter("Hello"));
@@ -67,7 +68,7 @@ TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesThe
   const Json first = parameters(client, "greeter", {{"name", "Ada"}});
   ASSERT_EQ(first["phase"], "Succeeded") << first << serve.output();
   EXPECT_EQ(first["greeting"], "Hello, Ada!");
-  EXPECT_EQ(parameters(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
+  EXPECT_EQ(parameters(client, "echo", {{"name", "Ada"}})["phase"], "Succeeded");
   // Process mode: a child of its own; embedded: the runtime's process.
   EXPECT_EQ(first["pid"] == std::to_string(serve.pid()), GetParam() == "embedded") << first;
 
@@ -95,7 +96,7 @@ TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesThe
 
 // The registry file itself changes: read again; broken: the previous one stays in use.
 TEST(ServeRegistryTest, AChangedRegistryIsReadAgainAndABrokenOneKeepsThePrevious) {
-  PluginDir dir({"hello"}, {});
+  PluginDir dir({"echo"}, {});  // not hello, whose alias is "greeter"
   TempDir py;
   writeFile(py.path() / "hello_greeter.py", greeter("Hello"));
   writeFile(py.path() / "howdy_greeter.py", greeter("Howdy"));

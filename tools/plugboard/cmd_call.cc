@@ -79,6 +79,11 @@ int cmdCall(const Args& args) {
   if (!runtime) return kExitUsage;
   const core::Catalog& catalog = runtime->catalog();
   const core::CatalogEntry* entry = catalog.find(key, version);
+  if (const core::CatalogConflict* conflict =
+          entry == nullptr ? catalog.conflictFor(key) : nullptr) {
+    std::cerr << "plugboard: plugin '" << key << "' is ambiguous: " << conflict->message << "\n";
+    return kExitFailed;
+  }
   if (entry == nullptr) {
     std::vector<std::string> installed;
     for (const auto& e : catalog.entries()) {

@@ -38,6 +38,7 @@ void printTable(const core::Catalog& catalog, const core::Catalog& deployers) {
   }
   printRows(rows);
   for (const auto& p : catalog.problems()) std::cout << p.oneLine() << "\n";
+  for (const auto& c : catalog.conflicts()) std::cout << c.oneLine() << "\n";
   std::cout << "\n";
   rows = {{"DEPLOYER", "VERSION", "DEPLOYS", "PRIORITY", "FILE"}};
   for (const auto& e : deployers.entries()) {
@@ -87,7 +88,13 @@ int cmdPluginsList(const Args& args) {
   for (const auto& p : deployers.problems()) {
     deployer_list.push_back({{"file", p.file.string()}, {"state", "error"}, {"error", p.message}});
   }
-  std::cout << nlohmann::json{{"plugins", list}, {"deployers", deployer_list}}.dump(2) << "\n";
+  nlohmann::json conflicts = nlohmann::json::array();
+  for (const auto& c : catalog.conflicts()) conflicts.push_back(c.toJson());
+  std::cout << nlohmann::json{{"plugins", list},
+                              {"conflicts", conflicts},
+                              {"deployers", deployer_list}}
+                   .dump(2)
+            << "\n";
   return kExitOk;
 }
 

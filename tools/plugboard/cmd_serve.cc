@@ -121,6 +121,13 @@ int cmdServe(const Args& args) {
         "wait while accepting pauses",
         server_options.max_connections, nofile.soft);
   }
+  // Under a file-size limit (RLIMIT_FSIZE), a write past it raises SIGXFSZ, whose default
+  // action ends the process: a plugin copy too large for it must be refused, not kill the
+  // server. A handler (unlike SIG_IGN) is reset to the default in the children it starts.
+  struct sigaction on_xfsz {};
+  on_xfsz.sa_handler = [](int) {};
+  sigemptyset(&on_xfsz.sa_mask);
+  sigaction(SIGXFSZ, &on_xfsz, nullptr);
 
   const bool watch = vm.count("no-watch") ? false : config->watch;
   auto live = core::openLiveRuntime(*config);
@@ -129,7 +136,7 @@ int cmdServe(const Args& args) {
     return kExitUsage;
   }
   core::LiveRuntime& runtime = **live;
-  if (core::Status st = runtime.start(watch); !st) {
+  if (core::Status st = runtime.start(watch, config->reload_debounce); !st) {
     std::cerr << "plugboard: " << st.error().message() << "\n";
     return kExitFailed;
   }
