@@ -355,7 +355,9 @@ TEST_F(ServeTest, ACallLongerThanTheReplyDeadlineRunsOnceWhileArgoSendsItAgain) 
   // Running if it came while the call ran; on a loaded machine it may come after, and
   // then gets the call's own result. Either way it did not start a second call (below).
   const Json resent_reply = resent.get();
-  if (resent_reply["node"]["phase"] != "Running") EXPECT_EQ(resent_reply, done);
+  if (resent_reply["node"]["phase"] != "Running") {
+    EXPECT_EQ(resent_reply, done);
+  }
   ASSERT_EQ(done["node"]["phase"], "Succeeded") << done.dump();
   EXPECT_EQ(done["node"]["outputs"]["parameters"][0],
             Json::parse(R"({"name":"calls","value":"1"})"));
