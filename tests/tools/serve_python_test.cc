@@ -48,6 +48,17 @@ Json parameters(HttpClient& client, const std::string& key, const Json& args) {
   return out;
 }
 
+// Calls greeter for Ada until it answers `greeting` (true), or gives up (false); `answer`
+// is the last answer. Each call is new work: the same body again would get the kept
+// outcome of the first.
+bool greetsWith(HttpClient& client, const std::string& greeting, Json& answer) {
+  int poll = 0;
+  return eventually([&] {
+    answer = parameters(client, "greeter", {{"name", "Ada"}, {"poll", ++poll}});
+    return answer["greeting"] == greeting;
+  });
+}
+
 class ServePythonTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesTheOldServing) {
@@ -74,12 +85,7 @@ TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesThe
 
   replaceFile(file, greeter("Howdy"));
   Json answer;
-  int poll = 0;
-  EXPECT_TRUE(eventually([&] {
-    // Each poll a new call: the same body again would get the kept outcome of the first.
-    answer = parameters(client, "greeter", {{"name", "Ada"}, {"poll", ++poll}});
-    return answer["greeting"] == "Howdy, Ada!";
-  })) << answer << serve.output();
+  EXPECT_TRUE(greetsWith(client, "Howdy, Ada!", answer)) << answer << serve.output();
   if (GetParam() == "process") {
     EXPECT_NE(answer["pid"], first["pid"]);  // a new child
   }
@@ -114,11 +120,7 @@ TEST(ServeRegistryTest, AChangedRegistryIsReadAgainAndABrokenOneKeepsThePrevious
 
   replaceFile(registry, pointingAt("howdy_greeter.py"));
   Json answer;
-  int poll = 0;
-  EXPECT_TRUE(eventually([&] {
-    answer = parameters(client, "greeter", {{"name", "Ada"}, {"poll", ++poll}});
-    return answer["greeting"] == "Howdy, Ada!";
-  })) << answer << serve.output();
+  EXPECT_TRUE(greetsWith(client, "Howdy, Ada!", answer)) << answer << serve.output();
 
   replaceFile(registry, "[plugins.greeter\nthis is not TOML\n");
   EXPECT_TRUE(eventually([&] {
