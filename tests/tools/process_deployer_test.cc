@@ -333,7 +333,9 @@ TEST(ProcessDeployerTest, EnvCwdConfigAndLimitsReachTheChild) {
   EXPECT_EQ(param(a, "cwd"), fs::canonical(dir.path()).string());
   EXPECT_EQ(Json::parse(param(a, "config")), Json({{"greeting", "hi"}}));
   EXPECT_EQ(param(a, "nofile"), "64");
-  if (!kShadowMemory) EXPECT_EQ(param(a, "as"), std::to_string(1ULL << 30));
+  if (!kShadowMemory) {
+    EXPECT_EQ(param(a, "as"), std::to_string(1ULL << 30));
+  }
   EXPECT_EQ(param(call(*crashy, {{"getenv", "PB_TEST_B"}}), "env"), "b");
   EXPECT_EQ(param(call(*crashy, {{"getenv", "PATH"}}), "env"), std::getenv("PATH"));  // inherited
 }
