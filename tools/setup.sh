@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages plugboard needs that are missing, then configures and builds
 # it into ./build (override with BUILD_DIR=...). Safe to run again: it only installs what
-# is missing and only rebuilds what changed.
+# is missing and only rebuilds what changed. SETUP_PACKAGES adds packages and
+# SETUP_CMAKE_ARGS configure options (both space-separated; tools/test.sh --sanitize uses
+# them); compilers come from CC and CXX as usual, and ccache is used when installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +14,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   time curl
 )
+read -r -a extra <<<"${SETUP_PACKAGES:-}"
+packages+=("${extra[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -28,5 +32,9 @@ fi
 # them), so build with a umask that does not make them so.
 umask 022
 build_dir=${BUILD_DIR:-build}
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" >/dev/null
+read -r -a cmake_args <<<"${SETUP_CMAKE_ARGS:-}"
+if command -v ccache >/dev/null; then
+  cmake_args+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" "${cmake_args[@]}" >/dev/null
 cmake --build "$build_dir"

@@ -70,7 +70,14 @@ struct Launcher::Slot {
   std::mutex mu;                                                         // held while starting
   bool tried = false;                                                    // keep_started:
   Expected<std::shared_ptr<StartedPlugin>> kept = Error("not started");  // the outcome
-  std::weak_ptr<StartedPlugin> live;                                     // otherwise
+  std::weak_ptr<StartedPlugin> live;                                     // otherwise; under mu
+
+  // Whether no started plugin of this slot is held. `live` is written under `mu` by start(),
+  // so it is read under `mu` too; a slot whose start is under way is in use.
+  bool unused() {
+    std::unique_lock lock(mu, std::try_to_lock);
+    return lock.owns_lock() && live.expired();
+  }
 };
 
 std::string LaunchTarget::describe() const {
@@ -237,12 +244,10 @@ std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
                           target.options.dump() + "\n" + target.revision;
   std::lock_guard lock(mu_);
   if (!options_.keep_started) {  // serve: forget plugins nobody holds any more
-    std::erase_if(by_target_, [](const auto& kv) {
-      return kv.second.use_count() <= 2 && kv.second->live.expired();
-    });
-    std::erase_if(slots_, [](const auto& kv) {
-      return kv.second.use_count() == 1 && kv.second->live.expired();
-    });
+    std::erase_if(by_target_,
+                  [](const auto& kv) { return kv.second.use_count() <= 2 && kv.second->unused(); });
+    std::erase_if(slots_,
+                  [](const auto& kv) { return kv.second.use_count() == 1 && kv.second->unused(); });
   }
   auto& slot = slots_[key];
   if (!slot) slot = std::make_shared<Slot>();

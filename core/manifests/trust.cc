@@ -9,12 +9,23 @@
 #include <cstring>
 #include <memory>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include "core/base/text.h"
 #include "core/manifests/file_handle.h"
 
 namespace plugboard::core {
+namespace {
+
+// OpenSSL initialises itself (and reads its configuration) on first use. Done then on one of
+// the runtime's worker threads, that thread's share of the initialisation is never freed
+// (LeakSanitizer reports it at exit); done here, at program start, it happens on the main
+// thread, as OpenSSL expects.
+[[maybe_unused]] const bool kCryptoInitialised =
+    OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, nullptr) == 1;
+
+}  // namespace
 
 Status checkFileTrust(int fd, const std::filesystem::path& file, const TrustPolicy& policy) {
   return host::checkOpenedFile(fd, file, policy.rules());

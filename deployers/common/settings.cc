@@ -19,7 +19,11 @@ constexpr std::uint64_t kMaxFrameLimit = std::uint64_t{1} << 30;
 
 void applyOptions(Settings& s, const Json& options) {
   if (!options.is_object()) throw std::invalid_argument("the options must be a JSON object");
-  for (const auto& [key, value] : options.items()) {
+  for (const auto& item : options.items()) {
+    // Named references, not a structured binding: clang before 16 does not let lambdas
+    // capture bindings.
+    const std::string& key = item.key();
+    const Json& value = item.value();
     const auto must = [&](const std::string& what) {
       return std::invalid_argument("option '" + key + "' must be " + what + ", got " +
                                    value.dump());

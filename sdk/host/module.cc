@@ -1,5 +1,7 @@
 #include "plugboard/host/module.h"
 
+#include <mutex>
+
 #include <nlohmann/json.hpp>
 
 namespace plugboard::host {
@@ -14,13 +16,29 @@ std::string dlerrorText(const std::exception& e) {
   return std::string(what);
 }
 
-Expected<boost::dll::shared_library> openModuleFile(const std::filesystem::path& path,
-                                                    const std::string& who,
-                                                    const ModuleKind& kind) {
+namespace {
+
+// The loading lock of module.h. Recursive: a library's constructors or destructors run
+// inside dlopen or dlclose and may load or unload another module through this kit.
+std::recursive_mutex& loadingLock() {
+  static std::recursive_mutex lock;
+  return lock;
+}
+
+}  // namespace
+
+Expected<SharedLibrary> openModuleFile(const std::filesystem::path& path, const std::string& who,
+                                       const ModuleKind& kind) {
   try {
     namespace mode = boost::dll::load_mode;
-    boost::dll::shared_library so(path, mode::rtld_local | mode::rtld_now);
-    if (!so.has(kind.alias)) {
+    std::unique_lock lock(loadingLock());
+    SharedLibrary so(new boost::dll::shared_library(path, mode::rtld_local | mode::rtld_now),
+                     [](const boost::dll::shared_library* library) {
+                       std::lock_guard unloading(loadingLock());
+                       delete library;
+                     });
+    lock.unlock();
+    if (!so->has(kind.alias)) {
       return Error(who + ": entry point '" + kind.alias + "' not found. Was it built with " +
                    kind.macro + " from the plugboard SDK?");
     }

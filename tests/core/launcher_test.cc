@@ -57,7 +57,9 @@ TEST_F(LauncherTest, APluginDirectoryPluginRunsInProcessUnlessDeploySaysOtherwis
 
   Config config;
   config.plugin_deploy["echo"] = Placement{"process", {{"memory", "256M"}}};
-  auto placed = make("", config)->place(*catalog().find("echo"));
+  // The target points into the launcher's deployers: the launcher must outlive it.
+  auto configured = make("", config);
+  auto placed = configured->place(*catalog().find("echo"));
   ASSERT_TRUE(placed.ok()) << placed.error().message();
   EXPECT_EQ(placed->deployer->manifest.name, "process");
   EXPECT_EQ(placed->options["memory"], "256M");

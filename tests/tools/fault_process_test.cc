@@ -23,6 +23,7 @@
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
+#include "tests/support/sanitizer.h"
 #include "tests/support/server_process.h"
 
 namespace plugboard::testing {
@@ -61,22 +62,11 @@ Node call(HttpClient& client, const std::string& key, const Json& args) {
   return n;
 }
 
-// A `memory` limit (RLIMIT_AS) leaves AddressSanitizer no room for its shadow memory, and
-// its allocator reports a failed allocation instead of returning null or throwing: the
-// native memory cases test the runtime's handling of plugins built without it.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#define SKIP_UNDER_ASAN() \
-  if (kAddressSanitizer) GTEST_SKIP() << "a memory limit leaves AddressSanitizer no room"
+// A `memory` limit (RLIMIT_AS) leaves a sanitizer's runtime no room for its shadow memory
+// (tests/support/sanitizer.h): the memory cases test how the runtime handles plugins built
+// without one.
+#define SKIP_UNDER_SHADOW_MEMORY() \
+  if (plugboard::testing::kShadowMemory) GTEST_SKIP() << "a memory limit leaves the sanitizer no room"
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -251,7 +241,7 @@ TEST_F(FaultProcessTest, AChildIsReplacedAfterTheCallsItMayServe) {
 
 TEST_F(FaultProcessTest,
        AnAllocationOverTheMemoryLimitFailsItsCallNamingItAndTheNextCallGetsANewChild) {
-  SKIP_UNDER_ASAN();
+  SKIP_UNDER_SHADOW_MEMORY();
   start(kNative, "memory = \"256M\"");
   const Node first = call({{"i", "first"}});
   ASSERT_EQ(first.phase, "Succeeded") << first;
@@ -279,7 +269,7 @@ TEST_F(FaultProcessTest,
 }
 
 TEST_F(FaultProcessTest, AChildThatCrashesOutOfMemoryIsReportedWithTheLimit) {
-  SKIP_UNDER_ASAN();
+  SKIP_UNDER_SHADOW_MEMORY();
   start(kNative, "memory = \"256M\"");
   const Node crashed = call({{"malloc_mb", 1024}});
   EXPECT_EQ(crashed.phase, "Error") << crashed;
@@ -292,6 +282,7 @@ TEST_F(FaultProcessTest, AChildThatCrashesOutOfMemoryIsReportedWithTheLimit) {
 }
 
 TEST_F(FaultProcessTest, APythonMemoryErrorFailsItsCallNamingTheLimitAndTheNextCallGetsANewChild) {
+  SKIP_UNDER_SHADOW_MEMORY();
   start(kPython, "memory = \"512M\"");
   const Node first = call({{"i", "first"}});
   ASSERT_EQ(first.phase, "Succeeded") << first;

@@ -287,8 +287,9 @@ std::set<std::string> mappedObjects(pid_t pid) {
 // Each plugin's state in GET /api/v1/plugins, by name.
 std::map<std::string, std::string> pluginStates(HttpClient& client) {
   std::map<std::string, std::string> out;
-  for (const auto& p : Json::parse(client.request("GET", "/api/v1/plugins").body)["plugins"])
-    out[p.value("name", "")] = p.value("state", "");
+  // Named: a range-for over a member of a temporary would outlive the temporary.
+  const Json listed = Json::parse(client.request("GET", "/api/v1/plugins").body);
+  for (const auto& p : listed["plugins"]) out[p.value("name", "")] = p.value("state", "");
   return out;
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -22,23 +24,44 @@ namespace {
 constexpr int kExitCancelled = 130;
 constexpr std::size_t kOneArenaSteps = 10'000;
 
+// The runner the signal thread cancels. The thread outlives the runner (it is detached), so
+// the runner is taken away under the lock before it is destroyed: a signal that comes as the
+// run ends cancels nothing rather than a runner being destroyed.
+struct CancelTarget {
+  std::mutex mu;
+  core::Runner* runner = nullptr;  // guarded by mu
+
+  void cancel() {
+    std::lock_guard lock(mu);
+    if (runner != nullptr) runner->cancel();
+  }
+  void release() {
+    std::lock_guard lock(mu);
+    runner = nullptr;
+  }
+};
+
 // Turns SIGINT and SIGTERM into runner.cancel() on a thread of its own; a second signal
-// ends the process at once. REQUIRES: called before any other thread starts.
-void handleSignals(core::Runner& runner) {
+// ends the process at once. Call release() on the result before `runner` is destroyed.
+// REQUIRES: called before any other thread starts.
+std::shared_ptr<CancelTarget> handleSignals(core::Runner& runner) {
+  auto target = std::make_shared<CancelTarget>();
+  target->runner = &runner;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([set, &runner] {
+  std::thread([set, target] {
     int signal = 0;
     sigwait(&set, &signal);
     std::fprintf(stderr, "\nplugboard: %s: cancelling the run (again to stop at once)\n",
                  signal == SIGINT ? "interrupted" : "terminated");
-    runner.cancel();
+    target->cancel();
     sigwait(&set, &signal);
     std::_Exit(kExitCancelled);
   }).detach();
+  return target;
 }
 
 void printSummary(const core::RunReport& report) {
@@ -133,8 +156,9 @@ int cmdRun(const Args& args) {
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
   core::PluginCalls calls(runtime->dispatcher(), &runtime->launcher());
   core::Runner runner(calls, run_options, json ? nullptr : &display);
-  handleSignals(runner);
+  const auto cancel_target = handleSignals(runner);
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);
+  cancel_target->release();
   if (json) {
     report.writeJson(stdout);
     std::fputc('\n', stdout);

@@ -1,8 +1,8 @@
 // plugboard/host/module.h: loading a plugboard module (a plugin or a deployer `.so`)
 // through the C ABI of plugboard/abi.h, and the services a module instance gets.
 //
-// loadModule() dlopens a file (RTLD_LOCAL | RTLD_NOW) through Boost.DLL's import_alias,
-// calls the exported entry point and checks the table it returns: ABI major equal, minor
+// loadModule() dlopens a file (RTLD_LOCAL | RTLD_NOW) through Boost.DLL, calls the
+// exported entry point and checks the table it returns: ABI major equal, minor
 // not higher, the struct large enough for ABI 1.0, a manifest present. It does not parse
 // the manifest (the caller may compare it with the one in the file's section). Errors
 // name the module as `who` says ("plugin 'x' (/path)").
@@ -10,6 +10,11 @@
 // Thread-safety: free functions are thread-safe. A Module is immutable; copies share the
 // library, which stays mapped while any copy (or a function taken from it) lives.
 // HostServices::log may be called from any thread; `log` must be thread-safe.
+//
+// Loading and unloading a module take one lock (per copy of the kit), as the dynamic loader
+// does inside dlopen and dlclose. The loader's own lock is invisible to ThreadSanitizer, and
+// so is the unmapping inside dlclose: without this lock, a library loaded where an unloaded
+// one was (a new version of a plugin after a reload) looks to it as racing with the old one.
 #ifndef PLUGBOARD_HOST_MODULE_H_
 #define PLUGBOARD_HOST_MODULE_H_
 
@@ -18,11 +23,11 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include <boost/dll/import.hpp>
 #include <boost/dll/shared_library.hpp>
 
 #include "plugboard/abi.h"
@@ -59,9 +64,12 @@ struct Module {
 // The text of a dlopen failure, without Boost's wrapping.
 std::string dlerrorText(const std::exception& e);
 
+// A loaded library; the last copy unloads it under the loading lock.
+using SharedLibrary = std::shared_ptr<const boost::dll::shared_library>;
+
 // Opens `path` and checks that it exports kind.alias.
-Expected<boost::dll::shared_library> openModuleFile(const std::filesystem::path& path,
-                                                    const std::string& who, const ModuleKind& kind);
+Expected<SharedLibrary> openModuleFile(const std::filesystem::path& path, const std::string& who,
+                                       const ModuleKind& kind);
 
 // Checks a table's version and size as described at the top of this file.
 Status checkAbi(const std::string& who, std::uint32_t abi_major, std::uint32_t abi_minor,
@@ -74,7 +82,9 @@ Expected<Module<Api>> loadModule(const std::filesystem::path& path, const std::s
   if (!so) return so.error();
   Module<Api> out;
   try {
-    out.entry = boost::dll::import_alias<const Api*()>(std::move(*so), kind.alias);
+    // What Boost.DLL's import_alias does, holding the library as SharedLibrary instead.
+    const Api* (*entry)() = &(*so)->template get_alias<const Api*()>(kind.alias);
+    out.entry = [library = std::move(*so), entry] { return entry(); };
   } catch (const std::exception& e) {
     return Error(who + ": cannot load: " + dlerrorText(e));
   }
