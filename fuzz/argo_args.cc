@@ -3,10 +3,12 @@
 //
 // The input is read twice: as an ExecuteTemplateArgs body, whose streaming reader must
 // agree with the JSON library's parse of the whole body (the last of a repeated member
-// counts); and as a plugin's result, whose ExecuteTemplateReply must be valid JSON that
-// carries every output parameter exactly once.
+// counts) and refuse it exactly when it is nested too deep; and as a plugin's result, whose
+// ExecuteTemplateReply must be valid JSON that carries every output parameter exactly once.
 #include <set>
 #include <string>
+
+#include <plugboard/host/json_depth.h>
 
 #include "core/launch/outcome.h"
 #include "core/serving/argo.h"
@@ -22,7 +24,11 @@ void checkArgs(std::string_view body) {
   const Json whole = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!request) {
     FUZZ_CHECK(!request.error().message().empty());
-    // Refused: then the whole body is not JSON of the expected shape.
+    // Refused: then the whole body is too deep, or not JSON of the expected shape.
+    if (plugboard::host::jsonDeeperThan(body)) {
+      FUZZ_CHECK(request.error().message() == "the body is " + plugboard::host::tooDeepText());
+      return;
+    }
     if (whole.is_discarded() || !whole.is_object()) return;
     const auto tmpl = whole.find("template");
     const auto workflow = whole.find("workflow");

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <plugboard/host/json_depth.h>
+
 namespace plugboard::core {
 namespace {
 
@@ -71,6 +73,7 @@ Expected<Manifest> parseManifest(std::string_view text) {
   if (text.find('\0') != std::string_view::npos) {
     return Error("the manifest section holds more than one manifest; link one plugin per .so");
   }
+  if (host::jsonDeeperThan(text)) return Error("manifest is " + host::tooDeepText());
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Error("manifest is not valid JSON");
   if (!j.is_object()) return Error("manifest is not a JSON object");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/deep_json.h"
+
 namespace plugboard::core {
 namespace {
 
@@ -69,6 +71,13 @@ TEST(ManifestTest, RefusesTwoManifestsInOneSection) {
   two.push_back('\0');
   two += two;
   EXPECT_NE(errorOf(two).find("more than one manifest"), std::string::npos);
+}
+
+// A hostile plugin file yields an error, never a crash: the catalog copies what it parsed.
+TEST(ManifestTest, RefusesAManifestNestedBeyondTheLimit) {
+  const std::string deep = R"({"kind":"executor","name":"a","version":"1.0.0","abi":1,"x":)" +
+                           plugboard::testing::nestedArrays(plugboard::testing::kStackBreakingDepth) + "}";
+  EXPECT_EQ(errorOf(deep), "manifest is nested deeper than 512 levels");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/deep_json.h"
+
 namespace plugboard::core {
 namespace {
 
@@ -31,6 +33,15 @@ TEST(OutcomeTest, TurnsAPluginsMistakeIntoAnErrorNamingIt) {
     EXPECT_NE(o.message.find("plugin 'sloppy' returned an invalid result"), std::string::npos)
         << o.message;
   }
+}
+
+TEST(OutcomeTest, RefusesAResultNestedBeyondTheLimit) {
+  const std::string deep = R"({"phase":"Succeeded","outputs":{"x":)" +
+                           plugboard::testing::nestedArrays(plugboard::testing::kStackBreakingDepth) + "}}";
+  const Outcome o = parseOutcome(deep, "deep");
+  EXPECT_EQ(o.phase, Phase::kError);
+  EXPECT_EQ(o.message, "plugin 'deep' returned an invalid result: nested deeper than 512 levels");
+  EXPECT_EQ(o.toJson()["outputs"], Json::object());
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "plugboard/host/json_depth.h"
+#include "tests/support/deep_json.h"
+
 namespace plugboard::host {
 namespace {
 
@@ -43,6 +46,24 @@ TEST(ProtocolTest, RefusesWrongSidesShapesAndStrayOutput) {
   const std::string long_line(500, 'x');
   EXPECT_EQ(errorOf(long_line, Sender::kPlugin),
             "not a protocol message (a JSON object per line): '" + std::string(80, 'x') + "...'");
+}
+
+// Copying or writing a value recurses once per level: a frame nested some tens of
+// thousands of levels deep would break the stack of the side that reads it.
+TEST(ProtocolTest, RefusesMessagesNestedBeyondTheLimit) {
+  using plugboard::testing::kStackBreakingDepth;
+  using plugboard::testing::nestedArrays;
+  const auto result = [](std::size_t depth) {
+    return R"({"type":"result","id":1,"result":{"x":)" + nestedArrays(depth) + "}}";
+  };
+  EXPECT_EQ(errorOf(result(kMaxJsonDepth - 2), Sender::kPlugin), "ok");
+  EXPECT_TRUE(errorOf(result(kMaxJsonDepth - 1), Sender::kPlugin)
+                  .starts_with("a protocol message nested deeper than 512 levels: '{"));
+  EXPECT_NE(errorOf(result(kStackBreakingDepth), Sender::kPlugin).find("nested deeper"),
+            std::string::npos);
+  const std::string execute =
+      R"({"type":"execute","id":1,"request":{"args":)" + nestedArrays(kStackBreakingDepth) + "}}";
+  EXPECT_NE(errorOf(execute, Sender::kRuntime).find("nested deeper"), std::string::npos);
 }
 
 TEST(ProtocolTest, FramesAreOneLineEvenWithNewlinesInside) {
