@@ -93,9 +93,10 @@ void send(core::HttpResponse res, bool keep_alive) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   core::HttpRouter& r = router();
   boost::beast::flat_buffer buffer;
-  auto space = buffer.prepare(size);
-  std::memcpy(space.data(), data, size);
-  buffer.commit(size);
+  if (size > 0) {
+    std::memcpy(buffer.prepare(size).data(), data, size);
+    buffer.commit(size);
+  }
   for (int i = 0; i < kRequestsPerInput; ++i) {
     core::HttpParser parser;
     r.limit(parser);
