@@ -47,6 +47,8 @@ void checkArgs(std::string_view body) {
 
 void checkReply(std::string_view result) {
   core::Outcome outcome = core::parseOutcome(result, "plugin@1.0.0");
+  FUZZ_CHECK(!outcome.requeue ||
+             (outcome.requeue->count() >= 0 && *outcome.requeue <= core::kMaxDuration));
   core::keepArgoDecodable(outcome, "plugin@1.0.0");
   FUZZ_CHECK(core::checkArgoOutputs(outcome.outputs).ok());
   const std::string reply = core::executeTemplateReply(outcome, core::Millis(1000));

@@ -2,6 +2,7 @@
 // (core/workflows/workflow.h), the input values, and the checks against installed plugins
 // (core/workflows/workflow_check.h), here a catalog of manifests with schemas, aliases and
 // declared outputs, so that the fuzzer reaches every check without plugin files.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   const core::Workflow& wf = *loaded.workflow;
+  // A duration is never negative nor beyond the longest, however large the number written;
+  // a retry factor is a finite number of at least 1 (TOML allows inf and nan).
+  for (const auto& step : wf.steps) {
+    FUZZ_CHECK(!step.timeout ||
+               (step.timeout->count() >= 0 && *step.timeout <= core::kMaxDuration));
+    FUZZ_CHECK(step.retry.backoff.count() >= 0 && step.retry.backoff <= core::kMaxDuration);
+    FUZZ_CHECK(std::isfinite(step.retry.factor) && step.retry.factor >= 1);
+  }
   auto inputs = core::resolveInputs(wf, {});
   const core::Json values = inputs ? *inputs : core::Json::object();
   for (const auto& p : core::checkWorkflow(wf, catalog(), values)) {

@@ -4,6 +4,8 @@
 
 #include <plugboard/host/json_depth.h>
 
+#include "core/base/duration.h"
+
 namespace plugboard::core {
 namespace {
 
@@ -130,6 +132,9 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
   if (auto r = j.find("requeue_ms"); r != j.end()) {
     if (!r->is_number_integer() || r->get<long long>() < 0) {
       return invalid("'requeue_ms' is not a non-negative integer");
+    }
+    if (r->get<long long>() > kMaxDuration.count()) {
+      return invalid("'requeue_ms' is longer than 100 years");
     }
     out.requeue = std::chrono::milliseconds(r->get<long long>());
   }

@@ -44,5 +44,14 @@ TEST(OutcomeTest, RefusesAResultNestedBeyondTheLimit) {
   EXPECT_EQ(o.toJson()["outputs"], Json::object());
 }
 
+// A requeue delay the clock cannot add to a time point is the plugin's mistake.
+TEST(OutcomeTest, RefusesARequeueBeyondAHundredYears) {
+  const Outcome o = parseOutcome(R"({"phase":"Running","requeue_ms":9223372036854775807})", "slow");
+  EXPECT_EQ(o.phase, Phase::kError);
+  EXPECT_EQ(o.message, "plugin 'slow' returned an invalid result: 'requeue_ms' is longer than 100 years");
+  EXPECT_EQ(parseOutcome(R"({"phase":"Running","requeue_ms":3153600000000})", "slow").requeue,
+            kMaxDuration);
+}
+
 }  // namespace
 }  // namespace plugboard::core

@@ -116,6 +116,21 @@ depends = ["hopeless"]
   EXPECT_EQ(step(report, "after").message, "skipped: dependency 'hopeless' Failed");
 }
 
+// backoff x factor^n beyond a duration's range is the longest duration (converting it
+// was undefined behaviour; the workflow file is anyone's).
+TEST_F(RunnerTest, ABackoffBeyondAHundredYearsWaitsAHundredYears) {
+  calls_.plan("huge", {Answer::failed("nope")});
+  auto report = run(R"(name = "wf"
+[[steps]]
+id = "huge"
+plugin = "p"
+retry = { limit = 2, backoff = "1s", factor = 1e300 }
+)");
+  EXPECT_EQ(calls_.callTimes("huge"),
+            (std::vector<Millis>{Millis(0), Millis(1000), Millis(1000) + kMaxDuration}));
+  EXPECT_EQ(step(report, "huge").attempts, 3);
+}
+
 TEST_F(RunnerTest, ADeadlineCancelsTheCallAndFailsTheAttemptWhichIsRetried) {
   calls_.plan("slow", {Answer::sleeping(Millis(10'000)), Answer::succeeded("second try")});
   calls_.plan("slower", {Answer::sleeping(hours(1))});
