@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/base/duration.h"
 #include "tests/support/deep_json.h"
 
 namespace plugboard::core {

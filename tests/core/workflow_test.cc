@@ -267,7 +267,7 @@ retry = { factor = nan }
       "100 years");
   has(problems,
       "wf.toml:6:21: step 'a': 'retry.backoff': invalid duration '876001h': longer than 100 years");
-  has(problems, "wf.toml:6:43: step 'a': 'retry.factor' must be a number of at least 1");
+  has(problems, "wf.toml:6:41: step 'a': 'retry.factor' must be a number of at least 1");
   has(problems, "wf.toml:10:20: step 'b': 'retry.factor' must be a number of at least 1");
 }
 
