@@ -3,12 +3,13 @@
 //
 // The input is read twice: as an ExecuteTemplateArgs body, whose streaming reader must
 // agree with the JSON library's parse of the whole body (the last of a repeated member
-// counts) and refuse it exactly when it is nested too deep; and as a plugin's result, whose
-// ExecuteTemplateReply must be valid JSON that carries every output parameter exactly once.
+// counts) and refuse it exactly when it is nested too deep or holds a NUL byte; and as a plugin's
+// result, whose ExecuteTemplateReply must be valid JSON that carries every output parameter exactly
+// once.
 #include <set>
 #include <string>
 
-#include <plugboard/host/json_depth.h>
+#include <plugboard/host/json_text.h>
 
 #include "core/launch/outcome.h"
 #include "core/serving/argo.h"
@@ -24,9 +25,17 @@ void checkArgs(std::string_view body) {
   const Json whole = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!request) {
     FUZZ_CHECK(!request.error().message().empty());
-    // Refused: then the whole body is too deep, or not JSON of the expected shape.
+    // Refused: then the body holds a NUL byte, is too deep, or is not JSON of the expected
+    // shape. (The JSON library would read "{...}\0..." as the object before the NUL.)
+    if (plugboard::host::holdsNul(body)) {
+      FUZZ_CHECK(request.error().message() == std::string("the body ") + plugboard::host::kNulText);
+      return;
+    }
     if (plugboard::host::jsonDeeperThan(body)) {
-      FUZZ_CHECK(request.error().message() == "the body is " + plugboard::host::tooDeepText());
+      // JSON that deep is refused for its depth; text that is not JSON for whichever of
+      // the two the reader meets first.
+      FUZZ_CHECK(request.error().message() == "the body is " + plugboard::host::tooDeepText() ||
+                 whole.is_discarded());
       return;
     }
     if (whole.is_discarded() || !whole.is_object()) return;
@@ -37,7 +46,7 @@ void checkArgs(std::string_view body) {
                (*tmpl)["plugin"].size() != 1);
     return;
   }
-  FUZZ_CHECK(!whole.is_discarded());
+  FUZZ_CHECK(!whole.is_discarded() && !plugboard::host::holdsNul(body));
   const Json& plugin = whole.at("template").at("plugin");
   FUZZ_CHECK(plugin.is_object() && plugin.size() == 1);
   FUZZ_CHECK(plugin.begin().key() == request->key);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <plugboard/host/json_depth.h>
+#include <plugboard/host/json_text.h>
 
 #include "core/base/duration.h"
 
@@ -97,6 +97,7 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
   const auto invalid = [plugin](const std::string& what) {
     return Outcome::error("plugin '" + std::string(plugin) + "' returned an invalid result: " + what);
   };
+  if (host::holdsNul(result_json)) return invalid(std::string("it ") + host::kNulText);
   if (host::jsonDeeperThan(result_json)) return invalid(host::tooDeepText());
   Json j = Json::parse(result_json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return invalid("not a JSON object");

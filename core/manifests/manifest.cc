@@ -4,7 +4,7 @@
 #include <climits>
 #include <optional>
 
-#include <plugboard/host/json_depth.h>
+#include <plugboard/host/json_text.h>
 
 namespace plugboard::core {
 namespace {

@@ -5,7 +5,7 @@
 #include <iterator>
 #include <vector>
 
-#include <plugboard/host/json_depth.h>
+#include <plugboard/host/json_text.h>
 
 #include "core/base/text.h"
 
@@ -195,6 +195,9 @@ void keepArgoDecodable(Outcome& outcome, std::string_view plugin) {
 }
 
 Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body) {
+  // The JSON library would stop at a NUL byte and take the object before it, while the
+  // whole body, the bytes after it too, travels on to the plugin.
+  if (host::holdsNul(body)) return Error(std::string("the body ") + host::kNulText);
   ArgoBodyReader reader;
   if (!Json::sax_parse(body, &reader)) {
     return Error(reader.too_deep ? "the body is " + host::tooDeepText() : "the body is not valid JSON");

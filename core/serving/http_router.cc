@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include <openssl/crypto.h>
-#include <plugboard/host/json_depth.h>
+#include <plugboard/host/json_text.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/error.hpp>
 
@@ -234,6 +234,9 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, S
   request.rpc = rest.substr(slash + 1);
   if (runtime_.current()->resolve(request.key) == nullptr) {
     return error(http::status::not_found, "no plugin '" + request.key + "'", req.version());
+  }
+  if (host::holdsNul(req.body())) {
+    return error(http::status::bad_request, std::string("the body ") + host::kNulText, req.version());
   }
   if (host::jsonDeeperThan(req.body())) {
     return error(http::status::bad_request, "the body is " + host::tooDeepText(), req.version());

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 #include <boost/asio/buffer.hpp>
-#include <plugboard/host/json_depth.h>
+#include <plugboard/host/json_text.h>
 
 #include "tests/support/deep_json.h"
 #include "tests/support/launch.h"
@@ -129,6 +129,20 @@ TEST_F(HttpRouterTest, RefusesBodiesNestedBeyondTheLimit) {
   EXPECT_EQ(jsonOf(result)["phase"], "Error");
   EXPECT_EQ(jsonOf(result)["message"],
             "plugin 'scripted' returned an invalid result: nested deeper than 512 levels");
+}
+
+// The JSON library takes a NUL byte between tokens for the end of the text: the object
+// before it passed for the body, and the whole body went on to the plugin (where a child
+// process of the process deployer read a broken frame and died with its calls in flight).
+TEST_F(HttpRouterTest, RefusesBodiesHoldingANulByte) {
+  using namespace std::string_literals;
+  const std::string body = R"({"template":{"plugin":{"hello":{"name":"x"}}}})"s + '\0' + "}";
+  auto argo = post("/api/v1/template.execute", body);
+  EXPECT_EQ(argo.result_int(), 400);
+  EXPECT_EQ(jsonOf(argo)["error"], "the body holds a NUL byte, which JSON never does");
+  auto direct = post("/api/v1/plugins/echo/template.execute", "{}"s + '\0' + "x");
+  EXPECT_EQ(direct.result_int(), 400);
+  EXPECT_EQ(jsonOf(direct)["error"], "the body holds a NUL byte, which JSON never does");
 }
 
 TEST_F(HttpRouterTest, AnswersEachKindOfBadRequest) {

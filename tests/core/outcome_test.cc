@@ -54,5 +54,12 @@ TEST(OutcomeTest, RefusesARequeueBeyondAHundredYears) {
             kMaxDuration);
 }
 
+TEST(OutcomeTest, RefusesAResultHoldingANulByte) {
+  using namespace std::string_literals;
+  const Outcome o = parseOutcome(R"({"phase":"Succeeded"})"s + '\0' + "x", "nul");
+  EXPECT_EQ(o.phase, Phase::kError);
+  EXPECT_EQ(o.message, "plugin 'nul' returned an invalid result: it holds a NUL byte, which JSON never does");
+}
+
 }  // namespace
 }  // namespace plugboard::core

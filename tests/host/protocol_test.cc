@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "plugboard/host/json_depth.h"
+#include "plugboard/host/json_text.h"
 #include "tests/support/deep_json.h"
 
 namespace plugboard::host {
@@ -64,6 +64,16 @@ TEST(ProtocolTest, RefusesMessagesNestedBeyondTheLimit) {
   const std::string execute =
       R"({"type":"execute","id":1,"request":{"args":)" + nestedArrays(kStackBreakingDepth) + "}}";
   EXPECT_NE(errorOf(execute, Sender::kRuntime).find("nested deeper"), std::string::npos);
+}
+
+// The JSON library takes a NUL byte between tokens for the end of the text: without the
+// check, this line passed for a shutdown (found by fuzz/argo_args.cc's check against a
+// parse of the whole text).
+TEST(ProtocolTest, RefusesMessagesHoldingANulByte) {
+  using namespace std::string_view_literals;
+  EXPECT_EQ(errorOf("{\"type\":\"shutdown\"}\0garbage"sv, Sender::kRuntime),
+            "a protocol message holds a NUL byte, which JSON never does: "
+            "'{\"type\":\"shutdown\"} garbage'");
 }
 
 TEST(ProtocolTest, FramesAreOneLineEvenWithNewlinesInside) {

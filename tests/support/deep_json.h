@@ -1,5 +1,5 @@
 // tests/support/deep_json.h: JSON text nested to a chosen depth, for the tests of the
-// nesting limit (plugboard/host/json_depth.h).
+// nesting limit (plugboard/host/json_text.h).
 #ifndef PLUGBOARD_TESTS_SUPPORT_DEEP_JSON_H_
 #define PLUGBOARD_TESTS_SUPPORT_DEEP_JSON_H_
 

@@ -26,7 +26,7 @@
 #include <string>
 #include <thread>
 
-#include <plugboard/host/json_depth.h>
+#include <plugboard/host/json_text.h>
 #include <plugboard/host/native.h>
 #include <plugboard/host/protocol.h>
 
@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
       // would break the channel; the runtime gets an Error instead. (Raw newlines can only
       // be whitespace in valid JSON.)
       std::replace(result.begin(), result.end(), '\n', ' ');
-      if (result.empty() || !Json::accept(result)) {
+      if (result.empty() || host::holdsNul(result) || !Json::accept(result)) {
         result = Json{{"phase", "Error"}, {"message", "plugin '" + plugin_name + "' returned invalid JSON"}}
                      .dump();
       } else if (host::jsonDeeperThan(result, host::kMaxJsonDepth - 1)) {

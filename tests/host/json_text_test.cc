@@ -1,4 +1,4 @@
-#include "plugboard/host/json_depth.h"
+#include "plugboard/host/json_text.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@ namespace {
 
 using plugboard::testing::nestedArrays;
 
-TEST(JsonDepthTest, CountsArraysAndObjectsUpToTheLimit) {
+TEST(JsonTextTest, CountsArraysAndObjectsUpToTheLimit) {
   EXPECT_FALSE(jsonDeeperThan(nestedArrays(kMaxJsonDepth)));
   EXPECT_TRUE(jsonDeeperThan(nestedArrays(kMaxJsonDepth + 1)));
   EXPECT_FALSE(jsonDeeperThan(R"({"a":[{"b":[]}],"c":{}})", 4));
@@ -19,10 +19,16 @@ TEST(JsonDepthTest, CountsArraysAndObjectsUpToTheLimit) {
   EXPECT_TRUE(jsonDeeperThan("{}", 0));
 }
 
-TEST(JsonDepthTest, BracketsInStringsDoNotCount) {
+TEST(JsonTextTest, BracketsInStringsDoNotCount) {
   EXPECT_FALSE(jsonDeeperThan(R"(["[[[[", "{{{{", "\"[[[", "\\"])", 1));
   EXPECT_TRUE(jsonDeeperThan(R"(["\\", [[]]])", 2));  // the string ends after its backslash
   EXPECT_EQ(tooDeepText(3), "nested deeper than 3 levels");
+}
+
+TEST(JsonTextTest, FindsNulBytes) {
+  using namespace std::string_view_literals;
+  EXPECT_TRUE(holdsNul("{}\0x"sv));
+  EXPECT_FALSE(holdsNul(R"({"a":"\u0000"})"));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "plugboard/host/json_depth.h"
+#include "plugboard/host/json_text.h"
 
 namespace plugboard::host {
 
