@@ -17,7 +17,9 @@
 namespace plugboard::core {
 
 using host::Millis;
-using host::parseDuration;  // "1m30s", "250ms", a bare number is seconds
+using host::durationFromSeconds;  // a bare number of seconds in a file
+using host::kMaxDuration;        // 100 years
+using host::parseDuration;       // "1m30s", "250ms", a bare number is seconds
 
 using host::formatGoDuration;  // as Go's time.Duration.String(), which Argo's agent parses
 

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include <plugboard/host/json_text.h>
+
+#include "core/base/duration.h"
+
 namespace plugboard::core {
 namespace {
 
@@ -93,6 +97,8 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
   const auto invalid = [plugin](const std::string& what) {
     return Outcome::error("plugin '" + std::string(plugin) + "' returned an invalid result: " + what);
   };
+  if (host::holdsNul(result_json)) return invalid(std::string("it ") + host::kNulText);
+  if (host::jsonDeeperThan(result_json)) return invalid(host::tooDeepText());
   Json j = Json::parse(result_json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) return invalid("not a JSON object");
   auto phase_it = j.find("phase");
@@ -127,6 +133,9 @@ Outcome parseOutcome(std::string_view result_json, std::string_view plugin) {
   if (auto r = j.find("requeue_ms"); r != j.end()) {
     if (!r->is_number_integer() || r->get<long long>() < 0) {
       return invalid("'requeue_ms' is not a non-negative integer");
+    }
+    if (r->get<long long>() > kMaxDuration.count()) {
+      return invalid("'requeue_ms' is longer than 100 years");
     }
     out.requeue = std::chrono::milliseconds(r->get<long long>());
   }

@@ -1,6 +1,10 @@
 #include "core/manifests/manifest.h"
 
 #include <algorithm>
+#include <climits>
+#include <optional>
+
+#include <plugboard/host/json_text.h>
 
 namespace plugboard::core {
 namespace {
@@ -25,6 +29,20 @@ Expected<std::string> optionalString(const Json& j, const char* member) {
   if (it == j.end()) return std::string();
   if (!it->is_string()) return Error(std::string("manifest member '") + member + "' must be a string");
   return it->get<std::string>();
+}
+
+// The value of an integer member that fits an int; nullopt for any other value, so that a
+// larger number is refused rather than read as another one (2^32 + 1 is not 1).
+std::optional<int> intValue(const Json& v) {
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    return u <= INT_MAX ? std::optional<int>(static_cast<int>(u)) : std::nullopt;
+  }
+  if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    return i >= INT_MIN && i <= INT_MAX ? std::optional<int>(static_cast<int>(i)) : std::nullopt;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -71,6 +89,7 @@ Expected<Manifest> parseManifest(std::string_view text) {
   if (text.find('\0') != std::string_view::npos) {
     return Error("the manifest section holds more than one manifest; link one plugin per .so");
   }
+  if (host::jsonDeeperThan(text)) return Error("manifest is " + host::tooDeepText());
   Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Error("manifest is not valid JSON");
   if (!j.is_object()) return Error("manifest is not a JSON object");
@@ -102,10 +121,9 @@ Expected<Manifest> parseManifest(std::string_view text) {
   m.version = *version;
 
   auto abi = j.find("abi");
-  if (abi == j.end() || !abi->is_number_integer()) {
-    return Error("manifest of '" + m.name + "' has no integer 'abi'");
-  }
-  m.abi = abi->get<int>();
+  const std::optional<int> abi_value = abi == j.end() ? std::nullopt : intValue(*abi);
+  if (!abi_value) return Error("manifest of '" + m.name + "' has no integer 'abi'");
+  m.abi = *abi_value;
 
   auto provides = stringList(j, "provides");
   if (!provides) return provides.error();
@@ -161,8 +179,9 @@ Expected<Manifest> parseManifest(std::string_view text) {
     m.config = *c;
   }
   if (auto p = j.find("priority"); p != j.end()) {
-    if (!p->is_number_integer()) return Error("manifest member 'priority' must be an integer");
-    m.priority = p->get<int>();
+    const std::optional<int> priority = intValue(*p);
+    if (!priority) return Error("manifest member 'priority' must be an integer");
+    m.priority = *priority;
   }
   return m;
 }

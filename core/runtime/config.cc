@@ -115,7 +115,9 @@ class Reader {
   }
   Status duration(const toml::node& node, const std::string& key, Millis& out) const {
     if (const auto* i = node.as_integer(); i != nullptr && i->get() >= 0) {
-      out = Millis(i->get() * 1000);
+      auto d = durationFromSeconds(i->get());
+      if (!d) return error(node.source(), key, d.error().message());
+      out = *d;
       return Status::Ok();
     }
     const auto* s = node.as_string();

@@ -5,6 +5,8 @@
 #include <iterator>
 #include <vector>
 
+#include <plugboard/host/json_text.h>
+
 #include "core/base/text.h"
 
 namespace plugboard::core {
@@ -21,6 +23,7 @@ class ArgoBodyReader : public Json::json_sax_t {
   Type body = Type::discarded, workflow = Type::discarded, tmpl = Type::discarded, plugin = Type::discarded;
   std::vector<std::string> keys;  // template.plugin's members
   Json args;
+  bool too_deep = false;  // stopped at a container nested deeper than host::kMaxJsonDepth
 
   bool null() override { return value(Type::null, nullptr); }
   bool boolean(bool v) override { return value(Type::boolean, v); }
@@ -100,6 +103,10 @@ class ArgoBodyReader : public Json::json_sax_t {
   }
 
   bool open(Json empty) {
+    if (static_cast<std::size_t>(depth_) == host::kMaxJsonDepth) {
+      too_deep = true;
+      return false;
+    }
     if (!building_.empty() || note(empty.type())) building_.push_back(place(std::move(empty)));
     ++depth_;
     return true;
@@ -188,8 +195,13 @@ void keepArgoDecodable(Outcome& outcome, std::string_view plugin) {
 }
 
 Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body) {
+  // The JSON library would stop at a NUL byte and take the object before it, while the
+  // whole body, the bytes after it too, travels on to the plugin.
+  if (host::holdsNul(body)) return Error(std::string("the body ") + host::kNulText);
   ArgoBodyReader reader;
-  if (!Json::sax_parse(body, &reader)) return Error("the body is not valid JSON");
+  if (!Json::sax_parse(body, &reader)) {
+    return Error(reader.too_deep ? "the body is " + host::tooDeepText() : "the body is not valid JSON");
+  }
   if (reader.body != Json::value_t::object) return Error("the body must be a JSON object");
   if (reader.workflow != Json::value_t::discarded && reader.workflow != Json::value_t::object) {
     return Error("workflow: expected an object");

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include <openssl/crypto.h>
+#include <plugboard/host/json_text.h>
 #include <spdlog/spdlog.h>
 #include <boost/asio/error.hpp>
 
@@ -245,6 +246,12 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, S
   request.rpc = rest.substr(slash + 1);
   if (!hosted(request.key)) {
     return error(http::status::not_found, "no plugin '" + request.key + "'", req.version());
+  }
+  if (host::holdsNul(req.body())) {
+    return error(http::status::bad_request, std::string("the body ") + host::kNulText, req.version());
+  }
+  if (host::jsonDeeperThan(req.body())) {
+    return error(http::status::bad_request, "the body is " + host::tooDeepText(), req.version());
   }
   request.args = req.body().empty() ? Json::object() : Json::parse(req.body(), nullptr, false);
   if (request.args.is_discarded()) {

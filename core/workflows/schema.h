@@ -4,8 +4,9 @@
 // Supported keywords: type (a name or a list), properties, required,
 // additionalProperties (boolean or schema), items, enum, const, minimum, maximum,
 // exclusiveMinimum, exclusiveMaximum, minLength, maxLength, minItems, maxItems, pattern
-// (ECMAScript syntax). Other keywords are ignored, so a richer schema never makes a valid
-// value fail. Stateless; thread-safe.
+// (ECMAScript syntax as RE2 reads it: matched in time linear in the value whatever the
+// pattern; a pattern with lookaround or back references is ignored). Other keywords are
+// ignored, so a richer schema never makes a valid value fail. Stateless; thread-safe.
 #ifndef PLUGBOARD_CORE_WORKFLOWS_SCHEMA_H_
 #define PLUGBOARD_CORE_WORKFLOWS_SCHEMA_H_
 

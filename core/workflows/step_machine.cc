@@ -209,8 +209,13 @@ void StepMachine::attemptFailed(std::size_t i, StepPhase phase, const std::strin
   Step& s = steps_[i];
   const RetryPolicy& retry = s.def->retry;
   if (!cancelling_ && statuses_[i].attempts <= retry.limit) {
-    const double factor = std::pow(retry.factor, statuses_[i].attempts - 1);
-    const Millis delay(static_cast<long long>(retry.backoff.count() * factor));
+    // backoff x factor^(attempts - 1), at most kMaxDuration: the product overflows a
+    // duration (or is infinite) long before a thousand attempts at factor 10.
+    double ms = static_cast<double>(retry.backoff.count()) *
+                std::pow(retry.factor, statuses_[i].attempts - 1);
+    if (std::isnan(ms)) ms = 0;  // no backoff times an infinite factor
+    const Millis delay(
+        static_cast<long long>(std::min(ms, static_cast<double>(kMaxDuration.count()))));
     callAt(i, now + delay, true);
     statuses_[i].message = "attempt " + std::to_string(statuses_[i].attempts) + " " +
                            std::string(stepPhaseName(phase)) + ": " + message + "; retrying in " +

@@ -1,6 +1,7 @@
 #include "core/workflows/workflow.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -86,7 +87,12 @@ class Parser {
   std::optional<Millis> duration(const toml::node& node, const std::string& step,
                                  const std::string& key) {
     if (const auto* i = node.as_integer()) {
-      if (i->get() >= 0) return Millis(i->get() * 1000);
+      if (i->get() >= 0) {
+        auto d = durationFromSeconds(i->get());
+        if (d) return *d;
+        problem(posOf(node.source()), step, "'" + key + "': " + d.error().message());
+        return std::nullopt;
+      }
     } else if (const auto* s = node.as_string()) {
       auto d = parseDuration(s->get());
       if (d) return *d;
@@ -252,7 +258,7 @@ class Parser {
         if (auto d = duration(v, step.id, "retry.backoff")) step.retry.backoff = *d;
       } else if (k == "factor") {
         auto f = v.value<double>();
-        if (!f || *f < 1) {
+        if (!f || !std::isfinite(*f) || *f < 1) {
           problem(posOf(v.source()), step.id, "'retry.factor' must be a number of at least 1");
         } else {
           step.retry.factor = *f;

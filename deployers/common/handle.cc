@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <exception>
 
+#include <plugboard/host/json_text.h>
 #include <plugboard/host/options.h>
 
 namespace plugboard::deployer_common {
@@ -22,8 +23,14 @@ RestartingHandle::RestartingHandle(std::shared_ptr<const Launch> launch,
       child_(std::move(child)) {}
 
 std::string RestartingHandle::execute(std::uint64_t call_id, std::string_view request) {
-  if (request.find('{') != request.find_first_not_of(" \t\r\n") || !Json::accept(request)) {
+  if (request.find('{') != request.find_first_not_of(" \t\r\n") || host::holdsNul(request) ||
+      !Json::accept(request)) {
     return Result::Error(who_ + ": the request is not a JSON object").toText();
+  }
+  // Its frame nests it one level deeper, and the child refuses a frame beyond the limit.
+  if (host::jsonDeeperThan(request, host::kMaxJsonDepth - 1)) {
+    return Result::Error(who_ + ": the request is " + host::tooDeepText(host::kMaxJsonDepth - 1))
+        .toText();
   }
   {
     std::lock_guard lock(mu_);

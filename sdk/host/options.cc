@@ -11,6 +11,10 @@ namespace {
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
+Error tooLong(std::string_view text) {
+  return Error("invalid duration '" + std::string(text) + "': longer than 100 years");
+}
+
 Error badSize(std::string_view text) {
   return Error("invalid size '" + std::string(text) +
                "': use a number of bytes or one with K, M, G or T, e.g. 256M or 1GiB");
@@ -51,7 +55,15 @@ Expected<Millis> parseDuration(std::string_view text) {
     }
     total_ms += value * scale;
   }
+  // Also false for an infinite total (a number of hundreds of digits).
+  if (!(total_ms <= static_cast<double>(kMaxDuration.count()))) return tooLong(text);
   return Millis(static_cast<long long>(std::llround(total_ms)));
+}
+
+Expected<Millis> durationFromSeconds(long long seconds) {
+  if (seconds < 0) return Error("invalid duration " + std::to_string(seconds) + ": negative");
+  if (seconds > kMaxDuration.count() / 1000) return tooLong(std::to_string(seconds));
+  return Millis(seconds * 1000);
 }
 
 std::string formatGoDuration(Millis d) {

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "plugboard/host/json_text.h"
+
 namespace plugboard::host {
 namespace {
 
@@ -23,6 +25,8 @@ bool isId(const Json& m) {
 
 Expected<Json> parseFrame(std::string_view line, Sender from) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (holdsNul(line)) return Error("a protocol message " + std::string(kNulText) + ": " + quoted(line));
+  if (jsonDeeperThan(line)) return Error("a protocol message " + tooDeepText() + ": " + quoted(line));
   Json m = Json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (m.is_discarded() || !m.is_object()) {
     return Error("not a protocol message (a JSON object per line): " + quoted(line));

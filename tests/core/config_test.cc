@@ -106,6 +106,13 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(errorOf("default_timeout = \"soon\""),
             "/etc/plugboard/cfg.toml:1:19: 'default_timeout' invalid duration 'soon': use a number "
             "with ms, s, m or h, e.g. 500ms, 30s, 1m30s");
+  // Seconds times 1000 used to overflow (found by fuzz/config.cc).
+  EXPECT_EQ(errorOf("default_timeout = 9223372036854775807"),
+            "/etc/plugboard/cfg.toml:1:19: 'default_timeout' invalid duration "
+            "'9223372036854775807': longer than 100 years");
+  EXPECT_EQ(errorOf("grace_period = \"99999999999h\""),
+            "/etc/plugboard/cfg.toml:1:16: 'grace_period' invalid duration '99999999999h': longer "
+            "than 100 years");
   EXPECT_EQ(errorOf("[trust.pins]\nhello = \"123\""),
             "/etc/plugboard/cfg.toml:2:9: 'trust.pins.hello' must be a SHA-256 digest: 64 hex digits");
   EXPECT_EQ(errorOf("[trust]\nowners = [\"no-such-user-here\"]"),

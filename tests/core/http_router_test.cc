@@ -9,8 +9,10 @@
 
 #include <gtest/gtest.h>
 #include <boost/asio/buffer.hpp>
+#include <plugboard/host/json_text.h>
 
 #include "tests/support/argo.h"
+#include "tests/support/deep_json.h"
 #include "tests/support/launch.h"
 #include "tests/support/plugin_dir.h"
 
@@ -101,6 +103,43 @@ TEST_F(HttpRouterTest, ExecutesTemplatesTheArgoWay) {
   auto own = post("/api/v1/template.execute",
                   argoBody("scripted", {{"phase", "Running"}, {"requeue_ms", 250}}));
   EXPECT_EQ(jsonOf(own)["requeue"], "250ms");
+}
+
+// A body nested some tens of thousands of levels deep (well under the body limit) would
+// break the stack of the thread that copies or writes it: it is refused before.
+TEST_F(HttpRouterTest, RefusesBodiesNestedBeyondTheLimit) {
+  const std::string deep = plugboard::testing::nestedArrays(plugboard::testing::kStackBreakingDepth);
+  auto direct = post("/api/v1/plugins/echo/template.execute", deep);
+  EXPECT_EQ(direct.result_int(), 400);
+  EXPECT_EQ(jsonOf(direct)["error"], "the body is nested deeper than 512 levels");
+  auto argo = post("/api/v1/template.execute", R"({"template":{"plugin":{"echo":)" + deep + "}}}");
+  EXPECT_EQ(argo.result_int(), 400);
+  EXPECT_EQ(jsonOf(argo)["error"], "the body is nested deeper than 512 levels");
+  // At the limit, the call is made.
+  auto limit = post("/api/v1/plugins/echo/template.execute",
+                    plugboard::testing::nestedArrays(host::kMaxJsonDepth));
+  EXPECT_EQ(limit.result_int(), 200);
+  EXPECT_EQ(jsonOf(limit)["phase"], "Succeeded");
+  // A plugin's result nested beyond the limit is its Error.
+  auto result = post("/api/v1/plugins/scripted/template.execute", R"({"nest":600})");
+  EXPECT_EQ(result.result_int(), 200);
+  EXPECT_EQ(jsonOf(result)["phase"], "Error");
+  EXPECT_EQ(jsonOf(result)["message"],
+            "plugin 'scripted' returned an invalid result: nested deeper than 512 levels");
+}
+
+// The JSON library takes a NUL byte between tokens for the end of the text: the object
+// before it passed for the body, and the whole body went on to the plugin (where a child
+// process of the process deployer read a broken frame and died with its calls in flight).
+TEST_F(HttpRouterTest, RefusesBodiesHoldingANulByte) {
+  using namespace std::string_literals;
+  const std::string body = R"({"template":{"plugin":{"hello":{"name":"x"}}}})"s + '\0' + "}";
+  auto argo = post("/api/v1/template.execute", body);
+  EXPECT_EQ(argo.result_int(), 400);
+  EXPECT_EQ(jsonOf(argo)["error"], "the body holds a NUL byte, which JSON never does");
+  auto direct = post("/api/v1/plugins/echo/template.execute", "{}"s + '\0' + "x");
+  EXPECT_EQ(direct.result_int(), 400);
+  EXPECT_EQ(jsonOf(direct)["error"], "the body holds a NUL byte, which JSON never does");
 }
 
 TEST_F(HttpRouterTest, AnswersEachKindOfBadRequest) {

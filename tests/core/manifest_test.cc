@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/deep_json.h"
+
 namespace plugboard::core {
 namespace {
 
@@ -69,6 +71,27 @@ TEST(ManifestTest, RefusesTwoManifestsInOneSection) {
   two.push_back('\0');
   two += two;
   EXPECT_NE(errorOf(two).find("more than one manifest"), std::string::npos);
+}
+
+// A number that does not fit an int is refused, never read as another: an ABI of 2^32 + 1
+// would otherwise pass for ABI 1 (found by fuzz/elf_manifest.cc).
+TEST(ManifestTest, RefusesIntegersAnIntCannotHold) {
+  const std::string head = R"({"kind":"deployer","name":"a","version":"1.0.0","deploys":["x"],)";
+  EXPECT_EQ(errorOf(head + R"("abi":4294967297})"), "manifest of 'a' has no integer 'abi'");
+  EXPECT_EQ(errorOf(head + R"("abi":-4294967295})"), "manifest of 'a' has no integer 'abi'");
+  EXPECT_EQ(errorOf(head + R"("abi":1,"priority":18446744073709551615})"),
+            "manifest member 'priority' must be an integer");
+  auto m = parseManifest(head + R"("abi":2147483647,"priority":-2147483648})");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->abi, 2147483647);
+  EXPECT_EQ(m->priority, -2147483648);
+}
+
+// A hostile plugin file yields an error, never a crash: the catalog copies what it parsed.
+TEST(ManifestTest, RefusesAManifestNestedBeyondTheLimit) {
+  const std::string deep = R"({"kind":"executor","name":"a","version":"1.0.0","abi":1,"x":)" +
+                           plugboard::testing::nestedArrays(plugboard::testing::kStackBreakingDepth) + "}";
+  EXPECT_EQ(errorOf(deep), "manifest is nested deeper than 512 levels");
 }
 
 }  // namespace

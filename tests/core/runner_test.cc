@@ -10,6 +10,7 @@ namespace plugboard::testing {
 namespace {
 
 using core::formatElapsed;
+using core::kMaxDuration;
 using core::Json;
 using core::StepPhase;
 using std::chrono::hours;
@@ -114,6 +115,23 @@ depends = ["hopeless"]
   EXPECT_EQ(step(report, "hopeless").message, "never");
   EXPECT_EQ(step(report, "hopeless").attempts, 2);
   EXPECT_EQ(step(report, "after").message, "skipped: dependency 'hopeless' Failed");
+}
+
+// backoff x factor^n beyond a duration's range is the longest duration (converting it
+// was undefined behaviour; the workflow file is anyone's).
+TEST_F(RunnerTest, ABackoffBeyondAHundredYearsWaitsAHundredYears) {
+  calls_.plan("huge", {Answer::failed("nope")});
+  env_.at(at(Millis(5000)), [&] { runner_->cancel(); });  // rather than wait 100 years
+  auto report = run(R"(name = "wf"
+[[steps]]
+id = "huge"
+plugin = "p"
+retry = { limit = 2, backoff = "1s", factor = 1e300 }
+)");
+  EXPECT_EQ(calls_.callTimes("huge"), (std::vector<Millis>{Millis(0), Millis(1000)}));
+  EXPECT_TRUE(changes_.saw("huge: Running: attempt 2 Failed: nope; retrying in " +
+                           formatElapsed(kMaxDuration)));
+  EXPECT_EQ(step(report, "huge").phase, StepPhase::kCancelled);
 }
 
 TEST_F(RunnerTest, ADeadlineCancelsTheCallAndFailsTheAttemptWhichIsRetried) {

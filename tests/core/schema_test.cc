@@ -51,5 +51,29 @@ TEST(SchemaTest, UnknownValuesPass) {
   EXPECT_TRUE(checkSchema(Json::parse(R"({"name":"?","count":"?"})"), kSchema, "args", unknown).empty());
 }
 
+// A whole number too large for an integer type is still an integer (converting it to one
+// was undefined behaviour, found by fuzz/schema.cc).
+TEST(SchemaTest, HugeWholeNumbersAreIntegers) {
+  const Json integer = {{"type", "integer"}};
+  EXPECT_TRUE(checkSchema(Json::parse("1e300"), integer, "args").empty());
+  EXPECT_TRUE(checkSchema(Json::parse("-1e300"), integer, "args").empty());
+  EXPECT_TRUE(checkSchema(Json::parse("2.0"), integer, "args").empty());
+  EXPECT_EQ(checkSchema(Json::parse("2.5"), integer, "args"),
+            std::vector<std::string>{"args: expected integer, got number"});
+}
+
+// Patterns come from plugin files and values from workflow files and other plugins'
+// outputs: neither may make a check take long or break the stack (std::regex did both).
+TEST(SchemaTest, PatternsTakeLinearTimeAndNoStack) {
+  const Json schema = {{"pattern", "(a|b|(c|(d|e)))*x"}};
+  EXPECT_EQ(checkSchema(std::string(200'000, 'a'), schema, "args"),
+            std::vector<std::string>{"args: does not match the pattern \"(a|b|(c|(d|e)))*x\""});
+  EXPECT_TRUE(checkSchema(std::string(200'000, 'a') + "x", schema, "args").empty());
+  EXPECT_TRUE(checkSchema(std::string(30, 'a'), {{"pattern", "^(a*)*b$"}}, "args").size() == 1);
+  // Patterns RE2 cannot compile are ignored, as invalid ones always were.
+  EXPECT_TRUE(checkSchema("x", {{"pattern", "(?=y)"}}, "args").empty());
+  EXPECT_TRUE(checkSchema("x", {{"pattern", "(["}}, "args").empty());
+}
+
 }  // namespace
 }  // namespace plugboard::core

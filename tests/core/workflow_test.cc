@@ -248,5 +248,28 @@ plugin = "echo"
             "input 'need' has no default: pass --param need=VALUE");
 }
 
+// Seconds times 1000 used to overflow, and TOML's inf and nan passed as a retry factor
+// (found by fuzz/workflow.cc).
+TEST(WorkflowTest, RefusesDurationsAndFactorsOutOfRange) {
+  auto problems = problemsOf(R"(name = "x"
+[[steps]]
+id = "a"
+plugin = "hello"
+timeout = 9223372036854775807
+retry = { backoff = "876001h", factor = inf }
+[[steps]]
+id = "b"
+plugin = "hello"
+retry = { factor = nan }
+)");
+  has(problems,
+      "wf.toml:5:11: step 'a': 'timeout': invalid duration '9223372036854775807': longer than "
+      "100 years");
+  has(problems,
+      "wf.toml:6:21: step 'a': 'retry.backoff': invalid duration '876001h': longer than 100 years");
+  has(problems, "wf.toml:6:41: step 'a': 'retry.factor' must be a number of at least 1");
+  has(problems, "wf.toml:10:20: step 'b': 'retry.factor' must be a number of at least 1");
+}
+
 }  // namespace
 }  // namespace plugboard::core

@@ -81,5 +81,22 @@ TEST(SizeTest, TakesAnOptionsJsonNumberOrString) {
   EXPECT_FALSE(parseSizeValue(nlohmann::json::array()).ok());
 }
 
+// A deadline made from a longer duration would overflow the clock's nanoseconds, and a
+// number of hundreds of digits used to come back as a negative duration.
+TEST(DurationTest, RefusesDurationsBeyondAHundredYears) {
+  EXPECT_EQ(ms("876000h"), kMaxDuration.count());
+  for (const std::string bad : {std::string("876001h"), std::string(400, '9') + "s",
+                                std::string("9223372036854775807s")}) {
+    auto d = parseDuration(bad);
+    ASSERT_FALSE(d.ok()) << bad;
+    EXPECT_EQ(d.error().message(), "invalid duration '" + bad + "': longer than 100 years");
+  }
+  EXPECT_EQ(durationFromSeconds(90)->count(), 90'000);
+  EXPECT_EQ(durationFromSeconds(kMaxDuration.count() / 1000)->count(), kMaxDuration.count());
+  EXPECT_EQ(durationFromSeconds(9223372036854775807).error().message(),
+            "invalid duration '9223372036854775807': longer than 100 years");
+  EXPECT_EQ(durationFromSeconds(-1).error().message(), "invalid duration -1: negative");
+}
+
 }  // namespace
 }  // namespace plugboard::host

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "plugboard/host/json_text.h"
+#include "tests/support/deep_json.h"
+
 namespace plugboard::host {
 namespace {
 
@@ -74,6 +77,34 @@ TEST(ProtocolTest, ReaderTakesANewLimitForTheLinesToCome) {
   EXPECT_EQ(reader.limit(), 16u);
   ASSERT_TRUE(reader.feed("{\"abcdefgh\":1}\n", lines).ok());
   EXPECT_EQ(lines.size(), 2u);
+}
+
+// Copying or writing a value recurses once per level: a frame nested some tens of
+// thousands of levels deep would break the stack of the side that reads it.
+TEST(ProtocolTest, RefusesMessagesNestedBeyondTheLimit) {
+  using plugboard::testing::kStackBreakingDepth;
+  using plugboard::testing::nestedArrays;
+  const auto result = [](std::size_t depth) {
+    return R"({"type":"result","id":1,"result":{"x":)" + nestedArrays(depth) + "}}";
+  };
+  EXPECT_EQ(errorOf(result(kMaxJsonDepth - 2), Sender::kPlugin), "ok");
+  EXPECT_TRUE(errorOf(result(kMaxJsonDepth - 1), Sender::kPlugin)
+                  .starts_with("a protocol message nested deeper than 512 levels: '{"));
+  EXPECT_NE(errorOf(result(kStackBreakingDepth), Sender::kPlugin).find("nested deeper"),
+            std::string::npos);
+  const std::string execute =
+      R"({"type":"execute","id":1,"request":{"args":)" + nestedArrays(kStackBreakingDepth) + "}}";
+  EXPECT_NE(errorOf(execute, Sender::kRuntime).find("nested deeper"), std::string::npos);
+}
+
+// The JSON library takes a NUL byte between tokens for the end of the text: without the
+// check, this line passed for a shutdown (found by fuzz/argo_args.cc's check against a
+// parse of the whole text).
+TEST(ProtocolTest, RefusesMessagesHoldingANulByte) {
+  using namespace std::string_view_literals;
+  EXPECT_EQ(errorOf("{\"type\":\"shutdown\"}\0garbage"sv, Sender::kRuntime),
+            "a protocol message holds a NUL byte, which JSON never does: "
+            "'{\"type\":\"shutdown\"} garbage'");
 }
 
 TEST(ProtocolTest, FramesAreOneLineEvenWithNewlinesInside) {

@@ -116,6 +116,29 @@ TEST(HostTest, ReadsFramesUpToTheLimitTheHelloSets) {
   EXPECT_EQ((*one)["result"]["phase"], "Succeeded") << *one;
 }
 
+// A result its frame would nest beyond the runtime's limit is that call's Error; the channel
+// stays in step for the next call.
+TEST(HostTest, AnswersAResultTooDeepForItsFrameWithAnError) {
+  const auto call = [](int id, const Json& args) {
+    return Json{{"type", "execute"}, {"id", id}, {"request", {{"args", args}}}};
+  };
+  // {"phase":"Succeeded","outputs":{"nested":[...]}}: two levels more than its arrays.
+  auto r = run({host(), fixture("scripted").string()},
+               lines({kHello, call(1, {{"nest", 509}}), call(2, {{"nest", 510}}), call(3, {}),
+                      {{"type", "shutdown"}}}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto messages = parseLines(r.out);
+  const Json* fits = resultFor(messages, 1);
+  const Json* deep = resultFor(messages, 2);
+  const Json* next = resultFor(messages, 3);
+  ASSERT_TRUE(fits && deep && next) << r.out;
+  EXPECT_EQ((*fits)["result"]["phase"], "Succeeded");
+  EXPECT_EQ((*deep)["result"]["phase"], "Error");
+  EXPECT_EQ((*deep)["result"]["message"],
+            "plugin 'scripted' returned a result nested deeper than 511 levels");
+  EXPECT_EQ((*next)["result"]["phase"], "Succeeded");
+}
+
 TEST(HostTest, CancelStopsARunningCall) {
   auto r = run({host(), plugin("sleep").string()},
                lines({kHello,

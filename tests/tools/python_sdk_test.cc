@@ -84,6 +84,13 @@ def execute(request):
             return pb.failed("never cancelled")
         if "blob" in args:
             return {"blob": "x" * args["blob"]}
+        if "nest" in args or "nest_parameter" in args:
+            nested = []
+            for _ in range(args.get("nest", args.get("nest_parameter")) - 1):
+                nested = [nested]
+            if "nest_parameter" in args:
+                return {"nested": nested}
+            return pb.succeeded().with_outputs({"nested": nested})
         return {"id": args.get("id", ""), "most": _most, "numbers": [1, 2]}
     finally:
         with _lock:
@@ -337,6 +344,35 @@ TEST_F(PythonSdkTest, KeepsEveryFrameWithinTheLimitTheHelloSets) {
   EXPECT_NE(small.err.find("has a \"frame_limit\" that is not an integer of at least 4096"),
             std::string::npos)
       << small.err;
+}
+
+// A result its frame would nest beyond the runtime's limit is that call's Error, however deep
+// (the JSON encoder alone would fail with a RecursionError); the channel stays in step.
+TEST_F(PythonSdkTest, AnswersAResultTooDeepForItsFrameWithAnError) {
+  auto r = python({script()}, lines({kHello, execute(1, {{"nest", 509}}), execute(2, {{"nest", 510}}),
+                                     execute(3, {{"nest", 100000}}), execute(4, {{"id", "next"}}),
+                                     execute(5, {{"nest_parameter", 100000}}), kShutdown}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const auto messages = parseLines(r.out);
+  const Json* fits = resultFor(messages, 1);
+  const Json* deep = resultFor(messages, 2);
+  const Json* deeper = resultFor(messages, 3);
+  const Json* next = resultFor(messages, 4);
+  ASSERT_TRUE(fits && deep && deeper && next) << r.out.substr(0, 400) << r.err;
+  EXPECT_EQ((*fits)["result"]["phase"], "Succeeded");
+  for (const Json* refused : {deep, deeper}) {
+    EXPECT_EQ((*refused)["result"]["phase"], "Error");
+    EXPECT_EQ((*refused)["result"]["message"],
+              "plugin 'scripted' returned a result nested deeper than 511 levels");
+  }
+  EXPECT_EQ((*next)["result"]["outputs"]["parameters"]["id"], "next") << *next;
+  // A parameter's value is written as JSON text, which no depth breaks either.
+  const Json* parameter = resultFor(messages, 5);
+  ASSERT_TRUE(parameter) << r.err;
+  EXPECT_EQ((*parameter)["result"]["phase"], "Error");
+  EXPECT_EQ((*parameter)["result"]["message"],
+            "plugin 'scripted' returned parameters that are not JSON: they nest too deep")
+      << *parameter;
 }
 
 TEST_F(PythonSdkTest, ExitsZeroAtShutdownOrEndOfInput) {

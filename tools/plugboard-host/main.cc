@@ -32,6 +32,7 @@
 #include <system_error>
 #include <thread>
 
+#include <plugboard/host/json_text.h>
 #include <plugboard/host/native.h>
 #include <plugboard/host/protocol.h>
 
@@ -234,12 +235,19 @@ int main(int argc, char** argv) {
         result = cancelled
                      ? std::string(R"({"phase":"Error","message":"cancelled before it started"})")
                      : instance.execute(id, request);
-        // A result that is not one JSON object would break the channel; the runtime gets an
-        // Error instead. (Raw newlines can only be whitespace in valid JSON.)
+        // A result that is not one JSON object, or one the runtime refuses for its depth,
+        // would break the channel; the runtime gets an Error instead. (Raw newlines can only
+        // be whitespace in valid JSON.)
         std::replace(result.begin(), result.end(), '\n', ' ');
-        if (result.empty() || !Json::accept(result)) {
+        if (result.empty() || host::holdsNul(result) || !Json::accept(result)) {
           result = Json{{"phase", "Error"},
                         {"message", "plugin '" + plugin_name + "' returned invalid JSON"}}
+                       .dump();
+        } else if (host::jsonDeeperThan(result, host::kMaxJsonDepth - 1)) {
+          // Its frame nests it one level deeper.
+          result = Json{{"phase", "Error"},
+                        {"message", "plugin '" + plugin_name + "' returned a result " +
+                                        host::tooDeepText(host::kMaxJsonDepth - 1)}}
                        .dump();
         }
       } catch (const std::bad_alloc&) {  // in this host's own handling of the result

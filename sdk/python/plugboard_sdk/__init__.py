@@ -384,6 +384,9 @@ class Plugin:
                 return succeeded(outcome)
             except (TypeError, ValueError) as e:
                 return error(f"plugin '{self.name}' returned parameters that are not JSON: {e}")
+            except RecursionError:
+                return error(f"plugin '{self.name}' returned parameters that are not JSON: "
+                             "they nest too deep")
         return error(f"plugin '{self.name}' returned {type(outcome).__name__} for RPC '{rpc}', "
                      "not a Result or a dict of parameters")
 

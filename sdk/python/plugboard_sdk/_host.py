@@ -26,6 +26,7 @@ _sdk = sys.modules[__package__]
 
 FRAME_LIMIT = 16 * 1024 * 1024  # bytes, newline excluded, unless the runtime's hello says
 MIN_FRAME_LIMIT = 4096          # the least a runtime may set
+MAX_DEPTH = 512                 # levels of arrays and objects a frame may nest; the runtime refuses more
 DRAIN_SECONDS = 10.0            # how long shutdown waits for the calls in flight
 
 
@@ -207,7 +208,10 @@ class Server:
 
     def _result_frame(self, call_id: int, result: dict, out_of_memory: bool) -> bytes:
         """The result frame, newline included: an Error instead of a result that is not
-        JSON or whose frame would exceed the frame limit."""
+        JSON, nests too deep for the runtime, or whose frame would exceed the frame limit."""
+        if _deeper_than(result, MAX_DEPTH - 1):  # the frame nests it one level deeper
+            result = error(f"plugin '{self.plugin.name}' returned a result nested deeper than "
+                           f"{MAX_DEPTH - 1} levels").to_json()
         frame: Dict[str, Any] = {"type": "result", "id": call_id, "result": result}
         if out_of_memory:
             frame["out_of_memory"] = True
@@ -383,6 +387,25 @@ def claim_stdout() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return _protocol_fd
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests arrays and objects more than `limit` levels deep (the value
+    itself, if one, is the first level). Iterative, so that no depth breaks the stack, and
+    it ends on a value that holds itself."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            children = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children)
+    return False
 
 
 def serve(plugin: Plugin, frame_limit: int = FRAME_LIMIT, drain_seconds: float = DRAIN_SECONDS) -> None:

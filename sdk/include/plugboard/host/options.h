@@ -22,8 +22,15 @@ namespace plugboard::host {
 
 using Millis = std::chrono::milliseconds;
 
-// The duration `text` names; the error says what is accepted.
+// The longest duration accepted: 100 years, so that a deadline made from it (a clock's
+// time plus the duration, in nanoseconds) cannot overflow.
+inline constexpr Millis kMaxDuration = std::chrono::hours(24 * 365 * 100);
+
+// The duration `text` names; the error says what is accepted. At most kMaxDuration.
 Expected<Millis> parseDuration(std::string_view text);
+// A number of seconds as a duration (files may give one bare); an error for a negative
+// number or one beyond kMaxDuration.
+Expected<Millis> durationFromSeconds(long long seconds);
 
 // `d` as Go's time.Duration.String() writes it ("1m30s", "250ms", "1.5s"), which Argo
 // reads and parseDuration() reads back.

@@ -45,7 +45,9 @@ enum class Sender { kRuntime, kPlugin };
 // Checks one frame (without its newline) sent by `from`: a JSON object whose "type" is
 // one `from` may send, with the members that type requires (and the optional members
 // "frame_limit" of the runtime's hello and "out_of_memory" of a result well-typed). The error says
-// what is wrong and quotes the start of the line, so that a plugin's stray print is recognisable.
+// what is wrong and quotes the start of the line, so that a plugin's stray print is recognisable. A
+// message nested deeper than kMaxJsonDepth or holding a NUL byte is refused
+// (plugboard/host/json_text.h).
 Expected<Json> parseFrame(std::string_view line, Sender from);
 
 // The frame for `message`: compact JSON and a newline. The JSON library escapes every
