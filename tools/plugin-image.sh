@@ -4,11 +4,13 @@
 # holding plugboard-host, the plugin and the shared libraries they need (found with ldd)
 # is imported with `podman import` (tools/lib/rootfs.sh).
 #
-#   tools/plugin-image.sh PLUGIN.so IMAGE [--host PATH] [--add PROGRAM]... [--podman PATH]
+#   tools/plugin-image.sh PLUGIN.so IMAGE [--host PATH] [--add PROGRAM]... [--label KEY=VALUE]...
+#                         [--podman PATH]
 #
 #   IMAGE      the name to give it, e.g. localhost/hello:1.2.0
 #   --host     plugboard-host to put in it (default: build/plugboard-host, else PATH)
 #   --add      another program to put in it, with its libraries (e.g. /usr/bin/true)
+#   --label    a label of the image, which its containers carry too
 #   --podman   the podman binary (default: podman in PATH)
 #
 # The image's command is `/usr/bin/plugboard-host /plugin/<name>.so`. Libraries the plugin
@@ -16,7 +18,7 @@
 # image another way. Prints the image's name on success.
 set -euo pipefail
 
-usage() { sed -n '6,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '6,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 2 ] || usage
 plugin=$1
 image=$2
@@ -25,10 +27,12 @@ root_dir=$(cd "$(dirname "$0")/.." && pwd)
 host=""
 podman=podman
 adds=()
+labels=()
 while [ $# -gt 0 ]; do
   case $1 in
     --host) host=$2; shift 2 ;;
     --add) adds+=("$2"); shift 2 ;;
+    --label) labels+=(--change "LABEL $2"); shift 2 ;;
     --podman) podman=$2; shift 2 ;;
     *) usage ;;
   esac
@@ -54,5 +58,5 @@ done
 rootfs_add_libraries "$rootfs" "$host" "$plugin" "${adds[@]}"
 rootfs_import "$rootfs" "$image" "$podman" \
   --change "CMD [\"/usr/bin/plugboard-host\", \"/plugin/$name\"]" \
-  --change "LABEL org.plugboard.plugin=$name"
+  --change "LABEL org.plugboard.plugin=$name" "${labels[@]}"
 echo "$image"

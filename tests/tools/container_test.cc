@@ -30,9 +30,12 @@ using Json = nlohmann::json;
 const char* const kHelloImage = "localhost/plugboard-test/hello:latest";
 const char* const kCrashyImage = "localhost/plugboard-test/crashy:latest";
 
-// The names of the containers plugboard made that still exist, running or not.
+// The names of the containers made from this suite's images (tests/support/make_test_images.sh
+// labels them) that still exist, running or not: other containers on the machine are not
+// this suite's business.
 std::string leftContainers() {
-  auto r = run({"podman", "ps", "--all", "--filter", "name=^plugboard-", "--format", "{{.Names}}"});
+  auto r = run({"podman", "ps", "--all", "--filter", "label=org.plugboard.test=container-tests",
+                "--format", "{{.Names}}"});
   EXPECT_EQ(r.exit_code, 0) << "podman ps failed: " << r.err;
   return r.exit_code == 0 ? r.out : "podman ps failed: " + r.err;
 }
