@@ -7,7 +7,6 @@
 // every test ends with serve still serving.
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -65,8 +64,9 @@ Node call(HttpClient& client, const std::string& key, const Json& args) {
 // A `memory` limit (RLIMIT_AS) leaves a sanitizer's runtime no room for its shadow memory
 // (tests/support/sanitizer.h): the memory cases test how the runtime handles plugins built
 // without one.
-#define SKIP_UNDER_SHADOW_MEMORY() \
-  if (plugboard::testing::kShadowMemory) GTEST_SKIP() << "a memory limit leaves the sanitizer no room"
+#define SKIP_UNDER_SHADOW_MEMORY()       \
+  if (plugboard::testing::kShadowMemory) \
+  GTEST_SKIP() << "a memory limit leaves the sanitizer no room"
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -149,6 +149,8 @@ class FaultProcessTest : public ::testing::Test {
     std::thread thread_;
   };
 
+  std::vector<std::string> leakUntilReplacedWhileACallWaits(const std::string& what);
+
   TempDir dir_;
   PluginDir plugins_{{"hello"}, {"hog"}};
   std::string key_;
@@ -158,11 +160,20 @@ class FaultProcessTest : public ::testing::Test {
 
 bool processExists(const std::string& pid) { return fs::exists("/proc/" + pid); }
 
-// Leaks one `what` per call until the child is replaced. Every call succeeds: the child is
-// replaced before it reaches its hard limit of open files. Returns the pids seen in order.
-std::vector<std::string> leakUntilReplaced(const std::function<Node(const Json&)>& call,
-                                           const std::string& what, const std::string& first_pid) {
-  std::vector<std::string> pids;
+// With one call waiting in the first child, leaks one `what` per call until the child is
+// replaced (every call succeeds: the child is replaced before it reaches its hard limit),
+// then checks that the waiting call finished in the first child and that child ended.
+// Returns the pids seen in order, the first child's first.
+std::vector<std::string> FaultProcessTest::leakUntilReplacedWhileACallWaits(
+    const std::string& what) {
+  const Node first = call({{"i", "first"}});
+  EXPECT_EQ(first.phase, "Succeeded") << first;
+  if (first.phase != "Succeeded") return {};
+  const std::string first_pid = first.param("pid");
+  Neighbour neighbour(*this, "a");
+  EXPECT_TRUE(neighbour.waitStarted());
+
+  std::vector<std::string> pids{first_pid};
   for (int i = 0; i < 400; ++i) {
     const Node n = call({{"leak", what}, {"i", i}});
     EXPECT_EQ(n.phase, "Succeeded") << "call " << i << ": " << n;
@@ -170,6 +181,13 @@ std::vector<std::string> leakUntilReplaced(const std::function<Node(const Json&)
     pids.push_back(n.param("pid"));
     if (pids.back() != first_pid) break;
   }
+  EXPECT_NE(pids.back(), first_pid) << "not replaced after " << pids.size() - 1 << " leaking calls";
+
+  const Node waited = neighbour.release();
+  EXPECT_EQ(waited.phase, "Succeeded") << waited;
+  EXPECT_EQ(waited.param("pid"), first_pid);  // finished in the child it started in
+  EXPECT_TRUE(eventually([&] { return !processExists(first_pid); }, std::chrono::seconds(60)))
+      << "the replaced child lingers";
   return pids;
 }
 
@@ -177,48 +195,28 @@ std::vector<std::string> leakUntilReplaced(const std::function<Node(const Json&)
 
 TEST_F(FaultProcessTest, AChildLeakingDescriptorsIsReplacedAtItsLimitAndItsCallsInFlightFinish) {
   start(kNative, "restart_at_open_files = 48, open_files = 256");
-  const Node first = call({{"i", "first"}});
-  ASSERT_EQ(first.phase, "Succeeded") << first;
-  const std::string pid = first.param("pid");
-  Neighbour neighbour(*this, "a");
-  ASSERT_TRUE(neighbour.waitStarted());
-
-  const auto pids = leakUntilReplaced([&](const Json& a) { return call(a); }, "fd", pid);
+  const auto pids = leakUntilReplacedWhileACallWaits("fd");
   ASSERT_FALSE(pids.empty());
-  EXPECT_NE(pids.back(), pid) << "not replaced after " << pids.size() << " leaking calls";
   // It held more than 48 descriptors only briefly (counted every 10 ms at most), never 256.
-  EXPECT_GT(pids.size(), 30u);
-
-  const Node waited = neighbour.release();
-  EXPECT_EQ(waited.phase, "Succeeded") << waited;
-  EXPECT_EQ(waited.param("pid"), pid);  // finished in the child it started in
-  EXPECT_TRUE(eventually([&] { return !processExists(pid); }, std::chrono::seconds(60))) << "the replaced child lingers";
+  EXPECT_GT(pids.size() - 1, 30u);
   const Node next = call({{"i", "next"}});
   EXPECT_EQ(next.param("pid"), pids.back()) << next;
   const std::string log = expectServingAndStop();
   EXPECT_TRUE(contains(log, "plugin 'hog' (process) holds ")) << log;
+  // The waiting call is in flight; so may be the next leaking call, sent as soon as the
+  // result before it arrived, when the count after that result is taken.
   EXPECT_TRUE(contains(log,
                        "open descriptors (option 'restart_at_open_files' is 48): the next "
-                       "call starts a new child; 1 call in flight finishes in this one"))
+                       "call starts a new child; 1 call in flight finishes in this one") ||
+              contains(log,
+                       "open descriptors (option 'restart_at_open_files' is 48): the next "
+                       "call starts a new child; 2 calls in flight finish in this one"))
       << log;
 }
 
 TEST_F(FaultProcessTest, AChildLeakingThreadsIsReplacedAtItsLimitAndItsCallsInFlightFinish) {
   start(kNative, "restart_at_threads = 32");
-  const Node first = call({{"i", "first"}});
-  ASSERT_EQ(first.phase, "Succeeded") << first;
-  const std::string pid = first.param("pid");
-  Neighbour neighbour(*this, "a");
-  ASSERT_TRUE(neighbour.waitStarted());
-
-  const auto pids = leakUntilReplaced([&](const Json& a) { return call(a); }, "thread", pid);
-  ASSERT_FALSE(pids.empty());
-  EXPECT_NE(pids.back(), pid) << "not replaced after " << pids.size() << " leaking calls";
-
-  const Node waited = neighbour.release();
-  EXPECT_EQ(waited.phase, "Succeeded") << waited;
-  EXPECT_EQ(waited.param("pid"), pid);
-  EXPECT_TRUE(eventually([&] { return !processExists(pid); }, std::chrono::seconds(60))) << "the replaced child lingers";
+  leakUntilReplacedWhileACallWaits("thread");
   const std::string log = expectServingAndStop();
   EXPECT_TRUE(contains(log, "threads (option 'restart_at_threads' is 32)")) << log;
 }
