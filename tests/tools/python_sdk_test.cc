@@ -315,25 +315,7 @@ TEST_F(PythonSdkTest, KeepsEveryFrameWithinTheLimitTheHelloSets) {
                   lines({hello, execute(1, {{"blob", 5000}}),
                          execute(2, {{"id", "b"}, {"log", "l"}, {"times", 10000}}), kShutdown}));
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::istringstream out(r.out);
-  for (std::string line; std::getline(out, line);)
-    EXPECT_LE(line.size(), 4096u) << line.substr(0, 80);
-  const auto messages = parseLines(r.out);
-  const Json* one = resultFor(messages, 1);
-  const Json* two = resultFor(messages, 2);
-  ASSERT_TRUE(one && two) << r.out.substr(0, 400);
-  EXPECT_EQ((*one)["result"]["phase"], "Error");
-  EXPECT_NE((*one)["result"].value("message", "").find("exceeds the frame limit of 4096 bytes"),
-            std::string::npos)
-      << *one;
-  EXPECT_EQ((*two)["result"]["phase"], "Succeeded") << *two;  // the channel stayed in step
-  bool cut = false;
-  for (const auto& m : messages) {
-    cut = cut || (m["type"] == "log" &&
-                  m.value("message", "").find("[cut to fit the protocol's frame limit]") !=
-                      std::string::npos);
-  }
-  EXPECT_TRUE(cut) << r.out.substr(0, 400);
+  expectFramesKeptWithin(4096, "scripted", r.out);
   // The limit binds what it reads too, and a limit below 4096 is refused.
   auto big = python({script()}, lines({hello, execute(1, {{"id", std::string(5000, 'x')}})}));
   EXPECT_EQ(big.exit_code, 2);
