@@ -132,14 +132,19 @@ TEST_F(TimedDispatchTest, AThreadPerCallAbandonsACallThatIgnoresTheCancel) {
   // The abandoned call keeps using its dispatcher, which must outlive the process (as the
   // CLI's does): it is never destroyed here.
   auto* dispatcher = new Dispatcher(std::make_shared<const Catalog>(catalog_), plugboard::testing::inProcess(), nullptr);
+  // Loaded first, and a deadline a loaded machine leaves the call time to start in: a
+  // cancel that comes before the plugin is entered stops the call cleanly instead.
+  CallControl control;
+  ASSERT_EQ(dispatcher->dispatch(scripted({{"message", "loaded"}}), control).outcome.phase,
+            Phase::kSucceeded);
   auto r =
       dispatchWithDeadline(*dispatcher, scripted({{"sleep_ms", 600'000}, {"ignore_cancel", true}}),
-                           Millis(20), Millis(20));
+                           Millis(300), Millis(20));
   EXPECT_TRUE(r.deadline_passed);
   EXPECT_TRUE(r.abandoned);
   EXPECT_EQ(r.dispatch.outcome.phase, Phase::kFailed);
   EXPECT_EQ(r.dispatch.outcome.message,
-            "deadline of 20ms passed; the call was cancelled but did not stop, and was abandoned");
+            "deadline of 300ms passed; the call was cancelled but did not stop, and was abandoned");
 }
 
 }  // namespace
