@@ -34,7 +34,8 @@ using Json = nlohmann::json;
 const char* const kClientImage = "localhost/plugboard-test/argo-client:latest";
 // The manifest's image with the crash_on_load fixture added, as docs/argo.md adds plugins.
 const char* const kAddedImage = "localhost/plugboard-test/argo-added:latest";
-const char* const kNamePrefix = "plugboard-argo-";
+// The containers this test makes are named with it, a prefix no plugboard deployer uses.
+const char* const kNamePrefix = "argo-pod-test-";
 const char* const kContainer = "spec.sidecar.container.";
 // The flags these machines' podman needs (docs/containers.md).
 const std::vector<std::string> kPodman = {"podman", "--runtime", "runc", "--cgroup-manager",
