@@ -23,6 +23,7 @@
 #include "tests/support/files.h"
 #include "tests/support/live_plugins.h"
 #include "tests/support/paths.h"
+#include "tests/support/sanitizer.h"
 #include "tests/support/server_process.h"
 
 namespace plugboard::testing {
@@ -277,7 +278,10 @@ TEST_F(HotLoadFaultTest, AThousandReloadsUnderLoadReturnToTheirLevel) {
   EXPECT_GT(ok, kSwaps);
   EXPECT_LE(after.fds, before.fds + 4);
   EXPECT_LE(after.threads, before.threads + 2);
-  EXPECT_LE(after.rss_kib, before.rss_kib + 32 * 1024);  // a leak of 32 KiB a reload fails this
+  // A leak of 32 KiB a reload fails this. Under a sanitizer, resident memory says nothing
+  // about leaks: ASan keeps freed blocks in quarantine (256 MiB) and neither keeps shadow
+  // memory level as library copies come and go; there LeakSanitizer checks serve at exit.
+  if (!kShadowMemory) EXPECT_LE(after.rss_kib, before.rss_kib + 32 * 1024);
   EXPECT_LE(copies().size(), 2u);
   EXPECT_EQ(serve.stop(), 0);
 }
