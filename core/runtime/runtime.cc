@@ -84,6 +84,8 @@ Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config) {
       DispatcherOptions{.priority = config.priority, .open = [shared](const CatalogEntry& entry) {
                           return shared->open(entry);
                         }});
+  runtime->nameDeployersWith(
+      [shared](const CatalogEntry& entry) { return shared->deployerOf(entry); });
   // Deployer modules dropped into their directories become usable too.
   runtime->watchAlso([dirs = config.deployer_dirs] { return dirs; },
                      [deployers = shared->sharedDeployers()] { return deployers->refresh(); });
