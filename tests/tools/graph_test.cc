@@ -61,16 +61,38 @@ TEST(GraphTest, EachStepShowsTheDeployerItChoosesOrIsGiven) {
   EXPECT_NE(r.out.find("\"shout\" [label=\"shout\\nmulti@1.0.0\\ntext.upper\\nnative\"]"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("\"count\" [label=\"count\\nmulti@1.0.0\\ntext.count\\nprocess memory=1G\"]"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("\"count\" [label=\"count\\nmulti@1.0.0\\ntext.count\\nprocess memory=1G\"]"),
+      std::string::npos)
       << r.out;
 }
 
-TEST(GraphTest, GraphvizRendersTheDotOfEveryExampleItCanCheck) {
+TEST(GraphTest, APolledStepAndRegistryPluginsShowHowTheyRun) {
+  auto polled = graph({example("pipeline.toml")});
+  ASSERT_EQ(polled.exit_code, 0) << polled.err;
+  EXPECT_NE(
+      polled.out.find(
+          "\"recount\" [label=\"recount\\nword-counter (polled)\\ntext.count\\ndeployer: ?\"]"),
+      std::string::npos)
+      << polled.out;
+  auto mixed = graph({example("mixed.toml"), "--registry", example("registry.toml")});
+  ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
+  EXPECT_NE(mixed.out.find("\"embedded\" [label=\"embedded\\npyhello@1.0.0\\ntemplate.execute\\n"
+                           "python mode=embedded\"]"),
+            std::string::npos)
+      << mixed.out;
+}
+
+TEST(GraphTest, GraphvizRendersTheDotOfEveryExample) {
   if (!hasDot()) GTEST_SKIP() << "Graphviz's dot is not installed (tools/setup.sh installs it)";
-  TempDir dir;
-  for (const char* name : {"hello.toml", "deployers.toml"}) {
-    auto r = graph({example(name)});
+  // The examples that name the registry's plugins need it; the others run without.
+  for (const std::string name :
+       {"hello.toml", "deployers.toml", "pipeline.toml", "mixed.toml", "containers.toml"}) {
+    std::vector<std::string> args = {example(name.c_str())};
+    if (name == "mixed.toml" || name == "containers.toml") {
+      args.insert(args.end(), {"--registry", example("registry.toml")});
+    }
+    auto r = graph(args);
     ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
     auto svg = run({"dot", "-Tsvg"}, r.out);
     EXPECT_EQ(svg.exit_code, 0) << name << ": " << svg.err;
