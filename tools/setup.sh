@@ -13,6 +13,7 @@ packages=(
   libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   time curl
+  graphviz chromium
 )
 read -r -a extra <<<"${SETUP_PACKAGES:-}"
 packages+=("${extra[@]}")

@@ -46,6 +46,8 @@ inline constexpr int kParallel = 2;
 inline constexpr Millis kCancelGrace = std::chrono::seconds(2);
 // Hot-load: quiet time after the last change in a watched directory before reloading.
 inline constexpr Millis kReloadDebounce{50};
+// serve: how many of the latest reloads the plugin list (and its status page) shows.
+inline constexpr std::size_t kRecentReloads = 20;
 // serve: the longest an Argo template.execute request is held. A call still running then
 // is answered Running (requeued after the poll interval) and goes on; Argo's own client
 // gives up after 30 s and sends the request again.

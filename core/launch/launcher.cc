@@ -286,14 +286,21 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
 }
 
 CatalogEntry Launcher::entryFor(std::shared_ptr<StartedPlugin> plugin, std::filesystem::path file,
-                                const std::string& id) {
+                                const std::string& id, std::string deployer) {
   CatalogEntry e;
   e.manifest = plugin->handle->manifest();
   e.file = std::move(file);
   e.label = e.manifest.name + "@" + e.manifest.version.text();
   e.load_path = std::string(kStartedPrefix) + id;
   e.keep = std::move(plugin);
+  e.deployer = std::move(deployer);
   return e;
+}
+
+std::string Launcher::deployerOf(const CatalogEntry& entry) const {
+  if (!entry.deployer.empty()) return entry.deployer;
+  auto target = place(entry);
+  return target ? target->deployer->manifest.name : std::string();
 }
 
 Expected<std::shared_ptr<StartedPlugin>> Launcher::open(const CatalogEntry& entry) {

@@ -97,10 +97,13 @@ class Launcher {
   // entryFor(), the plugin it holds.
   Expected<std::shared_ptr<StartedPlugin>> open(const CatalogEntry& entry);
 
-  // A catalog entry for a plugin already started (serve's registry plugins): `id` tells
-  // one start from another; open() returns `plugin` for it.
+  // A catalog entry for a plugin already started (serve's registry plugins) through
+  // `deployer` (its name): `id` tells one start from another; open() returns `plugin` for it.
   static CatalogEntry entryFor(std::shared_ptr<StartedPlugin> plugin, std::filesystem::path file,
-                               const std::string& id);
+                               const std::string& id, std::string deployer);
+  // The name of the deployer that runs `entry`: the one it was started through, else where
+  // place(entry) puts it; empty when it cannot be placed. Starts nothing.
+  std::string deployerOf(const CatalogEntry& entry) const;
 
   DeployerSet& deployers() { return *deployers_; }
   const DeployerSet& deployers() const { return *deployers_; }

@@ -129,7 +129,7 @@ bool RegistryPlugins::changed() {
 void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
                                  std::vector<CatalogProblem>& problems) {
   if (registryState() != registry_state_) reloadRegistry();
-  if (!registry_error_.empty()) problems.push_back({file_, registry_error_});
+  if (!registry_error_.empty()) problems.push_back({file_, registry_error_, true});
   std::set<std::string> present;
   for (const auto& e : entries) present.insert(toLower(e.manifest.name));
 
@@ -142,6 +142,7 @@ void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
     Started s = previous;
     if (previous.key != w.key) {  // new or changed: start it
       s.key = w.key;
+      s.deployer = w.target ? w.target->deployer->manifest.name : std::string();
       s.plugin = w.target ? launcher_.start(*w.target)
                           : Error("plugin " + w.label + ": " + w.target.error().message());
       if (s.plugin && toLower((*s.plugin)->handle->manifest().name) != w.name) {
@@ -158,13 +159,16 @@ void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
     const fs::path where = files.empty() ? file_ : files.front();
     if (!s.plugin) {
       problems.push_back(
-          {where, s.plugin.error().message() +
-                      (previous.plugin ? " (the version started before keeps serving)" : "")});
+          {where,
+           s.plugin.error().message() +
+               (previous.plugin ? " (the version started before keeps serving)" : ""),
+           /*from_registry=*/true});
       if (previous.plugin) s = previous;  // tried again when something changes
     }
     if (s.plugin) {
       entries.push_back(Launcher::entryFor(
-          *s.plugin, where, w.name + "/" + std::to_string(std::hash<std::string>{}(s.key))));
+          *s.plugin, where, w.name + "/" + std::to_string(std::hash<std::string>{}(s.key)),
+          s.deployer));
     }
     now.emplace(w.name, std::move(s));
   }

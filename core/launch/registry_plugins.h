@@ -45,6 +45,7 @@ class RegistryPlugins {
  private:
   struct Started {
     std::string key;  // deployer, artifact and the state of its files
+    std::string deployer;  // the name of the deployer it was started through
     // The plugin, or why it did not start.
     Expected<std::shared_ptr<StartedPlugin>> plugin = Error("not started");
   };

@@ -58,7 +58,7 @@ Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& p
     return st.error();
   }
   std::string label = manifest->name + "@" + manifest->version.text();
-  return CatalogEntry{std::move(*manifest), file, std::move(label), {}, {}};
+  return CatalogEntry{std::move(*manifest), file, std::move(label), {}, {}, {}};
 }
 
 std::vector<fs::path> listPluginFiles(const std::vector<fs::path>& dirs, const TrustPolicy& policy,

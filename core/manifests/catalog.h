@@ -36,6 +36,9 @@ struct CatalogEntry {
   // alive by `keep` while any catalog holds this entry.
   std::filesystem::path load_path;
   std::shared_ptr<const void> keep;
+  // The deployer (by name) that runs it, when that was decided before the catalog was made
+  // (plugins serve started from the registry); empty: decided when it is loaded.
+  std::string deployer;
 
   const std::filesystem::path& loadPath() const { return load_path.empty() ? file : load_path; }
 };
@@ -43,6 +46,7 @@ struct CatalogEntry {
 struct CatalogProblem {
   std::filesystem::path file;
   std::string message;
+  bool from_registry = false;  // a registry plugin that cannot start, not a plugin file
   std::string oneLine() const { return file.string() + ": refused: " + message; }
   bool operator==(const CatalogProblem&) const = default;
 };

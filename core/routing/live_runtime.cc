@@ -148,12 +148,22 @@ void LiveRuntime::reload() {
   if (previous) ++reloads_;
   std::set<std::filesystem::path> refused;
   for (const auto& p : catalog->problems()) refused.insert(p.file);
+  const auto now = std::chrono::system_clock::now();
   for (const auto& c : state.changes) {
     if (!c.new_version.empty() && refused.count(c.file)) continue;  // logged as refused
     spdlog::info("{}: plugin '{}' {} -> {} in {}", c.file.string(), c.name,
                  c.old_version.empty() ? "(new)" : c.old_version,
                  c.new_version.empty() ? "(removed)" : c.new_version, formatElapsed(took));
+    if (!previous) continue;  // the start, not a reload
+    std::lock_guard lock(recent_mu_);
+    recent_.push_front({now, c.file, c.name, c.old_version, c.new_version, took});
+    if (recent_.size() > defaults::kRecentReloads) recent_.pop_back();
   }
+}
+
+std::vector<ReloadRecord> LiveRuntime::recentReloads() const {
+  std::lock_guard lock(recent_mu_);
+  return {recent_.begin(), recent_.end()};
 }
 
 void LiveRuntime::watchLoop(Millis debounce) {

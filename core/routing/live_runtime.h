@@ -8,11 +8,17 @@
 // New calls go to the newest generation; a call in flight holds its generation, so an old
 // version finishes its calls and is unloaded when its last caller is done.
 //
-// Thread-safety: current(), draining() and reloads() from any thread.
+// Each applied change is logged and kept among the latest defaults::kRecentReloads
+// (recentReloads()), with how long applying it took.
+//
+// Thread-safety: current(), draining(), reloads(), recentReloads() and deployerOf() from
+// any thread.
 #ifndef PLUGBOARD_CORE_ROUTING_LIVE_RUNTIME_H_
 #define PLUGBOARD_CORE_ROUTING_LIVE_RUNTIME_H_
 
 #include <atomic>
+#include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,6 +33,16 @@
 #include "core/manifests/trust.h"
 
 namespace plugboard::core {
+
+// One plugin file's change, applied by a reload.
+struct ReloadRecord {
+  std::chrono::system_clock::time_point at;  // when it was applied
+  std::filesystem::path file;
+  std::string plugin;
+  std::string old_version;  // empty: a new plugin
+  std::string new_version;  // empty: removed
+  Millis took{0};           // applying the reload it was part of
+};
 
 class LiveRuntime {
  public:
@@ -45,6 +61,16 @@ class LiveRuntime {
   // Labels (name@version) of plugins of older generations that still run calls.
   std::vector<std::string> draining() const;
   int reloads() const { return reloads_.load(); }
+  // The latest changes applied after the start, newest first.
+  std::vector<ReloadRecord> recentReloads() const;
+  // Before start(): how deployerOf() names the deployer that runs an entry.
+  void nameDeployersWith(std::function<std::string(const CatalogEntry&)> name) {
+    deployer_of_ = std::move(name);
+  }
+  // The deployer that runs `entry`, by name; empty when not known.
+  std::string deployerOf(const CatalogEntry& entry) const {
+    return deployer_of_ ? deployer_of_(entry) : entry.deployer;
+  }
   // Applies the plugin directories' current state now (what the watcher does).
   void reload();
   // Before start(): also watch the directories `dirs` returns (asked again after each
@@ -67,6 +93,7 @@ class LiveRuntime {
   std::vector<std::function<std::vector<std::filesystem::path>()>> other_dirs_;
   std::vector<std::function<bool()>> others_changed_;
   ExtraEntries extra_;
+  std::function<std::string(const CatalogEntry&)> deployer_of_;
   TrustPolicy trust_;
   DispatcherOptions options_;
   std::unique_ptr<PluginMirror> mirror_;
@@ -74,6 +101,8 @@ class LiveRuntime {
   std::shared_ptr<Dispatcher> current_;
   std::vector<std::weak_ptr<Dispatcher>> old_;
   std::atomic<int> reloads_{0};
+  mutable std::mutex recent_mu_;     // guards recent_
+  std::deque<ReloadRecord> recent_;  // newest first
   int inotify_ = -1;
   int wake_[2] = {-1, -1};
   std::vector<int> watches_;

@@ -6,6 +6,14 @@
 #include "core/workflows/workflow_check.h"
 
 namespace plugboard::core {
+namespace {
+
+// The plugin a step names, with the deployer it chooses.
+PluginRef refOf(const WorkflowStep& step) {
+  return {step.plugin, step.version, step.deployer, step.deploy_options};
+}
+
+}  // namespace
 
 Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep_started) {
   auto deployers =
@@ -62,7 +70,7 @@ Expected<PreparedWorkflow> Runtime::prepare(
 Status Runtime::deployersReady(const Workflow& workflow) {
   std::string problems;
   for (const auto& step : workflow.steps) {
-    const PluginRef ref{step.plugin, step.version, step.deployer, step.deploy_options};
+    const PluginRef ref = refOf(step);
     if (launcher_->dispatched(ref, catalog_)) continue;
     auto target = launcher_->place(ref, &catalog_);
     if (!target) continue;  // checkWorkflow reported it
@@ -75,6 +83,21 @@ Status Runtime::deployersReady(const Workflow& workflow) {
   return Status::Ok();
 }
 
+StepPlace Runtime::place(const WorkflowStep& step) const {
+  const PluginRef ref = refOf(step);
+  if (launcher_->dispatched(ref, catalog_)) {
+    // Through the dispatcher: the plugin-directory file it finds, placed when it loads.
+    const CatalogEntry* entry = catalog_.find(step.plugin, step.version);
+    if (entry == nullptr) return {step.plugin, "", true};
+    auto target = launcher_->place(*entry);
+    if (!target) return {entry->label, "", false};
+    return {entry->label, target->deployer->manifest.name, false, target->options};
+  }
+  auto target = launcher_->place(ref, &catalog_);
+  if (!target) return {step.plugin, "", false};
+  return {target->plugin, target->deployer->manifest.name, false, target->options};
+}
+
 Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config) {
   auto launcher = makeLauncher(config, /*keep_started=*/false);
   if (!launcher) return launcher.error();
@@ -84,6 +107,8 @@ Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config) {
       DispatcherOptions{.priority = config.priority, .open = [shared](const CatalogEntry& entry) {
                           return shared->open(entry);
                         }});
+  runtime->nameDeployersWith(
+      [shared](const CatalogEntry& entry) { return shared->deployerOf(entry); });
   // Deployer modules dropped into their directories become usable too.
   runtime->watchAlso([dirs = config.deployer_dirs] { return dirs; },
                      [deployers = shared->sharedDeployers()] { return deployers->refresh(); });

@@ -34,6 +34,14 @@ struct PreparedWorkflow {
   Json inputs;
 };
 
+// Where a workflow step runs, as `run` would place it; nothing is started.
+struct StepPlace {
+  std::string plugin;    // name@version as resolved; the key as written when no plugin has it
+  std::string deployer;  // by name; empty when not known (polled, or it cannot be placed)
+  bool polled = false;   // no plugin has the key: the providers of the step's RPC are polled
+  Json options = Json::object();  // the deployer's options the step or [deploy] gives
+};
+
 class Runtime {
  public:
   // Errors: the registry file cannot be read or parsed.
@@ -55,6 +63,8 @@ class Runtime {
   // that cannot work here (podman not installed, say) fails the run before any step
   // starts. The error lists each such step and why, one per line.
   Status deployersReady(const Workflow& workflow);
+  // Where `step` runs: its plugin and deployer, decided as for a run. Starts nothing.
+  StepPlace place(const WorkflowStep& step) const;
 
  private:
   Runtime(Config config, Catalog catalog, std::shared_ptr<Launcher> launcher);

@@ -11,6 +11,7 @@
 #include <boost/asio/error.hpp>
 
 #include "core/serving/argo.h"
+#include "core/serving/status_page.h"
 
 namespace plugboard::core {
 namespace {
@@ -46,6 +47,29 @@ std::string isoTime(std::chrono::system_clock::time_point t) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&secs));
   return buf;
+}
+
+// The q-quantile of the latencies counted in `buckets` (cumulative, by kBuckets' upper
+// bounds) in seconds, interpolated within its bucket as Prometheus' histogram_quantile()
+// does; past the last bound, that bound. Null without calls.
+Json quantile(double q, const std::array<std::atomic<std::uint64_t>, kBuckets.size()>& buckets,
+              std::uint64_t calls) {
+  if (calls == 0) return nullptr;
+  const double rank = q * static_cast<double>(calls);
+  double lower = 0, below = 0;
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    const auto count = static_cast<double>(buckets[i].load());
+    if (count >= rank && count > below) {
+      return lower + (kBuckets[i] - lower) * (rank - below) / (count - below);
+    }
+    lower = kBuckets[i];
+    below = count;
+  }
+  return kBuckets.back();
+}
+
+Json versionOrNull(const std::string& version) {
+  return version.empty() ? Json(nullptr) : Json(version);
 }
 
 }  // namespace
@@ -156,6 +180,17 @@ HttpResponse HttpRouter::handle(const HttpRequest& req, SlowCallHelp* help) {
   if (target == "/readyz") return text(http::status::ok, "ready\n", v);
   if (target == "/metrics")
     return text(http::status::ok, metrics(), v, "text/plain; version=0.0.4");
+  if (target == "/" || target == "/ui") {
+    if (req.method() != http::verb::get)
+      return error(http::status::method_not_allowed, "use GET", v);
+    // The page holds no data: it reads /api/v1/plugins, with the token its user gives it.
+    HttpResponse page =
+        text(http::status::ok, std::string(statusPage()), v, "text/html; charset=utf-8");
+    page.set("Content-Security-Policy", kStatusPagePolicy);
+    page.set(http::field::cache_control, "no-cache");
+    page.set("X-Content-Type-Options", "nosniff");
+    return page;
+  }
   if (!target.starts_with("/api/v1/")) {
     return error(http::status::not_found, "no such path: " + std::string(target), v);
   }
@@ -301,26 +336,45 @@ Json HttpRouter::pluginList() {
       if (label.rfind(e.manifest.name + "@", 0) == 0) old.push_back(label);
     }
     PluginStats& s = statsFor(e.label);
-    Json item = {{"name", e.manifest.name},
-                 {"version", e.manifest.version.text()},
-                 {"provides", e.manifest.provides},
-                 {"file", e.file.string()},
-                 {"state", state.loaded               ? "loaded"
-                           : state.load_error.empty() ? "available"
-                                                      : "error"},
-                 {"calls", s.calls.load()},
-                 {"errors", s.errors.load()},
-                 {"draining_versions", std::move(old)}};
+    const std::uint64_t calls = s.calls.load();
+    Json item = {
+        {"name", e.manifest.name},
+        {"version", e.manifest.version.text()},
+        {"provides", e.manifest.provides},
+        {"file", e.file.string()},
+        {"state", state.loaded               ? "loaded"
+                  : state.load_error.empty() ? "available"
+                                             : "error"},
+        {"deployer", runtime_.deployerOf(e)},
+        {"calls", calls},
+        {"errors", s.errors.load()},
+        {"latency_seconds",
+         {{"p50", quantile(0.5, s.buckets, calls)}, {"p99", quantile(0.99, s.buckets, calls)}}},
+        {"draining_versions", std::move(old)}};
     item["loaded_at"] = state.loaded ? Json(isoTime(state.loaded_at)) : Json(nullptr);
     if (!state.load_error.empty()) item["error"] = state.load_error;
     list.push_back(std::move(item));
   }
   for (const auto& p : dispatcher->catalog().problems()) {
-    list.push_back({{"file", p.file.string()}, {"state", "error"}, {"error", p.message}});
+    list.push_back({{"file", p.file.string()},
+                    {"state", "error"},
+                    {"error", p.message},
+                    {"source", p.from_registry ? "registry" : "plugin_dir"}});
   }
   Json conflicts = Json::array();
   for (const auto& c : dispatcher->catalog().conflicts()) conflicts.push_back(c.toJson());
-  return {{"plugins", std::move(list)}, {"conflicts", std::move(conflicts)}};
+  Json recent = Json::array();
+  for (const auto& r : runtime_.recentReloads()) {
+    recent.push_back({{"at", isoTime(r.at)},
+                      {"file", r.file.string()},
+                      {"plugin", r.plugin},
+                      {"from", versionOrNull(r.old_version)},
+                      {"to", versionOrNull(r.new_version)},
+                      {"took_ms", r.took.count()}});
+  }
+  return {{"plugins", std::move(list)},
+          {"conflicts", std::move(conflicts)},
+          {"reloads", {{"total", runtime_.reloads()}, {"recent", std::move(recent)}}}};
 }
 
 std::string HttpRouter::metrics() {

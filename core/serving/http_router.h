@@ -2,15 +2,17 @@
 // Internal to the HTTP server (core/serving/http_server.h); tests drive it in-process.
 //
 // handle() takes a parsed request (method, target, headers, body) and returns the
-// response (status, headers, body): the Argo endpoint, /api/v1/plugins, direct calls,
-// /healthz, /readyz, /metrics, the token check and every error status. A template whose
+// response (status, headers, body): the Argo endpoint, /api/v1/plugins (with each plugin's
+// deployer and latency percentiles, and the latest reloads), direct calls, /healthz,
+// /readyz, /metrics, the status page at / and /ui (core/serving/status_page.h), the token
+// check and every error status. A template whose
 // key no hosted plugin has is answered {} without a call unless `poll_unknown` is set; a
 // poll for it that ends in Error is counted and answered {} too. Requests that could not
 // be read get their answer from readFailed(). The router runs every call on the calling
 // thread with the configured call deadline, Argo's template.execute calls through
 // core/serving/argo_calls.h (each run once however often Argo sends it, answered Running
-// at the reply deadline through SlowCallHelp::answerNow while it goes on); it counts calls per plugin and
-// responses by status for /metrics.
+// at the reply deadline through SlowCallHelp::answerNow while it goes on); it counts calls per
+// plugin and responses by status for /metrics.
 //
 // Thread-safety: every member may be called from any thread at once, except that
 // drain() and waitForCalls() are meant for the one thread that shuts the server down.

@@ -200,6 +200,13 @@ TEST_F(HttpRouterTest, CallsPluginsDirectlyListsThemAndCountsCalls) {
   EXPECT_EQ(by_name["multi"]["provides"], Json({"text.upper", "text.count"}));
   EXPECT_EQ(by_name["hello"]["state"], "available");
   EXPECT_TRUE(by_name["hello"]["loaded_at"].is_null());
+  // Latency percentiles from the histogram /metrics exports: none before the first call.
+  const Json& latency = by_name["multi"]["latency_seconds"];
+  ASSERT_TRUE(latency["p50"].is_number()) << list.dump();
+  EXPECT_GT(latency["p50"].get<double>(), 0);
+  EXPECT_LE(latency["p50"].get<double>(), latency["p99"].get<double>());
+  EXPECT_EQ(by_name["hello"]["latency_seconds"], Json({{"p50", nullptr}, {"p99", nullptr}}));
+  EXPECT_EQ(list["reloads"], Json({{"total", 0}, {"recent", Json::array()}}));
 
   const std::string metrics = get("/metrics").body();
   EXPECT_NE(metrics.find("plugboard_calls_total{plugin=\"multi@1.0.0\"} 1\n"), std::string::npos)

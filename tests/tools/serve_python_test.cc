@@ -3,6 +3,7 @@
 // change leaves the version started before serving.
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -97,6 +98,20 @@ TEST_P(ServePythonTest, AChangedPythonPluginIsStartedAgainAndABrokenOneLeavesThe
     return client.request("GET", "/api/v1/plugins").body.find("SyntaxError") != std::string::npos;
   })) << client.request("GET", "/api/v1/plugins").body << serve.output();
   EXPECT_EQ(parameters(client, "greeter", {{"name", "Bob"}})["greeting"], "Howdy, Bob!");
+  // The list (and the status page) names each plugin's deployer, and tells the refusal
+  // apart from a refused plugin file.
+  const Json listed = Json::parse(client.request("GET", "/api/v1/plugins").body);
+  std::map<std::string, std::string> deployers, sources;
+  for (const auto& p : listed["plugins"]) {
+    if (p.contains("name")) deployers[p["name"]] = p["deployer"];
+    if (!p.contains("name")) sources[p["error"]] = p["source"];
+  }
+  EXPECT_EQ(deployers,
+            (std::map<std::string, std::string>{{"echo", "native"}, {"greeter", "python"}}))
+      << listed.dump(2);
+  ASSERT_EQ(sources.size(), 1u) << listed.dump(2);
+  EXPECT_NE(sources.begin()->first.find("SyntaxError"), std::string::npos);
+  EXPECT_EQ(sources.begin()->second, "registry");
   EXPECT_EQ(serve.stop(), 0);
 }
 

@@ -34,6 +34,7 @@ int cmdRun(const Args& args);
 int cmdExec(const Args& args);
 int cmdValidate(const Args& args);
 int cmdServe(const Args& args);
+int cmdGraph(const Args& args);
 
 // Options every command accepts: --help, --log-level.
 boost::program_options::options_description commonOptions();

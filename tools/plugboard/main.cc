@@ -13,6 +13,7 @@ Commands:
   inspect FILE   show a plugin file's manifest (read without loading; --load to load it)
   run WORKFLOW   run a workflow file (TOML) on the installed plugins
   validate WF    check a workflow file without loading any plugin
+  graph WF       a workflow's step graph as Graphviz DOT or Mermaid
   exec           answer one Argo ExecuteTemplateArgs (stdin) with an ExecuteTemplateReply
   serve          serve Argo's executor-plugin HTTP protocol and the runtime's API
   call NAME      call one plugin directly with JSON args
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   if (command == "call") return cmdCall(args);
   if (command == "run") return cmdRun(args);
   if (command == "validate") return cmdValidate(args);
+  if (command == "graph") return cmdGraph(args);
   if (command == "exec") return cmdExec(args);
   if (command == "serve") return cmdServe(args);
   std::cerr << "plugboard: unknown command '" << command << "'\n" << kUsage << "\n";

@@ -1,0 +1,96 @@
+// plugboard graph WORKFLOW: the step graph as Graphviz DOT or Mermaid, optionally
+// coloured by the phases of a `run --output json` result.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "tools/plugboard/cli.h"
+#include "tools/plugboard/graph.h"
+
+namespace plugboard::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+// The phase of each step of a `run --output json` result in `file`, by step id; prints
+// the problem (naming the file) and returns nullopt when it is not one.
+std::optional<std::map<std::string, std::string>> phasesOf(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    std::cerr << "plugboard: " << file << ": cannot read the run output\n";
+    return std::nullopt;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const core::Json result = core::Json::parse(text.str(), nullptr, false);
+  const auto steps = result.is_object() ? result.find("steps") : result.end();
+  if (result.is_discarded() || !result.is_object() || steps == result.end() || !steps->is_array()) {
+    std::cerr << "plugboard: " << file
+              << ": not the output of `plugboard run --output json` (a JSON object with "
+                 "\"steps\")\n";
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> out;
+  for (const auto& step : *steps) {
+    if (!step.is_object() || !step.contains("id") || !step["id"].is_string() ||
+        !step.contains("phase") || !step["phase"].is_string()) {
+      std::cerr << "plugboard: " << file << ": a step without a string \"id\" and \"phase\"\n";
+      return std::nullopt;
+    }
+    out[step["id"].get<std::string>()] = step["phase"].get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmdGraph(const Args& args) {
+  po::options_description options("graph options");
+  addPluginDirsOption(options);
+  addParamOption(options);
+  options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)")(
+      "format,f", po::value<std::string>()->default_value("dot"), "dot (Graphviz) or mermaid")(
+      "run-output", po::value<std::string>(),
+      "colour the steps by their phases in FILE, the output of `plugboard run --output json`");
+  po::positional_options_description positional;
+  positional.add("workflow", 1);
+  po::variables_map vm;
+  int exit_code = kExitOk;
+  if (!parseArgs(args,
+                 "usage: plugboard graph WORKFLOW --plugins DIR [--format dot|mermaid] "
+                 "[--run-output FILE] [--param K=V]...",
+                 options, positional, vm, exit_code)) {
+    return exit_code;
+  }
+  const std::string format = vm["format"].as<std::string>();
+  if (format != "dot" && format != "mermaid") {
+    std::cerr << "plugboard: --format must be dot or mermaid, got '" << format << "'\n";
+    return kExitUsage;
+  }
+  auto config = settings(vm);
+  auto given = config ? params(vm) : std::nullopt;
+  if (!config || !given) return kExitUsage;
+  std::map<std::string, std::string> phases;
+  if (vm.count("run-output")) {
+    auto read = phasesOf(vm["run-output"].as<std::string>());
+    if (!read) return kExitUsage;
+    phases = std::move(*read);
+  }
+  auto runtime = openRuntime(*config);
+  if (!runtime) return kExitUsage;
+  auto prepared = runtime->prepare(vm["workflow"].as<std::string>(), *given);
+  if (!prepared) {
+    std::cerr << prepared.error().message() << "\n";
+    return kExitUsage;
+  }
+  std::vector<GraphStep> steps;
+  for (const auto& step : prepared->workflow.steps) {
+    auto phase = phases.find(step.id);
+    steps.push_back({&step, runtime->place(step), phase == phases.end() ? "" : phase->second});
+  }
+  std::cout << (format == "dot" ? toDot(prepared->workflow, steps)
+                                : toMermaid(prepared->workflow, steps));
+  return kExitOk;
+}
+
+}  // namespace plugboard::cli
