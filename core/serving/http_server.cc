@@ -462,14 +462,20 @@ Expected<std::string> HttpServer::start() {
   return bound.address().to_string() + ":" + std::to_string(bound.port());
 }
 
-int HttpServer::shutdown() {
+void HttpServer::drain() {
   Impl& s = *impl_;
+  if (s.router.draining()) return;
   s.router.drain();
   asio::post(*s.loops[0], [&s] {
     beast::error_code ec;
     s.acceptor->close(ec);
     s.accept_pause->cancel();
   });
+}
+
+int HttpServer::shutdown() {
+  Impl& s = *impl_;
+  drain();
   const int still_running = s.router.waitForCalls(s.options.grace_period);
   std::vector<std::shared_ptr<Session>> open;
   {

@@ -69,9 +69,11 @@ class HttpServer {
 
   // Binds and starts accepting. Returns the bound "host:port".
   Expected<std::string> start();
-  // Stops accepting, answers 503 to new requests, lets calls in flight finish within the
-  // grace period, closes every connection. Returns the number of calls still running
-  // when the grace period ended.
+  // Stops accepting and answers 503 to new requests from now on (readiness included);
+  // calls in flight go on. Idempotent; shutdown() begins with it.
+  void drain();
+  // Drains, lets calls in flight finish within the grace period, closes every connection.
+  // Returns the number of calls still running when the grace period ended.
   int shutdown();
 
  private:

@@ -155,6 +155,7 @@ int cmdServe(const Args& args) {
 
   int signal = 0;
   sigwait(&set, &signal);
+  server.drain();  // before saying so: from the line on, new work is refused
   spdlog::warn("{}: shutting down; calls in flight have {} to finish",
                signal == SIGTERM ? "SIGTERM" : "SIGINT",
                core::formatElapsed(server_options.grace_period));
