@@ -12,8 +12,7 @@ packages=(
   libboost-dev libboost-program-options-dev
   libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
-  time curl
-  graphviz chromium
+  time curl ccache graphviz
 )
 read -r -a extra <<<"${SETUP_PACKAGES:-}"
 packages+=("${extra[@]}")
