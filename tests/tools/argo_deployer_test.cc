@@ -30,8 +30,8 @@ namespace {
 using Json = nlohmann::json;
 
 std::string leftContainers() {
-  auto r = run({"podman", "ps", "--all", "--filter", "name=^plugboard-argo-", "--format",
-                "{{.Names}}"});
+  auto r =
+      run({"podman", "ps", "--all", "--filter", "name=^plugboard-argo-", "--format", "{{.Names}}"});
   return r.exit_code == 0 ? r.out : "podman ps failed: " + r.err;
 }
 
@@ -62,9 +62,11 @@ class ArgoDeployerTest : public ::testing::Test {
     ASSERT_EQ(leftContainers(), "") << "containers left by something else";
     tokens_before_ = tokenDirectories();
     const std::string m = manifest();
-    std::string registry = "[plugins.argo-greeter.\"1.0.0\"]\nargo = \"" + dir_.write("plugin.yaml", m) + "\"\n";
+    std::string registry =
+        "[plugins.argo-greeter.\"1.0.0\"]\nargo = \"" + dir_.write("plugin.yaml", m) + "\"\n";
     const auto add = [&](const std::string& name, const std::string& yaml) {
-      registry += "[plugins." + name + ".\"1.0.0\"]\nargo = \"" + dir_.write(name + ".yaml", yaml) + "\"\n";
+      registry +=
+          "[plugins." + name + ".\"1.0.0\"]\nargo = \"" + dir_.write(name + ".yaml", yaml) + "\"\n";
     };
     add("not-a-plugin", replaced(m, "kind: ExecutorPlugin", "kind: Pod"));
     add("no-port", replaced(m, "      ports:\n        - containerPort: 4355\n", ""));
@@ -77,10 +79,17 @@ class ArgoDeployerTest : public ::testing::Test {
     EXPECT_EQ(tokenDirectories(), tokens_before_) << "token directories left behind";
   }
 
-  std::vector<std::string> runArgs(const std::string& workflow, std::vector<std::string> more = {}) {
-    std::vector<std::string> argv = {binary().string(), "run", dir_.write("wf.toml", workflow),
-                                     "--plugins", pluginDir().string(), "--registry",
-                                     (dir_.path() / "registry.toml").string(), "--output", "json"};
+  std::vector<std::string> runArgs(const std::string& workflow,
+                                   std::vector<std::string> more = {}) {
+    std::vector<std::string> argv = {binary().string(),
+                                     "run",
+                                     dir_.write("wf.toml", workflow),
+                                     "--plugins",
+                                     pluginDir().string(),
+                                     "--registry",
+                                     (dir_.path() / "registry.toml").string(),
+                                     "--output",
+                                     "json"};
     argv.insert(argv.end(), more.begin(), more.end());
     return argv;
   }
@@ -187,19 +196,25 @@ plugin = "ghost"
     const Json step = reportStep(report, id);
     EXPECT_EQ(step["phase"], phase) << step;
     const std::string message = step["message"];
-    for (const auto& part : parts) EXPECT_NE(message.find(part), std::string::npos) << id << ": " << message;
+    for (const auto& part : parts)
+      EXPECT_NE(message.find(part), std::string::npos) << id << ": " << message;
   };
-  expectStep("garbage", "Error", {"plugin 'argo-greeter' (argo)", "the reply is not JSON", "this is not JSON"});
+  expectStep("garbage", "Error",
+             {"plugin 'argo-greeter' (argo)", "the reply is not JSON", "this is not JSON"});
   expectStep("boom", "Error", {"plugin 'argo-greeter' (argo): 500 Internal Server Error: boom"});
-  expectStep("phase", "Error", {"node.phase is \"Exploded\"", "expected Succeeded, Failed, Error, Running or Pending"});
+  expectStep(
+      "phase", "Error",
+      {"node.phase is \"Exploded\"", "expected Succeeded, Failed, Error, Running or Pending"});
   expectStep("hang", "Failed", {"deadline of 2.0s passed"});
   expectStep("token", "Error", {"403 Forbidden: forbidden"});
-  expectStep("silent", "Error", {"plugin 'argo-greeter' (image localhost/plugboard-test/argo-sidecar:latest)",
-                                 "did not open port 4355 within 1000ms", "not listening, as asked"});
+  expectStep("silent", "Error",
+             {"plugin 'argo-greeter' (image localhost/plugboard-test/argo-sidecar:latest)",
+              "did not open port 4355 within 1000ms", "not listening, as asked"});
   expectStep("kind", "Error", {"not an ExecutorPlugin manifest: kind is 'Pod'"});
   expectStep("port", "Error", {"spec.sidecar.container.ports: at least one port is mandatory"});
-  expectStep("ghost", "Error", {"plugin 'argo-greeter' (image localhost/plugboard-test/missing:1)",
-                                "ended before it opened port 4355", "image not known"});
+  expectStep("ghost", "Error",
+             {"plugin 'argo-greeter' (image localhost/plugboard-test/missing:1)",
+              "ended before it opened port 4355", "image not known"});
   EXPECT_EQ(report["abandoned_calls"], 0);
 }
 
@@ -265,11 +280,11 @@ data:
     securityContext:
       runAsUser: 8737
 )";
-  const std::string registry = dir_.write(
-      "serve-registry.toml", "[plugins.argo-greeter.\"1.0.0\"]\nargo = \"" +
-                                 (dir_.path() / "plugin.yaml").string() + "\"\n" +
-                                 "[plugins.cm-greeter.\"1.0.1\"]\nargo = { path = \"" +
-                                 dir_.write("configmap.yaml", config_map) + "\" }\n");
+  const std::string registry =
+      dir_.write("serve-registry.toml", "[plugins.argo-greeter.\"1.0.0\"]\nargo = \"" +
+                                            (dir_.path() / "plugin.yaml").string() + "\"\n" +
+                                            "[plugins.cm-greeter.\"1.0.1\"]\nargo = { path = \"" +
+                                            dir_.write("configmap.yaml", config_map) + "\" }\n");
   const std::string config = dir_.write("plugboard.toml", "registry = \"" + registry + "\"\n");
   ServeProcess serve({"--plugins", pluginDir().string(), "--config", config});
   HttpClient client(serve.port());
@@ -280,13 +295,15 @@ data:
   EXPECT_EQ(body["node"]["phase"], "Succeeded") << reply.body;
   EXPECT_NE(reply.body.find(R"({"name":"greeting","value":"Hello, Argo!"})"), std::string::npos)
       << reply.body;
-  EXPECT_NE(reply.body.find(R"({"name":"workflow","value":"wf"})"), std::string::npos) << reply.body;
+  EXPECT_NE(reply.body.find(R"({"name":"workflow","value":"wf"})"), std::string::npos)
+      << reply.body;
   EXPECT_NE(reply.body.find(R"({"name":"template","value":"t"})"), std::string::npos) << reply.body;
   // The plugin of the ConfigMap, by the alias Argo's container names use.
   reply = client.request("POST", "/api/v1/template.execute",
                          argoBody("cm-greeter-executor-plugin", {{"name", "ConfigMap"}}));
   EXPECT_EQ(reply.status, 200) << serve.output();
-  EXPECT_NE(reply.body.find(R"({"name":"greeting","value":"Hello, ConfigMap!"})"), std::string::npos)
+  EXPECT_NE(reply.body.find(R"({"name":"greeting","value":"Hello, ConfigMap!"})"),
+            std::string::npos)
       << reply.body << serve.output();
   const std::string serving = leftContainers();  // one sidecar per plugin while serving
   EXPECT_EQ(std::count(serving.begin(), serving.end(), '\n'), 2) << serving;
