@@ -191,7 +191,7 @@ args = { name = "x" }
   auto r = plugboard({"validate", wf, "--plugins", dir_.plugins(), "--registry", registry});
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.err.find("wf.toml:6:10: step 'unknown': no deployer 'teleport' (installed deployers: "
-                       "container, native"),
+                       "argo, container, native"),
             std::string::npos)
       << r.err;
   EXPECT_NE(
