@@ -3,13 +3,14 @@
 // ends at once.
 //
 // A call is begun with begin(id) and ended with end(id); between them post() may run any
-// number of requests for it, each on an idle connection or a new one, and
-// waitCancelled() sleeps between them. cancel(id) closes the connection of the request
-// in flight (the request fails with "cancelled"), wakes waitCancelled(), and makes every
-// later post() of that call fail. A request that fails on a reused connection before
-// any byte of its answer came is sent again once on a new connection (the sidecar may
-// have closed an idle connection). Thread-safe: calls run concurrently, each request on
-// its own connection.
+// number of requests for it, each on an idle connection or a new one, with blocking reads
+// and writes on the calling thread, and waitCancelled() sleeps between them. cancel(id)
+// shuts down the socket of the request in flight (its read or write returns at once and
+// the request fails with "cancelled"; the connection is not used again), wakes
+// waitCancelled(), and makes every later post() of that call fail. A request that fails on a reused
+// connection before any byte of its answer came is sent again once on a new connection (the sidecar
+// may have closed an idle connection). Thread-safe: calls run concurrently, each request on its own
+// connection.
 #ifndef PLUGBOARD_DEPLOYERS_ARGO_HTTP_CLIENT_H_
 #define PLUGBOARD_DEPLOYERS_ARGO_HTTP_CLIENT_H_
 
@@ -20,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,15 +72,18 @@ class HttpClient {
     bool cancelled = false;
     Connection* in_flight = nullptr;
   };
+  // Connects `c`, seeing a cancel of `call` while it waits.
+  host::Status connect(std::uint64_t call, Connection& c);
   // One request on `c`; `answered` tells whether any byte of an answer came.
   host::Expected<HttpResponse> exchange(
-      Connection& c, const std::string& path, const std::string& body,
+      std::uint64_t call, Connection& c, const std::string& path, const std::string& body,
       const std::vector<std::pair<std::string, std::string>>& headers, bool& answered, bool& keep);
 
   const HttpTarget target_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<std::uint64_t, CallState> calls_;
+  std::set<std::uint64_t> early_;  // calls cancelled before they began
   std::vector<std::unique_ptr<Connection>> idle_;
 };
 

@@ -75,6 +75,37 @@ bool connects(int fd, unsigned short port) {
 
 std::string jsonList(const std::vector<std::string>& items) { return Json(items).dump(); }
 
+// The sidecars not yet removed, by container name: what the module's unloading (the
+// process's exit) removes when a sidecar's handle was never closed, e.g. when the runtime
+// exits while a call it could not cancel still runs.
+class Leftovers {
+ public:
+  static Leftovers& instance() {
+    static Leftovers leftovers;
+    return leftovers;
+  }
+  void add(const std::string& container, deployer_common::Podman podman, std::string dir) {
+    std::lock_guard lock(mu_);
+    live_[container] = {std::move(podman), std::move(dir)};
+  }
+  void remove(const std::string& container) {
+    std::lock_guard lock(mu_);
+    live_.erase(container);
+  }
+  ~Leftovers() {
+    std::lock_guard lock(mu_);
+    for (const auto& [container, what] : live_) {
+      deployer_common::removeContainer(what.first, container, plugboard::Logger());
+      std::error_code ec;
+      fs::remove_all(what.second, ec);
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::pair<deployer_common::Podman, std::string>> live_;
+};
+
 }  // namespace
 
 Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::string container,
@@ -158,6 +189,7 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
     throw std::runtime_error(who + ": podman did not start: " + child.error().message());
   }
   podman_pid_ = child->pid;
+  Leftovers::instance().add(container_, options_.podman, token_root_);
   child->in.reset();
   monitor_ = std::thread([this, c = std::move(*child)]() mutable { monitor(std::move(c)); });
 
@@ -223,6 +255,7 @@ void Sidecar::stop() {
     }
     if (monitor_.joinable()) monitor_.join();
     podman_pid_ = -1;
+    Leftovers::instance().remove(container_);
   }
   if (netns_ >= 0) ::close(netns_);
   netns_ = -1;

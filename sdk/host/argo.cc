@@ -100,22 +100,36 @@ Status checkArgoOutputs(const Json& outputs) {
 
 std::string executeTemplateArgs(const Json& request, std::string_view key,
                                 std::string_view template_name) {
-  Json body = Json::object();
+  // Written as text around the library's serialisation of each member, without copying
+  // the request's members into a new value first: this runs once per call.
+  const auto dump = [](const Json& v) {
+    return v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  };
+  std::string out = R"({"workflow":)";
   auto workflow = request.find("workflow");
-  body["workflow"] = workflow != request.end() && workflow->is_object()
-                         ? *workflow
-                         : Json{{"metadata", Json::object()}};
-  auto tmpl = request.find("template");
-  Json t = tmpl != request.end() && tmpl->is_object() ? *tmpl : Json::object();
-  if (!t.contains("name") || !t["name"].is_string() ||
-      t["name"].get_ref<const std::string&>().empty())
-    t["name"] = std::string(template_name);
+  out +=
+      workflow != request.end() && workflow->is_object() ? dump(*workflow) : R"({"metadata":{}})";
+  out += R"(,"template":{)";
+  bool named = false;
+  if (auto tmpl = request.find("template"); tmpl != request.end() && tmpl->is_object()) {
+    for (const auto& [member, value] : tmpl->items()) {
+      if (member == "plugin") continue;
+      if (member == "name") {
+        if (!value.is_string() || value.get_ref<const std::string&>().empty()) continue;
+        named = true;
+      }
+      out += dump(Json(member));
+      out += ':';
+      out += dump(value);
+      out += ',';
+    }
+  }
+  if (!named) out += R"("name":)" + dump(Json(std::string(template_name))) + ',';
+  out += R"("plugin":{)" + dump(Json(std::string(key))) + ':';
   auto args = request.find("args");
-  Json plugin = Json::object();
-  plugin[std::string(key)] = args != request.end() && !args->is_null() ? *args : Json::object();
-  t["plugin"] = std::move(plugin);
-  body["template"] = std::move(t);
-  return body.dump(-1, ' ', false, Json::error_handler_t::replace);
+  out += args != request.end() && !args->is_null() ? dump(*args) : "{}";
+  out += "}}}";
+  return out;
 }
 
 Expected<std::string> resultOfExecuteTemplateReply(std::string_view body) {
@@ -127,7 +141,6 @@ Expected<std::string> resultOfExecuteTemplateReply(std::string_view body) {
   auto node = reply.find("node");
   if (node == reply.end() || node->is_null()) return std::string(R"({"phase":"NotHandled"})");
   if (!node->is_object()) return notA("node", *node, "an object");
-  Json result = Json::object();
   auto phase = node->find("phase");
   static constexpr std::string_view kPhases[] = {"Succeeded", "Failed", "Error", "Running",
                                                  "Pending"};
@@ -140,29 +153,32 @@ Expected<std::string> resultOfExecuteTemplateReply(std::string_view body) {
                       : "is " + phase->dump(-1, ' ', false, Json::error_handler_t::replace)) +
                  ": expected Succeeded, Failed, Error, Running or Pending");
   }
-  result["phase"] = *phase;
+  // Written as text, not built as a value first: this runs once per call.
+  std::string result = R"({"phase":")" + phase->get<std::string>() + '"';
   if (auto message = node->find("message"); message != node->end() && !message->is_null()) {
     if (!message->is_string()) return notA("node.message", *message, "a string");
-    if (!message->get_ref<const std::string&>().empty()) result["message"] = *message;
+    if (!message->get_ref<const std::string&>().empty())
+      result += R"(,"message":)" + message->dump(-1, ' ', false, Json::error_handler_t::replace);
   }
   if (auto outputs = node->find("outputs"); outputs != node->end() && !outputs->is_null()) {
     if (!outputs->is_object()) return notA("node.outputs", *outputs, "an object");
-    Json out = *outputs;
-    if (auto p = out.find("parameters"); p != out.end() && !p->is_null()) {
+    if (auto p = outputs->find("parameters"); p != outputs->end() && !p->is_null()) {
       auto parameters = parametersOf(*p);
       if (!parameters) return Error("node." + parameters.error().message());
       *p = std::move(*parameters);
     }
-    if (Status st = checkArgoOutputs(out); !st) return Error("node." + st.error().message());
-    if (!out.empty()) result["outputs"] = std::move(out);
+    if (Status st = checkArgoOutputs(*outputs); !st) return Error("node." + st.error().message());
+    if (!outputs->empty())
+      result += R"(,"outputs":)" + outputs->dump(-1, ' ', false, Json::error_handler_t::replace);
   }
   if (auto requeue = reply.find("requeue"); requeue != reply.end() && !requeue->is_null()) {
     if (!requeue->is_string()) return notA("requeue", *requeue, "a string");
     auto delay = parseDuration(requeue->get_ref<const std::string&>());
     if (!delay) return Error("requeue: " + delay.error().message());
-    result["requeue_ms"] = delay->count();
+    result += R"(,"requeue_ms":)" + std::to_string(delay->count());
   }
-  return result.dump(-1, ' ', false, Json::error_handler_t::replace);
+  result += '}';
+  return result;
 }
 
 }  // namespace plugboard::host

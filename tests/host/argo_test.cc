@@ -21,7 +21,9 @@ TEST(ArgoMessagesTest, ArgsKeepTheWorkflowAndTemplateAndHoldThePluginsKeyWithThe
                               R"("template":{"name":"t","inputs":{},"plugin":{"hi":{"n":1}}}})"));
   // From a run: no template name but the step's; no workflow: empty metadata.
   const Json bare = Json::parse(executeTemplateArgs(Json::parse(R"({"args":null})"), "hi", "step"));
-  EXPECT_EQ(bare, Json::parse(R"({"workflow":{"metadata":{}},"template":{"name":"step","plugin":{"hi":{}}}})"));
+  EXPECT_EQ(
+      bare,
+      Json::parse(R"({"workflow":{"metadata":{}},"template":{"name":"step","plugin":{"hi":{}}}})"));
 }
 
 TEST(ArgoMessagesTest, ARepliesNodeBecomesTheResult) {
@@ -29,8 +31,9 @@ TEST(ArgoMessagesTest, ARepliesNodeBecomesTheResult) {
       R"({"node":{"phase":"Succeeded","message":"ok","outputs":{"parameters":[)"
       R"({"name":"a","value":"x"},{"name":"n","value":3},{"name":"empty"}],"result":"r"}}})");
   ASSERT_TRUE(r) << r.error().message();
-  EXPECT_EQ(Json::parse(*r), Json::parse(R"({"phase":"Succeeded","message":"ok","outputs":)"
-                                         R"({"parameters":{"a":"x","n":"3","empty":""},"result":"r"}})"));
+  EXPECT_EQ(Json::parse(*r),
+            Json::parse(R"({"phase":"Succeeded","message":"ok","outputs":)"
+                        R"({"parameters":{"a":"x","n":"3","empty":""},"result":"r"}})"));
   r = resultOfExecuteTemplateReply(R"({"node":{"phase":"Running"},"requeue":"1m30s"})");
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_EQ(Json::parse(*r), Json::parse(R"({"phase":"Running","requeue_ms":90000})"));

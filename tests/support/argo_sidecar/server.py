@@ -11,14 +11,16 @@
 #   {"mode": "busy"}       503 the first time, then Succeeded
 #   {"mode": "slowly"}     Running with requeue "1s" the first time, then Succeeded
 # Environment: PORT (default 4355); KEEP_ALIVE=1 answers as HTTP/1.1 with a
-# Content-Length (the documentation's plugin answers as HTTP/1.0, closing the connection);
+# Content-Length, keeping connections open, and serves each connection on a thread of its
+# own (the documentation's plugin answers as HTTP/1.0, closing the connection, one at a
+# time);
 # EXPECTED_TOKEN replaces the token read from the file (to test a wrong token);
 # NO_LISTEN=1 never opens the port.
 import json
 import os
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 
 with open("/var/run/argo/token") as f:
     token = f.read().strip()
@@ -28,6 +30,9 @@ seen = {}
 
 
 class Plugin(BaseHTTPRequestHandler):
+    # The headers and the body go out in two writes: without this, Nagle's algorithm holds
+    # the body until the client's delayed acknowledgement of the headers (40 ms).
+    disable_nagle_algorithm = True
     if os.environ.get("KEEP_ALIVE") == "1":
         protocol_version = "HTTP/1.1"
 
@@ -87,4 +92,5 @@ if __name__ == "__main__":
     if os.environ.get("NO_LISTEN") == "1":
         print("greeter: not listening, as asked", flush=True)
         time.sleep(3600)
-    HTTPServer(("", int(os.environ.get("PORT", "4355"))), Plugin).serve_forever()
+    server = ThreadingHTTPServer if os.environ.get("KEEP_ALIVE") == "1" else HTTPServer
+    server(("", int(os.environ.get("PORT", "4355"))), Plugin).serve_forever()
