@@ -310,5 +310,41 @@ data:
   EXPECT_EQ(serve.stop(SIGTERM), 0) << serve.output();
 }
 
+TEST_F(ArgoDeployerTest, ASidecarAlreadyRunningIsCalledByUrlWithItsToken) {
+  // A sidecar started by someone else, its port published on this machine.
+  const std::string name = "plugboard-argo-url-" + std::to_string(getpid());
+  const std::string token = "abcdefghabcdefghabcdefghabcdefgh";
+  std::filesystem::create_directory(dir_.path() / "token");
+  writeFile(dir_.path() / "token" / "token", token);
+  std::filesystem::permissions(dir_.path(), std::filesystem::perms(0755));
+  std::filesystem::permissions(dir_.path() / "token", std::filesystem::perms(0755));
+  std::filesystem::permissions(dir_.path() / "token" / "token", std::filesystem::perms(0644));
+  auto started = run({"podman", "--runtime", "runc", "--cgroup-manager", "cgroupfs", "run",
+                      "--detach", "--rm", "--name", name, "--publish", "127.0.0.1::4355",
+                      "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096", "--volume",
+                      (dir_.path() / "token").string() + ":/var/run/argo:ro",
+                      "localhost/plugboard-test/argo-sidecar:latest"});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  const std::string port = run({"podman", "port", name, "4355/tcp"}).out;  // 127.0.0.1:N
+  const std::string url = "http://" + port.substr(0, port.find('\n'));
+  writeFile(dir_.path() / "registry.toml",
+            "[plugins.argo-greeter.\"1.0.0\"]\nargo = { url = \"" + url +
+                "\", name = \"argo-greeter\", token_file = \"" +
+                (dir_.path() / "token" / "token").string() + "\" }\n");
+  // The sidecar may still be starting: the deployer tries again while it refuses.
+  auto r = run(runArgs(R"(
+name = "remote"
+[[steps]]
+id = "remote"
+plugin = "argo-greeter"
+deploy = { deployer = "argo", backoff = "200ms", tries = 20 }
+args = { name = "far away" }
+)"));
+  run({"podman", "rm", "--force", "--time", "0", name});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(reportStep(Json::parse(r.out), "remote")["outputs"]["parameters"]["greeting"],
+            "Hello, far away!");
+}
+
 }  // namespace
 }  // namespace plugboard::testing
