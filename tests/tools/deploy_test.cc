@@ -17,8 +17,7 @@ using Json = nlohmann::json;
 class DeployTest : public ::testing::Test {
  protected:
   std::vector<std::string> runArgs(const std::string& workflow) {
-    return {"run", dir_.write("wf.toml", workflow), "--plugins", dir_.plugins(), "--output",
-            "json"};
+    return {"run", dir_.write("wf.toml", workflow), "--plugins", dir_.plugins(), "--output", "json"};
   }
 
   PluginDir dir_;
@@ -97,8 +96,7 @@ id = "echo"
 plugin = "echo"
 depends = ["greet", "in_process"]
 args = { said = "${steps.greet.outputs.parameters.greeting}", native_pid = "${steps.in_process.outputs.parameters.pid}" }
-)"),
-                      "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
+)"), "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto report = Json::parse(r.out);
   const std::string runtime_pid = reportStep(report, "echo")["outputs"]["parameters"]["native_pid"];
@@ -136,14 +134,12 @@ args = { name = "still here" }
 id = "runtime"
 plugin = "crashy"
 deploy = "native"
-)"),
-                      "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
+)"), "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto report = Json::parse(r.out);
   const Json crash = reportStep(report, "crash");
   EXPECT_EQ(crash["phase"], "Error");
-  EXPECT_NE(crash["message"].get<std::string>().find(
-                "plugin 'crashy' (process) crashed: killed by signal 11 (SIGSEGV)"),
+  EXPECT_NE(crash["message"].get<std::string>().find("plugin 'crashy' (process) crashed: killed by signal 11 (SIGSEGV)"),
             std::string::npos)
       << crash["message"];
   EXPECT_EQ(reportStep(report, "other")["phase"], "Succeeded");
@@ -152,12 +148,11 @@ deploy = "native"
   const Json beside = reportStep(report, "beside");
   EXPECT_EQ(beside["phase"], "Succeeded");
   const std::string runtime_pid = reportStep(report, "runtime")["outputs"]["parameters"]["pid"];
-  EXPECT_NE(beside["outputs"]["parameters"]["pid"], runtime_pid) << beside;   // a child
+  EXPECT_NE(beside["outputs"]["parameters"]["pid"], runtime_pid) << beside;  // a child
   EXPECT_EQ(beside["outputs"]["parameters"]["ppid"], runtime_pid) << beside;  // of the runtime
   const Json hang = reportStep(report, "hang");
   EXPECT_NE(hang["phase"], "Succeeded");
-  EXPECT_NE(hang["message"].get<std::string>().find("deadline of 300ms passed"), std::string::npos)
-      << hang;
+  EXPECT_NE(hang["message"].get<std::string>().find("deadline of 300ms passed"), std::string::npos) << hang;
 }
 
 TEST_F(DeployTest, ValidateResolvesEveryStepToADeployerAndArtifactBeforeRunning) {
@@ -190,33 +185,26 @@ args = { name = "x" }
 )");
   auto r = plugboard({"validate", wf, "--plugins", dir_.plugins(), "--registry", registry});
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.err.find("wf.toml:6:10: step 'unknown': no deployer 'teleport' (installed deployers: "
-                       "argo, container, native"),
+  EXPECT_NE(r.err.find("wf.toml:6:10: step 'unknown': no deployer 'teleport' (installed deployers: argo, container, native"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(
-      r.err.find("step 'option': deployer 'native' has no option 'memory' (it takes: config)"),
-      std::string::npos)
+  EXPECT_NE(r.err.find("step 'option': deployer 'native' has no option 'memory' (it takes: config)"),
+            std::string::npos)
       << r.err;
-  EXPECT_NE(
-      r.err.find(
-          "step 'artifact': deployer 'native' deploys native artifacts, and plugin pyonly@1.0.0 "
-          "has only: wasm"),
-      std::string::npos)
+  EXPECT_NE(r.err.find("step 'artifact': deployer 'native' deploys native artifacts, and plugin pyonly@1.0.0 "
+                       "has only: wasm"),
+            std::string::npos)
       << r.err;
-  EXPECT_NE(
-      r.err.find(
-          "step 'nodeployer': no installed deployer deploys any artifact of plugin pyonly@1.0.0 "
-          "(it has: wasm)"),
-      std::string::npos)
+  EXPECT_NE(r.err.find("step 'nodeployer': no installed deployer deploys any artifact of plugin pyonly@1.0.0 "
+                       "(it has: wasm)"),
+            std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("step 'fine'"), std::string::npos) << r.err;
 }
 
 TEST_F(DeployTest, APluginKnownOnlyToTheRegistryRunsThroughTheDefaultOrder) {
-  const std::string registry =
-      dir_.write("registry.toml",
-                 "[plugins.greeter.\"2.0.0\"]\nnative = \"" + plugin("hello").string() + "\"\n");
+  const std::string registry = dir_.write("registry.toml", "[plugins.greeter.\"2.0.0\"]\nnative = \"" +
+                                                               plugin("hello").string() + "\"\n");
   auto args = runArgs(R"(
 name = "registry"
 [[steps]]
@@ -234,36 +222,28 @@ args = { name = "Grace" }
 
 TEST_F(DeployTest, WithoutADeployerOfNativePluginsAStepSaysWhereItLooked) {
   TempDir empty;
-  auto args = runArgs(
-      "name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\nargs = { name = \"x\" }\n");
+  auto args = runArgs("name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\nargs = { name = \"x\" }\n");
   args.insert(args.end(), {"--deployers", empty.path().string()});
   auto r = plugboard(args);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto report = Json::parse(r.out);
   const std::string message = reportStep(report, "greet")["message"];
-  EXPECT_NE(
-      message.find(
-          "needs a deployer of native plugins, and none is installed (deployer directories: " +
-          empty.path().string()),
-      std::string::npos)
+  EXPECT_NE(message.find("needs a deployer of native plugins, and none is installed (deployer directories: " +
+                         empty.path().string()),
+            std::string::npos)
       << message;
 }
 
 TEST_F(DeployTest, ARefusedDeployerModuleIsReportedAndTheOthersKeepWorking) {
   TempDir deployers;
   std::filesystem::create_symlink(deployerDir() / "native.so", deployers.path() / "native.so");
-  std::filesystem::create_symlink(plugin("hello"),
-                                  deployers.path() / "hello.so");  // a plugin, not a deployer
+  std::filesystem::create_symlink(plugin("hello"), deployers.path() / "hello.so");  // a plugin, not a deployer
   writeFile(deployers.path() / "broken.so", "not an ELF file");
-  auto args = runArgs(
-      "name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\ndeploy = \"native\"\nargs = { "
-      "name = \"x\" }\n");
+  auto args = runArgs("name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\ndeploy = \"native\"\nargs = { name = \"x\" }\n");
   args.insert(args.end(), {"--deployers", deployers.path().string()});
   auto r = plugboard(args);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  EXPECT_NE(r.err.find("hello.so: refused: 'hello' is a plugin, not a deployer module"),
-            std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("hello.so: refused: 'hello' is a plugin, not a deployer module"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("broken.so: refused:"), std::string::npos) << r.err;
 }
 
@@ -286,13 +266,11 @@ TEST_F(DeployTest, DeployersAreListedAndInspectedWithoutLoading) {
 
 TEST_F(DeployTest, ABadRegistryIsRefusedWithItsLine) {
   const std::string registry = dir_.write("registry.toml", "[plugins.x.\"1.0.0\"]\nnative = 3\n");
-  auto args = runArgs(
-      "name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\nargs = { name = \"x\" }\n");
+  auto args = runArgs("name = \"x\"\n[[steps]]\nid = \"greet\"\nplugin = \"hello\"\nargs = { name = \"x\" }\n");
   args.insert(args.end(), {"--registry", registry});
   auto r = plugboard(args);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("registry.toml:2:10: x@1.0.0: artifact 'native' must be a path or a table"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("registry.toml:2:10: x@1.0.0: artifact 'native' must be a path or a table"), std::string::npos)
       << r.err;
 }
 
