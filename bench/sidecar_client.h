@@ -1,6 +1,7 @@
-// bench/sidecar_client.h: the Argo-style Python sidecar (bench/sidecar.py under
-// /usr/bin/python3) and one keep-alive HTTP connection to it with Nagle off, for the
-// benchmarks that compare against it.
+// bench/sidecar_client.h: one keep-alive HTTP connection with Nagle off that POSTs Argo
+// requests (the floor of a call to an Argo sidecar), and the Argo-style Python sidecar
+// (bench/sidecar.py under /usr/bin/python3) reached through it, for the benchmarks that
+// compare against a sidecar.
 #ifndef PLUGBOARD_BENCH_SIDECAR_CLIENT_H_
 #define PLUGBOARD_BENCH_SIDECAR_CLIENT_H_
 
@@ -10,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp misses it under C++20
 
@@ -21,6 +23,40 @@
 #include "tests/support/paths.h"
 
 namespace plugboard::bench {
+
+// One keep-alive connection; post() sends an Argo request and checks that it succeeded.
+class KeepAliveConnection {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  // Connects to 127.0.0.1:port, with a socket of its own or `fd` (an unconnected TCP
+  // socket, e.g. made in another network namespace) when not negative.
+  explicit KeepAliveConnection(unsigned short port, int fd = -1) {
+    const tcp::endpoint to(boost::asio::ip::make_address("127.0.0.1"), port);
+    if (fd >= 0) socket_.assign(to.protocol(), fd);
+    socket_.connect(to);
+    socket_.set_option(tcp::no_delay(true));
+  }
+
+  void post(const std::string& body, const std::string& token = "") {
+    namespace http = boost::beast::http;
+    http::request<http::string_body> req{http::verb::post, "/api/v1/template.execute", 11};
+    req.set(http::field::host, "127.0.0.1");
+    req.set(http::field::content_type, "application/json");
+    if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+    req.keep_alive(true);
+    req.body() = body;
+    req.prepare_payload();
+    http::write(socket_, req);
+    http::response<http::string_body> res;
+    http::read(socket_, buffer_, res);
+    if (nlohmann::json::parse(res.body())["node"]["phase"] != "Succeeded") std::abort();
+  }
+
+ private:
+  boost::asio::io_context io_;
+  tcp::socket socket_{io_};
+  boost::beast::flat_buffer buffer_;
+};
 
 class Sidecar {
  public:
@@ -44,9 +80,7 @@ class Sidecar {
       std::fprintf(stderr, "bench: the sidecar did not start\n");
       std::exit(1);
     }
-    socket_.connect(
-        {boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
-    socket_.set_option(tcp::no_delay(true));
+    connection_ = std::make_unique<KeepAliveConnection>(static_cast<unsigned short>(port));
   }
   ~Sidecar() {
     kill(pid_, SIGTERM);
@@ -55,27 +89,12 @@ class Sidecar {
   Sidecar(const Sidecar&) = delete;
   Sidecar& operator=(const Sidecar&) = delete;
 
-  void call() {
-    namespace http = boost::beast::http;
-    http::request<http::string_body> req{http::verb::post, "/api/v1/template.execute", 11};
-    req.set(http::field::host, "127.0.0.1");
-    req.set(http::field::content_type, "application/json");
-    req.keep_alive(true);
-    req.body() = body_;
-    req.prepare_payload();
-    http::write(socket_, req);
-    http::response<http::string_body> res;
-    http::read(socket_, buffer_, res);
-    if (nlohmann::json::parse(res.body())["node"]["phase"] != "Succeeded") std::abort();
-  }
+  void call() { connection_->post(body_); }
 
  private:
-  using tcp = boost::asio::ip::tcp;
   const std::string body_;
   pid_t pid_ = 0;
-  boost::asio::io_context io_;
-  tcp::socket socket_{io_};
-  boost::beast::flat_buffer buffer_;
+  std::unique_ptr<KeepAliveConnection> connection_;
 };
 
 }  // namespace plugboard::bench

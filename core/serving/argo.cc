@@ -20,7 +20,8 @@ namespace {
 class ArgoBodyReader : public Json::json_sax_t {
  public:
   using Type = Json::value_t;
-  Type body = Type::discarded, workflow = Type::discarded, tmpl = Type::discarded, plugin = Type::discarded;
+  Type body = Type::discarded, workflow = Type::discarded, tmpl = Type::discarded,
+       plugin = Type::discarded;
   std::vector<std::string> keys;  // template.plugin's members
   Json args;
   bool too_deep = false;  // stopped at a container nested deeper than host::kMaxJsonDepth
@@ -29,7 +30,9 @@ class ArgoBodyReader : public Json::json_sax_t {
   bool boolean(bool v) override { return value(Type::boolean, v); }
   bool number_integer(number_integer_t v) override { return value(Type::number_integer, v); }
   bool number_unsigned(number_unsigned_t v) override { return value(Type::number_unsigned, v); }
-  bool number_float(number_float_t v, const string_t&) override { return value(Type::number_float, v); }
+  bool number_float(number_float_t v, const string_t&) override {
+    return value(Type::number_float, v);
+  }
   bool string(string_t& v) override { return value(Type::string, std::move(v)); }
   bool binary(binary_t& v) override { return value(Type::binary, std::move(v)); }
   bool start_object(std::size_t) override { return open(Json::object()); }
@@ -51,7 +54,9 @@ class ArgoBodyReader : public Json::json_sax_t {
     current_is_args_ = false;
     return true;
   }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
 
  private:
   bool inTemplate() const { return top_ == "template" && tmpl == Type::object; }
@@ -124,66 +129,7 @@ class ArgoBodyReader : public Json::json_sax_t {
   std::vector<Json*> building_;
 };
 
-// "outputs.result is a number, not a string"
-Error notA(const std::string& member, const Json& value, std::string_view expected) {
-  return Error(member + " is " + (value.is_array() || value.is_object() ? "an " : "a ") +
-               value.type_name() + ", not " + std::string(expected));
-}
-
-Status checkArtifact(const Json& a, const std::string& at) {
-  if (!a.is_object()) return notA(at, a, "an object");
-  auto name = a.find("name");
-  if (name == a.end() || !name->is_string()) return Error(at + ".name must be a string");
-  // Members of Argo's Artifact and ArtifactLocation by the JSON type Go decodes them from;
-  // null decodes as absent.
-  static constexpr std::string_view kStrings[] = {"path", "from", "globalName", "subPath",
-                                                  "fromExpression"};
-  static constexpr std::string_view kBooleans[] = {"optional", "recurseMode", "deleted",
-                                                   "archiveLogs"};
-  static constexpr std::string_view kObjects[] = {"archive", "artifactGC",  "s3",    "git",
-                                                  "http",    "artifactory", "hdfs",  "raw",
-                                                  "oss",     "gcs",         "azure", "plugin"};
-  for (const auto& [key, v] : a.items()) {
-    if (v.is_null()) continue;
-    const std::string member = at + "." + key;
-    if (std::find(std::begin(kStrings), std::end(kStrings), key) != std::end(kStrings)) {
-      if (!v.is_string()) return notA(member, v, "a string");
-    } else if (std::find(std::begin(kBooleans), std::end(kBooleans), key) != std::end(kBooleans)) {
-      if (!v.is_boolean()) return notA(member, v, "a boolean");
-    } else if (std::find(std::begin(kObjects), std::end(kObjects), key) != std::end(kObjects)) {
-      if (!v.is_object()) return notA(member, v, "an object");
-    } else if (key == "mode") {
-      if (!v.is_number_integer() || v.get<long long>() < INT32_MIN ||
-          v.get<long long>() > INT32_MAX)
-        return Error(member + " must be a 32-bit integer");
-    }
-  }
-  return Status::Ok();
-}
-
 }  // namespace
-
-Status checkArgoOutputs(const Json& outputs) {
-  if (!outputs.is_object()) return notA("outputs", outputs, "an object");
-  for (const auto& [key, v] : outputs.items()) {
-    if (v.is_null()) continue;
-    if (key == "result" || key == "exitCode") {
-      if (!v.is_string()) return notA("outputs." + key, v, "a string");
-    } else if (key == "parameters") {
-      if (!v.is_object()) return notA("outputs.parameters", v, "an object of strings");
-      for (const auto& [name, value] : v.items()) {
-        if (!value.is_string()) return notA("outputs.parameters." + name, value, "a string");
-      }
-    } else if (key == "artifacts") {
-      if (!v.is_array()) return notA("outputs.artifacts", v, "a list");
-      for (std::size_t i = 0; i < v.size(); ++i) {
-        if (Status st = checkArtifact(v[i], "outputs.artifacts[" + std::to_string(i) + "]"); !st)
-          return st;
-      }
-    }
-  }
-  return Status::Ok();
-}
 
 void keepArgoDecodable(Outcome& outcome, std::string_view plugin) {
   if (outcome.outputs.is_object() && outcome.outputs.empty()) return;
@@ -200,7 +146,8 @@ Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body) {
   if (host::holdsNul(body)) return Error(std::string("the body ") + host::kNulText);
   ArgoBodyReader reader;
   if (!Json::sax_parse(body, &reader)) {
-    return Error(reader.too_deep ? "the body is " + host::tooDeepText() : "the body is not valid JSON");
+    return Error(reader.too_deep ? "the body is " + host::tooDeepText()
+                                 : "the body is not valid JSON");
   }
   if (reader.body != Json::value_t::object) return Error("the body must be a JSON object");
   if (reader.workflow != Json::value_t::discarded && reader.workflow != Json::value_t::object) {
@@ -211,7 +158,8 @@ Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body) {
     return Error("template.plugin: expected an object with exactly one key, the plugin's name");
   }
   if (reader.keys.size() != 1) {
-    return Error("template.plugin: expected exactly one key, got " + std::to_string(reader.keys.size()));
+    return Error("template.plugin: expected exactly one key, got " +
+                 std::to_string(reader.keys.size()));
   }
   DispatchRequest request;
   request.key = reader.keys.front();

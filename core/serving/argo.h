@@ -13,6 +13,8 @@
 #include <string>
 #include <string_view>
 
+#include <plugboard/host/argo.h>
+
 #include "core/base/duration.h"
 #include "core/base/expected.h"
 #include "core/routing/dispatcher.h"
@@ -23,11 +25,8 @@ namespace plugboard::core {
 // with the body's shape, e.g. "template.plugin: expected exactly one key, got 2".
 Expected<DispatchRequest> parseExecuteTemplateArgs(std::string_view body);
 
-// Whether Argo's agent can decode `outputs` as its Outputs: result and exitCode strings,
-// parameters plugboard's object of strings (sent as Argo's list of {name, value}),
-// artifacts a list of Argo's Artifact objects. Other members are passed on (Argo ignores
-// them). The error names the member: "outputs.result is a number, not a string".
-Status checkArgoOutputs(const Json& outputs);
+// Whether Argo's agent can decode `outputs` (the host kit's, plugboard/host/argo.h).
+using host::checkArgoOutputs;
 // `outcome` itself when checkArgoOutputs() accepts its outputs, else an Error naming
 // `plugin` (name@version) and the member.
 void keepArgoDecodable(Outcome& outcome, std::string_view plugin);

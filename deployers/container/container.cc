@@ -28,15 +28,16 @@
 #include <utility>
 #include <vector>
 
-#include <plugboard/deployer.hpp>
 #include <plugboard/host/options.h>
 #include <plugboard/host/protocol.h>
 #include <plugboard/host/spawn.h>
 #include <plugboard/host/trust.h>
+#include <plugboard/deployer.hpp>
 
 #include "deployers/common/handle.h"
-#include "deployers/common/settings.h"
 #include "deployers/common/launch.h"
+#include "deployers/common/podman.h"
+#include "deployers/common/settings.h"
 
 namespace plugboard::container_deployer {
 namespace {
@@ -44,14 +45,11 @@ namespace {
 namespace fs = std::filesystem;
 using deployer_common::Millis;
 
-constexpr Millis kRemoveTimeout{30000};
 constexpr Millis kDefaultStartTimeout{30000};
 
 struct ContainerSettings {
-  std::string podman = "podman";  // a path, or a name looked up in PATH
-  std::string runtime = "runc";
-  std::string cgroup_manager = "cgroupfs";
-  std::string pull = "if-not-present";
+  deployer_common::Podman podman;
+  std::string pull = "missing";  // as podman run --pull takes it
   std::string network = "none";
   std::string memory;  // bytes, as podman's --memory takes them; empty: no limit
   std::string cpus;
@@ -97,16 +95,10 @@ void applyContainerOptions(ContainerSettings& s, const Json& options) {
         throw must("a non-empty string");
       return value.get<std::string>();
     };
-    if (key == "podman") {
-      s.podman = text();
-    } else if (key == "runtime") {
-      s.runtime = text();
-    } else if (key == "cgroup_manager") {
-      s.cgroup_manager = text();
+    if (deployer_common::applyPodmanOption(s.podman, key, value)) {
+      continue;
     } else if (key == "pull") {
-      s.pull = text();
-      if (s.pull != "never" && s.pull != "if-not-present" && s.pull != "always")
-        throw must("'never', 'if-not-present' or 'always'");
+      s.pull = deployer_common::podmanPull(key, value);
     } else if (key == "network") {
       s.network = text();
     } else if (key == "memory") {
@@ -156,51 +148,10 @@ void applyContainerOptions(ContainerSettings& s, const Json& options) {
   deployer_common::applyOptions(s.child, child);
 }
 
-// "localhost/plugboard/hello:1.2.0" -> "hello": the part of a container name that names
-// the plugin (the manifest is not known before the container starts).
-std::string pluginPart(const std::string& image) {
-  std::string name = image.substr(image.rfind('/') == std::string::npos ? 0 : image.rfind('/') + 1);
-  name = name.substr(0, name.find_first_of(":@"));
-  std::string out;
-  for (char c : name) {
-    out +=
-        std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '-';
-  }
-  return out.empty() ? "plugin" : out;
-}
-
 struct Names {
   std::mutex mu;
   std::map<unsigned, std::string> by_start;  // container names of starts not yet removed
 };
-
-std::string randomRunId() {
-  std::random_device random;
-  const char* digits = "0123456789abcdef";
-  std::string id;
-  for (int i = 0; i < 8; ++i) id += digits[random() % 16];
-  return id;
-}
-
-// An image that podman reads from a file or directory of this machine (a transport such
-// as oci-archive:/p/x.tar[:ref]) becomes code like a plugin file: it is checked with the
-// same rules. Images named in a container store or registry are podman's to verify.
-void checkImageFiles(const std::string& image, const host::TrustRules& rules) {
-  for (const std::string_view transport : {"oci-archive:", "docker-archive:", "oci:", "dir:"}) {
-    if (!image.starts_with(transport)) continue;
-    std::string path = image.substr(transport.size());
-    std::error_code ec;
-    // "path:reference": the path is what exists.
-    if (const auto colon = path.rfind(':');
-        colon != std::string::npos && !std::filesystem::exists(path, ec)) {
-      path.resize(colon);
-    }
-    const bool tree = std::filesystem::is_directory(path, ec);
-    deployer_common::requireTrusted(path, tree ? host::checkTree(path, rules, "image directory")
-                                               : host::checkFile(path, rules));
-    return;
-  }
-}
 
 class ContainerDeployer : public plugboard::Deployer {
  public:
@@ -209,7 +160,7 @@ class ContainerDeployer : public plugboard::Deployer {
     defaults_.child.start_timeout = kDefaultStartTimeout;
     applyContainerOptions(defaults_, config);
     // Unavailable without podman: the runtime then says so for every step that needs it.
-    podman_ = podmanOf(defaults_);
+    podman_ = deployer_common::findPodman(defaults_.podman.binary);
   }
 
   plugboard::Deployed open(const Json& artifact, const Json& options) override {
@@ -227,16 +178,21 @@ class ContainerDeployer : public plugboard::Deployer {
     }
     ContainerSettings s = defaults_;
     applyContainerOptions(s, options);
-    const std::string podman = s.podman == defaults_.podman ? podman_ : podmanOf(s);
+    const std::string podman = s.podman.binary == defaults_.podman.binary
+                                   ? podman_
+                                   : deployer_common::findPodman(s.podman.binary);
     const host::TrustRules rules = host::rulesOf(artifact);
     deployer_common::requireTrusted(podman, host::checkFile(podman, rules));
-    checkImageFiles(image, rules);
+    deployer_common::checkImageFiles(image, rules);
 
-    const std::vector<std::string> global = {podman, "--runtime", s.runtime, "--cgroup-manager",
-                                             s.cgroup_manager};
-    const std::string base = "plugboard-" + run_id_ + "-" + pluginPart(image) + "-";
-    auto launch = deployer_common::makeLaunch("image '" + image + "'", pluginPart(image),
-                                               "container", podman, {}, {}, s.child, log());
+    deployer_common::Podman resolved = s.podman;
+    resolved.binary = podman;
+    const std::vector<std::string> global = resolved.global();
+    const std::string base =
+        "plugboard-" + run_id_ + "-" + deployer_common::imageNamePart(image) + "-";
+    auto launch =
+        deployer_common::makeLaunch("image '" + image + "'", deployer_common::imageNamePart(image),
+                                    "container", podman, {}, {}, s.child, log());
     // Each start runs a container of its own name, kept to remove it after an unclean end.
     auto names = std::make_shared<Names>();
     launch->argv_for_start = [global, base, sequence = sequence_, names, s, image,
@@ -247,9 +203,8 @@ class ContainerDeployer : public plugboard::Deployer {
         names->by_start[start] = name;
       }
       std::vector<std::string> argv = global;
-      argv.insert(argv.end(),
-                  {"run", "--rm", "--name", name, "--network", s.network, "--pull",
-                   s.pull == "if-not-present" ? "missing" : s.pull, "--log-driver", "none"});
+      argv.insert(argv.end(), {"run", "--rm", "--name", name, "--network", s.network, "--pull",
+                               s.pull, "--log-driver", "none"});
       if (s.channel == "fds") {  // descriptors 3 and 4 go straight to the plugin
         argv.insert(argv.end(), {"--preserve-fds", "2", "--env",
                                  std::string(host::kProtocolFdsVariable) + "=3,4"});
@@ -268,7 +223,7 @@ class ContainerDeployer : public plugboard::Deployer {
       argv.insert(argv.end(), command.begin(), command.end());
       return argv;
     };
-    launch->after_unclean_end = [global, names, log = log()](unsigned start) {
+    launch->after_unclean_end = [resolved, names, log = log()](unsigned start) {
       std::string name;
       {
         std::lock_guard lock(names->mu);
@@ -277,10 +232,7 @@ class ContainerDeployer : public plugboard::Deployer {
         name = it->second;
         names->by_start.erase(it);
       }
-      std::vector<std::string> rm = global;
-      rm.insert(rm.end(), {"rm", "--force", "--time", "0", "--ignore", name});
-      if (host::runToEnd(rm, kRemoveTimeout) != 0)
-        log.warn("could not remove container " + name + " (podman rm failed)");
+      deployer_common::removeContainer(resolved, name, log);
     };
     launch->exit_code_is_signal = true;
     launch->channel_on_fds_3_4 = s.channel == "fds";
@@ -298,22 +250,9 @@ class ContainerDeployer : public plugboard::Deployer {
   }
 
  private:
-  static std::string podmanOf(const ContainerSettings& s) {
-    auto found = host::findExecutable(s.podman);
-    if (!found && s.podman == "podman") found = host::findExecutable("/usr/bin/podman");
-    if (!found) {
-      throw std::runtime_error(
-          s.podman == "podman"
-              ? "podman is not installed (no 'podman' in PATH): install the Debian package "
-                "podman, or set option 'podman'"
-              : "podman '" + s.podman + "' (option 'podman') is not an executable file");
-    }
-    return *found;
-  }
-
   ContainerSettings defaults_;
   std::string podman_;
-  const std::string run_id_ = randomRunId();
+  const std::string run_id_ = deployer_common::randomRunId();
   std::shared_ptr<std::atomic<unsigned>> sequence_ = std::make_shared<std::atomic<unsigned>>(0);
 };
 

@@ -1,0 +1,192 @@
+// argo_bench: calls to an Argo executor-plugin sidecar through the argo deployer, next to
+// the same sidecar called directly by a C++ keep-alive client (the floor: what any client
+// pays) and to the container deployer calling the echo plugin in its image; and the argo
+// deployer's cold start (sidecar start to first result) next to `podman run` of the
+// sidecar's image running python3 and exiting.
+//
+//   build/bench/argo_bench [--calls 2000] [--rounds 3] [--starts 10]
+//
+// The sidecar is the test sidecar (tests/support/argo_sidecar, image made by
+// tests/support/make_argo_sidecar_image.sh) answering as HTTP/1.1 with keep-alive
+// (KEEP_ALIVE=1); the floor's connection is made in the sidecar's network namespace, as
+// the deployer's are. Rows are interleaved (the machine is shared). Needs root.
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <plugboard/host/argo.h>
+#include <spdlog/spdlog.h>
+
+#include "bench/bench_support.h"
+#include "bench/deployer_calls.h"
+#include "bench/sidecar_client.h"
+#include "plugboard/host/spawn.h"
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+
+namespace {
+
+using plugboard::bench::BenchClock;
+using plugboard::bench::benchFailed;
+using plugboard::bench::mustSucceed;
+using plugboard::bench::Stats;
+using plugboard::bench::statsOf;
+namespace core = plugboard::core;
+
+const char* const kSidecarImage = "localhost/plugboard-test/argo-sidecar:latest";
+const char* const kEchoImage = "localhost/plugboard-bench/echo:latest";
+const std::string kRequest =
+    R"({"rpc":"template.execute","key":"argo-greeter","via":"name","args":{"name":"bench"},)"
+    R"("workflow":{"metadata":{"name":"bench"}},"template":{"name":"step"}})";
+
+double millis(BenchClock::time_point a, BenchClock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+std::string output(const std::string& command) {
+  std::string out;
+  FILE* p = popen(command.c_str(), "r");
+  if (p == nullptr) benchFailed("cannot run " + command);
+  char buffer[4096];
+  for (std::size_t n; (n = fread(buffer, 1, sizeof buffer, p)) > 0;) out.append(buffer, n);
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// The floor: a keep-alive connection made in the network namespace of the one running
+// sidecar, with its token.
+std::unique_ptr<plugboard::bench::KeepAliveConnection> directConnection(std::string& token) {
+  const std::string name = output("podman ps --filter name=^plugboard-argo- --format '{{.Names}}'");
+  if (name.empty() || name.find('\n') != std::string::npos) benchFailed("not one sidecar: " + name);
+  const std::string pid = output("podman inspect --format '{{.State.Pid}}' " + name);
+  const std::string dir =
+      output("podman inspect --format '{{range .Mounts}}{{.Source}}{{end}}' " + name);
+  std::ifstream in(dir + "/token");
+  std::getline(in, token);
+  const int ns = ::open(("/proc/" + pid + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC);
+  if (ns < 0 || token.size() != 32) benchFailed("cannot reach sidecar " + name);
+  int fd = -1;
+  std::thread([&] {
+    if (::setns(ns, CLONE_NEWNET) == 0) fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  }).join();
+  ::close(ns);
+  if (fd < 0) benchFailed("cannot make a socket in the sidecar's network namespace");
+  return std::make_unique<plugboard::bench::KeepAliveConnection>(4355, fd);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::warn);
+  int calls = 2000, rounds = 3, starts = 10;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const int value = std::atoi(argv[i + 1]);
+    if (flag == "--calls") calls = value;
+    if (flag == "--rounds") rounds = value;
+    if (flag == "--starts") starts = value;
+  }
+  namespace testing = plugboard::testing;
+  const std::string sidecar_image =
+      (testing::sourceDir() / "tests/support/make_argo_sidecar_image.sh").string() +
+      " >/dev/null 2>&1";
+  const std::string echo_image = (testing::sourceDir() / "tools/plugin-image.sh").string() + " " +
+                                 testing::plugin("echo").string() + " " + kEchoImage + " --host " +
+                                 (testing::buildDir() / "plugboard-host").string() + " >/dev/null";
+  for (const auto& make : {sidecar_image, echo_image}) {
+    if (std::system(make.c_str()) != 0) benchFailed("could not make an image: " + make);
+  }
+  testing::TempDir dir;
+  const std::string manifest =
+      dir.write("plugin.yaml",
+                testing::readFile(testing::sourceDir() / "tests/support/argo_sidecar/plugin.yaml"));
+  const core::Json artifact = {{"path", manifest}};
+  const core::Json options = {{"env", {{"KEEP_ALIVE", "1"}}}};
+  plugboard::bench::BuiltDeployers deployers;
+
+  const std::vector<std::string> podman_run = {"/usr/bin/podman",
+                                               "--runtime",
+                                               "runc",
+                                               "--cgroup-manager",
+                                               "cgroupfs",
+                                               "run",
+                                               "--rm",
+                                               "--network",
+                                               "none",
+                                               "--pull",
+                                               "never",
+                                               "--log-driver",
+                                               "none",
+                                               "--ulimit",
+                                               "nofile=1024:1024",
+                                               "--ulimit",
+                                               "nproc=4096:4096",
+                                               "--user",
+                                               "8737",
+                                               kSidecarImage,
+                                               "python3",
+                                               "-c",
+                                               "pass"};
+  std::vector<double> podman_start, cold_start, cold_whole;
+  for (int i = 0; i < starts; ++i) {
+    auto t0 = BenchClock::now();
+    if (plugboard::host::runToEnd(podman_run, std::chrono::seconds(60)) != 0)
+      benchFailed("podman run ... python3 -c pass failed");
+    podman_start.push_back(millis(t0, BenchClock::now()));
+    t0 = BenchClock::now();
+    {
+      auto h = deployers.open("argo", artifact, options);
+      mustSucceed(h->callText(kRequest, h->newCallId()));
+      cold_start.push_back(millis(t0, BenchClock::now()));
+    }
+    cold_whole.push_back(millis(t0, BenchClock::now()));  // the sidecar removed
+  }
+  const Stats p = statsOf(podman_start), c = statsOf(cold_start), w = statsOf(cold_whole);
+  std::printf("Cold start, ms (%d each, interleaved)\n\n", starts);
+  std::printf("| what | median ms | min ms | max ms |\n|---|---:|---:|---:|\n");
+  std::printf("| `podman run --rm IMAGE python3 -c pass` (same flags) | %.1f | %.1f | %.1f |\n",
+              p.median, p.min, p.max);
+  std::printf("| `argo` deployer: open to first result | %.1f | %.1f | %.1f |\n", c.median, c.min,
+              c.max);
+  std::printf(
+      "| `argo` deployer: open, first result, close (sidecar removed) | %.1f | %.1f | %.1f |\n",
+      w.median, w.min, w.max);
+
+  auto argo = deployers.open("argo", artifact, options);
+  auto boxed = deployers.open("container", {{"image", kEchoImage}});
+  std::string token;
+  auto direct = directConnection(token);
+  const std::string body =
+      plugboard::host::executeTemplateArgs(core::Json::parse(kRequest), "argo-greeter", "step");
+  const auto viaArgo = [&] { mustSucceed(argo->callText(kRequest, argo->newCallId())); };
+  const auto viaFloor = [&] { direct->post(body, token); };
+  plugboard::bench::timeCalls(200, viaArgo);  // warm up
+  plugboard::bench::timeCalls(200, viaFloor);
+  plugboard::bench::timeEchoCalls(*boxed, 200);
+  std::printf("\nWarm round trip of one call (%d calls per row)\n\n", calls);
+  std::printf(
+      "| round | what | median µs | p99 µs | median / floor |\n|---:|---|---:|---:|---:|\n");
+  for (int r = 1; r <= rounds; ++r) {
+    const Stats floor = plugboard::bench::timeCalls(calls, viaFloor);
+    const Stats a = plugboard::bench::timeCalls(calls, viaArgo);
+    const Stats box = plugboard::bench::timeEchoCalls(*boxed, calls);
+    std::printf("| %d | sidecar, direct C++ keep-alive client (floor) | %.1f | %.1f | 1.00x |\n", r,
+                floor.median, floor.p99);
+    std::printf("| %d | sidecar through the `argo` deployer | %.1f | %.1f | %.2fx |\n", r, a.median,
+                a.p99, a.median / floor.median);
+    std::printf("| %d | echo through the `container` deployer | %.1f | %.1f | %.2fx |\n", r,
+                box.median, box.p99, box.median / floor.median);
+    std::fflush(stdout);
+  }
+  return 0;
+}

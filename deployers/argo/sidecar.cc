@@ -1,0 +1,353 @@
+#include "deployers/argo/sidecar.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+#include "deployers/common/child_text.h"
+
+namespace plugboard::argo_deployer {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Millis = std::chrono::milliseconds;
+
+constexpr std::size_t kOutputKept = 4096;
+constexpr uid_t kAgentUid = 8737;  // the user Argo's agent writes the token as
+
+// As Argo's agent makes it: k8s.io/apimachinery's rand.String(32), from these letters.
+std::string newToken() {
+  static constexpr char kLetters[] = "bcdfghjklmnpqrstvwxz2456789";
+  std::random_device random;
+  std::string token;
+  for (int i = 0; i < 32; ++i) token += kLetters[random() % (sizeof kLetters - 1)];
+  return token;
+}
+
+std::string pullOf(const SidecarSpec& spec, const SidecarOptions& options) {
+  if (!options.pull.empty()) return options.pull;
+  if (spec.pull_policy == "Always") return "always";
+  if (spec.pull_policy == "Never") return "never";
+  return "missing";
+}
+
+// A free port of 127.0.0.1 on this machine, for reach "publish".
+unsigned short freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  unsigned short port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = ntohs(a.sin_port);
+  ::close(fd);
+  return port;
+}
+
+bool connects(int fd, unsigned short port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string jsonList(const std::vector<std::string>& items) { return Json(items).dump(); }
+
+// The sidecars not yet removed, by container name: what the module's unloading (the
+// process's exit) removes when a sidecar's handle was never closed, e.g. when the runtime
+// exits while a call it could not cancel still runs.
+class Leftovers {
+ public:
+  static Leftovers& instance() {
+    static Leftovers leftovers;
+    return leftovers;
+  }
+  void add(const std::string& container, deployer_common::Podman podman, std::string dir) {
+    std::lock_guard lock(mu_);
+    live_[container] = {std::move(podman), std::move(dir)};
+  }
+  void remove(const std::string& container) {
+    std::lock_guard lock(mu_);
+    live_.erase(container);
+  }
+  ~Leftovers() {
+    std::lock_guard lock(mu_);
+    for (const auto& [container, what] : live_) {
+      deployer_common::removeContainer(what.first, container, plugboard::Logger());
+      std::error_code ec;
+      fs::remove_all(what.second, ec);
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::pair<deployer_common::Podman, std::string>> live_;
+};
+
+}  // namespace
+
+Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::string container,
+                 plugboard::Logger log)
+    : spec_(spec), options_(options), container_(std::move(container)), log_(log) {
+  const std::string who = "plugin '" + spec_.name + "' (image " + spec_.image + ")";
+  for (const auto& name : spec_.env_from) {
+    if (!options_.env.count(name)) {
+      throw std::runtime_error(who + ": env '" + name +
+                               "' comes from valueFrom (a Secret or a field in Kubernetes): give "
+                               "its value with option env = { " +
+                               name + " = \"...\" }");
+    }
+  }
+  // The token, as Argo's agent writes it; the directory is what /var/run/argo shows.
+  char root[] = "/tmp/plugboard-argo-XXXXXX";
+  if (::mkdtemp(root) == nullptr)
+    throw std::runtime_error(who +
+                             ": cannot make a directory for its token: " + std::strerror(errno));
+  token_root_ = root;
+  const std::string dir = token_root_ + "/" + spec_.container_name;
+  const std::string file = dir + "/token";
+  token_ = newToken();
+  pidfile_ = token_root_ + "/pid";
+  ::chmod(token_root_.c_str(), 0711);
+  if (::mkdir(dir.c_str(), 0770) != 0) {
+    stop();
+    throw std::runtime_error(who + ": cannot make " + dir + ": " + std::strerror(errno));
+  }
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << token_;
+  }
+  const bool root_user = ::geteuid() == 0;
+  // Owned by the agent's user and group 0, as in the pod; without root (rootless podman,
+  // where this user is the container's root) readable by all instead.
+  ::chmod(file.c_str(), root_user ? 0440 : 0444);
+  ::chmod(dir.c_str(), root_user ? 0770 : 0755);
+  if (root_user &&
+      (::chown(file.c_str(), kAgentUid, 0) != 0 || ::chown(dir.c_str(), kAgentUid, 0) != 0)) {
+    stop();
+    throw std::runtime_error(who + ": cannot give its token to user 8737: " + std::strerror(errno));
+  }
+
+  std::vector<std::string> argv = options_.podman.global();
+  argv.insert(argv.end(), {"run", "--rm", "--name", container_, "--pidfile", pidfile_, "--pull",
+                           pullOf(spec_, options_), "--log-driver", "none"});
+  if (options_.reach == "publish") {
+    host_port_ = freeLoopbackPort();
+    argv.insert(argv.end(), {"--publish", "127.0.0.1:" + std::to_string(host_port_) + ":" +
+                                              std::to_string(spec_.port)});
+  } else {
+    argv.insert(argv.end(), {"--network", "none"});
+  }
+  for (const auto& u : options_.ulimits) argv.insert(argv.end(), {"--ulimit", u});
+  if (!spec_.memory.empty()) argv.insert(argv.end(), {"--memory", spec_.memory});
+  if (!spec_.cpus.empty()) argv.insert(argv.end(), {"--cpus", spec_.cpus});
+  if (!spec_.user.empty()) argv.insert(argv.end(), {"--user", spec_.user});
+  if (spec_.read_only_root) argv.push_back("--read-only");
+  if (spec_.no_new_privileges) argv.insert(argv.end(), {"--security-opt", "no-new-privileges"});
+  for (const auto& c : spec_.cap_drop) argv.insert(argv.end(), {"--cap-drop", c});
+  for (const auto& c : spec_.cap_add) argv.insert(argv.end(), {"--cap-add", c});
+  if (!spec_.working_dir.empty()) argv.insert(argv.end(), {"--workdir", spec_.working_dir});
+  std::map<std::string, std::string> env(spec_.env.begin(), spec_.env.end());
+  for (const auto& [k, v] : options_.env) env[k] = v;
+  for (const auto& [k, v] : env) argv.insert(argv.end(), {"--env", k + "=" + v});
+  argv.insert(argv.end(), {"--volume", dir + ":/var/run/argo:ro"});
+  // Kubernetes: command replaces the image's entrypoint and then its CMD is not used.
+  if (!spec_.command.empty()) argv.insert(argv.end(), {"--entrypoint", jsonList(spec_.command)});
+  argv.insert(argv.end(), options_.args.begin(), options_.args.end());
+  argv.push_back(spec_.image);
+  argv.insert(argv.end(), spec_.args.begin(), spec_.args.end());
+
+  host::SpawnOptions so;
+  so.program = argv.front();
+  so.argv = argv;
+  so.env = host::environmentWith({});
+  auto child = host::spawn(so);
+  if (!child) {
+    stop();
+    throw std::runtime_error(who + ": podman did not start: " + child.error().message());
+  }
+  podman_pid_ = child->pid;
+  Leftovers::instance().add(container_, options_.podman, token_root_);
+  child->in.reset();
+  monitor_ = std::thread([this, c = std::move(*child)]() mutable { monitor(std::move(c)); });
+
+  // Wait for the port, as the agent's first call would (bounded).
+  const auto deadline = Clock::now() + options_.start_timeout;
+  for (;;) {
+    if (auto end = ended()) {
+      stop();
+      throw std::runtime_error(who + ": the sidecar ended before it opened port " +
+                               std::to_string(spec_.port) + ": " + *end);
+    }
+    bool open = false;
+    if (options_.reach == "publish") {
+      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      open = fd >= 0 && connects(fd, host_port_);
+    } else {
+      if (netns_ < 0) {
+        std::ifstream in(pidfile_);
+        long pid = 0;
+        if (in >> pid && pid > 0)
+          netns_ =
+              ::open(("/proc/" + std::to_string(pid) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC);
+      }
+      if (netns_ >= 0) {
+        auto fd = socketInside();
+        if (!fd) {
+          stop();
+          throw std::runtime_error(who + ": " + fd.error().message());
+        }
+        open = connects(*fd, spec_.port);
+      }
+    }
+    if (open) break;
+    if (Clock::now() >= deadline) {
+      const std::string output = lastOutput();
+      stop();
+      throw std::runtime_error(
+          who + ": the sidecar did not open port " + std::to_string(spec_.port) + " within " +
+          std::to_string(options_.start_timeout.count()) + "ms (option 'start_timeout'); " +
+          (output.empty() ? "it wrote nothing" : "its last output: " + output));
+    }
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, Millis(20), [&] { return ended_.has_value(); });
+  }
+  log_.debug("sidecar " + container_ + " of plugin '" + spec_.name + "' listens on port " +
+             std::to_string(spec_.port));
+}
+
+Sidecar::~Sidecar() { stop(); }
+
+void Sidecar::stop() {
+  if (podman_pid_ > 0) {
+    deployer_common::removeContainer(options_.podman, container_, log_);
+    {
+      // podman run ends once its container is gone; one that had not made it yet is
+      // stopped, and what it made then removed.
+      std::unique_lock lock(mu_);
+      if (!cv_.wait_for(lock, std::chrono::seconds(5), [&] { return ended_.has_value(); })) {
+        lock.unlock();
+        ::kill(-podman_pid_, SIGKILL);
+        deployer_common::removeContainer(options_.podman, container_, log_);
+      }
+    }
+    if (monitor_.joinable()) monitor_.join();
+    podman_pid_ = -1;
+    Leftovers::instance().remove(container_);
+  }
+  if (netns_ >= 0) ::close(netns_);
+  netns_ = -1;
+  if (!token_root_.empty()) {
+    std::error_code ec;
+    fs::remove_all(token_root_, ec);
+    token_root_.clear();
+  }
+}
+
+void Sidecar::monitor(host::Spawned child) {
+  pollfd fds[2] = {{child.out.get(), POLLIN, 0}, {child.err.get(), POLLIN, 0}};
+  int open = 2;
+  char buffer[4096];
+  while (open > 0) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (auto& p : fds) {
+      if (p.fd < 0 || p.revents == 0) continue;
+      const ssize_t n = ::read(p.fd, buffer, sizeof buffer);
+      if (n > 0) {
+        std::lock_guard lock(mu_);
+        output_.append(buffer, static_cast<std::size_t>(n));
+        if (output_.size() > 2 * kOutputKept) output_.erase(0, output_.size() - kOutputKept);
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        p.fd = -1;
+        --open;
+      }
+    }
+  }
+  int status = 0;
+  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string how = WIFEXITED(status) ? "exited with code " + std::to_string(WEXITSTATUS(status))
+                                      : "podman was killed by signal " +
+                                            deployer_common::signalName(WTERMSIG(status));
+  if (WIFEXITED(status) && WEXITSTATUS(status) > 128)
+    how = "killed by signal " + deployer_common::signalName(WEXITSTATUS(status) - 128);
+  const std::string output = lastOutput();
+  std::lock_guard lock(mu_);
+  ended_ = how + (output.empty() ? "" : "; its last output: " + output);
+  cv_.notify_all();
+}
+
+std::string Sidecar::lastOutput() {
+  std::lock_guard lock(mu_);
+  const bool cut = output_.size() > kOutputKept;
+  return deployer_common::stderrTail(
+      cut ? std::string_view(output_).substr(output_.size() - kOutputKept) : output_, cut);
+}
+
+std::optional<std::string> Sidecar::ended() {
+  std::lock_guard lock(mu_);
+  return ended_;
+}
+
+host::Expected<int> Sidecar::socketInside() const {
+  int fd = -1;
+  int error = 0;
+  // setns() moves only the calling thread: a thread of its own, which ends there.
+  std::thread([&] {
+    if (::setns(netns_, CLONE_NEWNET) != 0) {
+      error = errno;
+      return;
+    }
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) error = errno;
+  }).join();
+  if (fd < 0) {
+    return host::Error(
+        std::string("cannot make a socket in the sidecar's network namespace: ") +
+        std::strerror(error) +
+        (error == EPERM
+             ? " (this needs root with rootful podman; else use option reach = \"publish\")"
+             : ""));
+  }
+  return fd;
+}
+
+HttpTarget Sidecar::target() const {
+  HttpTarget t;
+  t.address = "127.0.0.1";
+  t.host_header = "localhost:" + std::to_string(spec_.port);
+  if (options_.reach == "publish") {
+    t.port = host_port_;
+  } else {
+    t.port = static_cast<unsigned short>(spec_.port);
+    t.make_socket = [this] { return socketInside(); };
+  }
+  return t;
+}
+
+}  // namespace plugboard::argo_deployer

@@ -1,0 +1,97 @@
+#include "deployers/common/podman.h"
+
+#include <cctype>
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+#include <string_view>
+
+#include <plugboard/host/spawn.h>
+
+#include "deployers/common/launch.h"
+
+namespace plugboard::deployer_common {
+
+std::vector<std::string> Podman::global() const {
+  return {binary, "--runtime", runtime, "--cgroup-manager", cgroup_manager};
+}
+
+std::string findPodman(const std::string& option) {
+  auto found = host::findExecutable(option);
+  if (!found && option == "podman") found = host::findExecutable("/usr/bin/podman");
+  if (found) return *found;
+  throw std::runtime_error(
+      option == "podman"
+          ? "podman is not installed (no 'podman' in PATH): install the Debian package podman, "
+            "or set option 'podman'"
+          : "podman '" + option + "' (option 'podman') is not an executable file");
+}
+
+bool applyPodmanOption(Podman& p, const std::string& key, const Json& value) {
+  std::string* target = key == "podman"           ? &p.binary
+                        : key == "runtime"        ? &p.runtime
+                        : key == "cgroup_manager" ? &p.cgroup_manager
+                                                  : nullptr;
+  if (target == nullptr) return false;
+  if (!value.is_string() || value.get_ref<const std::string&>().empty()) {
+    throw std::invalid_argument("option '" + key + "' must be a non-empty string, got " +
+                                value.dump());
+  }
+  *target = value.get<std::string>();
+  return true;
+}
+
+std::string podmanPull(const std::string& key, const Json& value) {
+  const std::string pull = value.is_string() ? value.get<std::string>() : "";
+  if (pull != "never" && pull != "if-not-present" && pull != "always") {
+    throw std::invalid_argument(
+        "option '" + key + "' must be 'never', 'if-not-present' or 'always', got " + value.dump());
+  }
+  return pull == "if-not-present" ? "missing" : pull;
+}
+
+std::string imageNamePart(const std::string& image) {
+  const auto slash = image.rfind('/');
+  std::string name = image.substr(slash == std::string::npos ? 0 : slash + 1);
+  name = name.substr(0, name.find_first_of(":@"));
+  std::string out;
+  for (char c : name) {
+    out +=
+        std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ? c : '-';
+  }
+  return out.empty() ? "plugin" : out;
+}
+
+std::string randomRunId() {
+  std::random_device random;
+  const char* digits = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 8; ++i) id += digits[random() % 16];
+  return id;
+}
+
+void removeContainer(const Podman& podman, const std::string& name, const plugboard::Logger& log) {
+  std::vector<std::string> rm = podman.global();
+  rm.insert(rm.end(), {"rm", "--force", "--time", "0", "--ignore", name});
+  if (host::runToEnd(rm, kRemoveTimeout) != 0)
+    log.warn("could not remove container " + name + " (podman rm failed)");
+}
+
+void checkImageFiles(const std::string& image, const host::TrustRules& rules) {
+  for (const std::string_view transport : {"oci-archive:", "docker-archive:", "oci:", "dir:"}) {
+    if (!image.starts_with(transport)) continue;
+    std::string path = image.substr(transport.size());
+    std::error_code ec;
+    // "path:reference": the path is what exists.
+    if (const auto colon = path.rfind(':');
+        colon != std::string::npos && !std::filesystem::exists(path, ec)) {
+      path.resize(colon);
+    }
+    const bool tree = std::filesystem::is_directory(path, ec);
+    requireTrusted(path, tree ? host::checkTree(path, rules, "image directory")
+                              : host::checkFile(path, rules));
+    return;
+  }
+}
+
+}  // namespace plugboard::deployer_common

@@ -1,0 +1,60 @@
+// deployers/common/podman.h: what the deployers that run containers with podman share
+// (library plugboard_deployer_common): finding podman, the global flags these machines
+// need, container names, removing a container, and the trust check of an image that
+// podman reads from a file. Used by the container and argo deployers. Free functions;
+// thread-safe.
+#ifndef PLUGBOARD_DEPLOYERS_COMMON_PODMAN_H_
+#define PLUGBOARD_DEPLOYERS_COMMON_PODMAN_H_
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <plugboard/host/trust.h>
+#include <plugboard/sdk.hpp>
+
+namespace plugboard::deployer_common {
+
+// How podman is run: the binary and its global flags.
+struct Podman {
+  std::string binary = "podman";  // a path, or a name looked up in PATH
+  std::string runtime = "runc";
+  std::string cgroup_manager = "cgroupfs";
+
+  // {binary, --runtime, R, --cgroup-manager, M}: the start of every podman command line.
+  std::vector<std::string> global() const;
+};
+
+inline constexpr std::chrono::milliseconds kRemoveTimeout{30000};
+
+// The absolute path of `option` (option 'podman'); throws std::runtime_error saying how to
+// install it, or that the option names no executable.
+std::string findPodman(const std::string& option);
+
+// Reads option `key` into `p` when it is one of podman, runtime, cgroup_manager; returns
+// whether it was. Throws std::invalid_argument for a value that is not a non-empty string.
+bool applyPodmanOption(Podman& p, const std::string& key, const Json& value);
+
+// The option 'pull' value checked ("never", "if-not-present", "always") and as `podman
+// run --pull` takes it. Throws std::invalid_argument naming option `key`.
+std::string podmanPull(const std::string& key, const Json& value);
+
+// "localhost/plugboard/hello:1.2.0" -> "hello": a part of a container name that names
+// the plugin, letters, digits, '-', '_' and '.' only.
+std::string imageNamePart(const std::string& image);
+
+// 8 random hexadecimal digits: tells apart the containers of two runtimes.
+std::string randomRunId();
+
+// `podman rm --force --time 0 --ignore NAME`; logs a warning when it fails.
+void removeContainer(const Podman& podman, const std::string& name, const plugboard::Logger& log);
+
+// An image that podman reads from a file or directory of this machine (a transport such as
+// oci-archive:/p/x.tar[:ref]) becomes code like a plugin file: it is checked with the same
+// rules; throws std::runtime_error with the refusal. Images named in a container store or
+// registry are podman's to verify.
+void checkImageFiles(const std::string& image, const host::TrustRules& rules);
+
+}  // namespace plugboard::deployer_common
+
+#endif  // PLUGBOARD_DEPLOYERS_COMMON_PODMAN_H_
