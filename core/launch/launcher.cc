@@ -294,6 +294,15 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   return result;
 }
 
+Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target) {
+  const Json deployer = Json::parse(target.deployer->manifest.text, nullptr, false);
+  if (!deployer.is_object() || deployer.value("describes", false) != true)
+    return std::optional<Manifest>();
+  auto started = start(target);
+  if (!started) return started.error();
+  return std::optional<Manifest>((*started)->handle->manifest());
+}
+
 CatalogEntry Launcher::entryFor(std::shared_ptr<StartedPlugin> plugin, std::filesystem::path file,
                                 const std::string& id) {
   CatalogEntry e;

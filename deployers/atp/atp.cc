@@ -312,7 +312,7 @@ class AtpDeployer : public plugboard::Deployer {
 }  // namespace plugboard::atp_deployer
 
 PLUGBOARD_DEPLOYER(plugboard::atp_deployer::AtpDeployer, R"({
-  "name": "atp", "version": "1.0.0", "deploys": ["atp"], "priority": 45,
+  "name": "atp", "version": "1.0.0", "deploys": ["atp"], "priority": 45, "describes": true,
   "description": "Runs Arcaflow plugins unchanged over the Arcaflow Transport Protocol (v3): a Python module or file, a command, or a container image with podman; one long-lived process per plugin with several calls in flight",
   "config": {
     )" PLUGBOARD_CHILD_PROCESS_OPTIONS R"(,
