@@ -199,7 +199,7 @@ class AtpDeployer : public plugboard::Deployer {
       program = *found;
       deployer_common::requireTrusted(program, host::checkFile(program, rules));
       args.assign(command.begin() + 1, command.end());
-      label = "command '" + command[0] + "'";
+      label = "'" + name + "' (command " + command[0] + ")";
       digest.addText("command");
       digest.addFile(program);
     } else if (!module.empty() || !path.empty()) {
@@ -215,7 +215,7 @@ class AtpDeployer : public plugboard::Deployer {
       digest.addText(program);
       if (!module.empty()) {
         args = {"-m", module, "--atp"};
-        label = "'" + module + "'";
+        label = "'" + name + "' (module " + module + ")";
         digest.addText(module);
         if (!path.empty()) {
           const std::string dir = fs::absolute(path).lexically_normal().string();
@@ -233,7 +233,7 @@ class AtpDeployer : public plugboard::Deployer {
         const std::string file = fs::absolute(path).lexically_normal().string();
         deployer_common::requireTrusted(file, host::checkFile(file, rules));
         args = {file, "--atp"};
-        label = file;
+        label = "'" + name + "' (" + file + ")";
         digest.addFile(file);
       }
     } else {
@@ -267,7 +267,7 @@ class AtpDeployer : public plugboard::Deployer {
     digest.addText(imageId(program, podman, image));
     const std::string base =
         "plugboard-atp-" + run_id_ + "-" + deployer_common::pluginPart(image) + "-";
-    auto launch = deployer_common::makeLaunch("image '" + image + "'", name, "atp", program, {}, {},
+    auto launch = deployer_common::makeLaunch("'" + name + "' (image " + image + ")", name, "atp", program, {}, {},
                                               std::move(child), log());
     deployer_common::configurePodmanLaunch(*launch, podman, program, image, {"--atp"}, base,
                                            sequence_);

@@ -33,8 +33,8 @@ class CborReader {
   // over a limit, a top-level item that is not a map) ends the stream: later feeds fail too.
   host::Status feed(std::string_view bytes, std::vector<Json>& items);
 
-  // Bytes of an incomplete item still held.
-  std::size_t pending() const { return buffer_.size(); }
+  // Bytes of an incomplete item: decoded so far, and held until the rest comes.
+  std::size_t pending() const { return item_bytes_ + buffer_.size(); }
 
   // The start of `bytes` as a quote for messages: printable ASCII as it is, other bytes
   // as \xNN, cut after `most` characters.
