@@ -1,5 +1,5 @@
-"""greeter: an Arcaflow-style plugin speaking ATP v3 (atpkit.py), run by plugboard's atp
-deployer as an Arcaflow engine would run it: `python3 greeter.py --atp`.
+"""welcome: an Arcaflow-style plugin speaking ATP v3 (atpkit.py), run by plugboard's atp
+deployer as an Arcaflow engine would run it: `python3 welcome.py --atp`.
 
 Steps: greet {name, greeting?} -> success {message, length}; count {text} -> success
 {words}. examples/arcaflow.toml runs it beside a native and a Python step.
