@@ -76,11 +76,12 @@ Stats cborFloor(int calls) {
     std::vector<Json> items;
     for (;;) {
       Json m = readItem(to_child[0], reader, items);
-      writeAll(from_child[1],
-               cbor({{"id", 2},
-                     {"run_id", m["run_id"]},
-                     {"data", {{"output_id", "success"}, {"output_data", m["data"]["config"]},
-                               {"debug_logs", ""}}}}));
+      writeAll(from_child[1], cbor({{"id", 2},
+                                    {"run_id", m["run_id"]},
+                                    {"data",
+                                     {{"output_id", "success"},
+                                      {"output_data", m["data"]["config"]},
+                                      {"debug_logs", ""}}}}));
     }
   }
   ::close(to_child[0]);
@@ -147,11 +148,18 @@ int main(int argc, char** argv) {
   timeEchoCalls(*child, 500);
   const Stats warm_call = timeEchoCalls(*warm, 200);
   const Stats f = statsOf(first), s = statsOf(fresh_step);
-  std::printf("Start-up (median of %d, ms)\n\n| what | median ms | min ms | max ms |\n|---|---:|---:|---:|\n", starts);
-  std::printf("| atp: open to first result (spawn python3, import, hello, one call) | %.1f | %.1f | %.1f |\n",
-              f.median, f.min, f.max);
-  std::printf("| a step the Arcaflow engine's way (that, then CLIENT_DONE and exit) | %.1f | %.1f | %.1f |\n",
-              s.median, s.min, s.max);
+  std::printf(
+      "Start-up (median of %d, ms)\n\n| what | median ms | min ms | max ms "
+      "|\n|---|---:|---:|---:|\n",
+      starts);
+  std::printf(
+      "| atp: open to first result (spawn python3, import, hello, one call) | %.1f | %.1f | %.1f "
+      "|\n",
+      f.median, f.min, f.max);
+  std::printf(
+      "| a step the Arcaflow engine's way (that, then CLIENT_DONE and exit) | %.1f | %.1f | %.1f "
+      "|\n",
+      s.median, s.min, s.max);
   std::printf("| a step in the long-lived process (one call) | %.3f | %.3f | %.3f |\n\n",
               warm_call.median / 1000, warm_call.min / 1000, warm_call.max / 1000);
 
@@ -164,10 +172,13 @@ int main(int argc, char** argv) {
     const Stats p = timeEchoCalls(*child, calls);
     std::printf("| %d | CBOR ping-pong between two C++ processes (floor) | %.1f | %.1f | |\n", r,
                 floor.median, floor.p99);
-    std::printf("| %d | the plugin's own Python time (atpkit: decode, thread per run, encode) | %.1f | | |\n",
-                r, self);
-    std::printf("| %d | atp deployer, long-lived process | %.1f | %.1f | %.2fx (floor + own time) |\n", r,
-                a.median, a.p99, a.median / (floor.median + self));
+    std::printf(
+        "| %d | the plugin's own Python time (atpkit: decode, thread per run, encode) | %.1f | | "
+        "|\n",
+        r, self);
+    std::printf(
+        "| %d | atp deployer, long-lived process | %.1f | %.1f | %.2fx (floor + own time) |\n", r,
+        a.median, a.p99, a.median / (floor.median + self));
     std::printf("| %d | python deployer, plugboard's protocol (pyecho) | %.1f | %.1f | |\n", r,
                 p.median, p.p99);
   }

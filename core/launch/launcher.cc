@@ -272,8 +272,8 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   auto module = deployers_->module(*target.deployer);
   if (!module) {
     result = module.error();
-  } else if (auto handle = (*module)->open(withPlugin(target), target.options,
-                                           options_.trust.rules());
+  } else if (auto handle =
+                 (*module)->open(withPlugin(target), target.options, options_.trust.rules());
              !handle) {
     result = Error(target.describe() + ": " + handle.error().message(), handle.error().code());
   } else if (target.expected && !sameManifest((*handle)->manifest(), *target.expected)) {

@@ -267,8 +267,8 @@ class AtpDeployer : public plugboard::Deployer {
     digest.addText(imageId(program, podman, image));
     const std::string base =
         "plugboard-atp-" + run_id_ + "-" + deployer_common::pluginPart(image) + "-";
-    auto launch = deployer_common::makeLaunch("'" + name + "' (image " + image + ")", name, "atp", program, {}, {},
-                                              std::move(child), log());
+    auto launch = deployer_common::makeLaunch("'" + name + "' (image " + image + ")", name, "atp",
+                                              program, {}, {}, std::move(child), log());
     deployer_common::configurePodmanLaunch(*launch, podman, program, image, {"--atp"}, base,
                                            sequence_);
     return launch;

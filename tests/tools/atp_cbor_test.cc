@@ -42,9 +42,9 @@ TEST(AtpCborReaderTest, DecodesTheKindsOfItemsAtpPeersSend) {
     EXPECT_EQ(decode(bytes({0x1b, 0, 0, 0, 0xe8, 0xd4, 0xa5, 0x10, 0}), step), 1000000000000);
     EXPECT_EQ(decode(bytes({0xc1, 0x1a, 0x51, 0x4b, 0x67, 0xb0}), step), 1363896240);  // a tag
     EXPECT_EQ(decode(bytes({0xa2, 0x01, 0x02, 0x03, 0x04}), step), Json::parse(R"({"1":2,"3":4})"));
-    EXPECT_EQ(decode(bytes({0x7f, 0x65, 's', 't', 'r', 'e', 'a', 0x64, 'm', 'i', 'n', 'g', 0xff}),
-                     step),
-              "streaming");
+    EXPECT_EQ(
+        decode(bytes({0x7f, 0x65, 's', 't', 'r', 'e', 'a', 0x64, 'm', 'i', 'n', 'g', 0xff}), step),
+        "streaming");
     EXPECT_EQ(decode(bytes({0xbf, 0x61, 'a', 0x01, 0x61, 'b', 0x9f, 0x02, 0x03, 0xff, 0xff}), step),
               Json::parse(R"({"a":1,"b":[2,3]})"));
     EXPECT_EQ(decode(bytes({0x83, 0x01, 0x82, 0x02, 0x03, 0x80}), step),
@@ -94,7 +94,8 @@ TEST(AtpSchemaTest, ConvertsScopesEnumsWithIntegerKeysAndOneOf) {
       "sub":{"type":{"type_id":"ref","id":"Sub"},"required":false},
       "m":{"type":{"type_id":"map","keys":{"type_id":"integer"},"values":{"type_id":"string"}}}}},
     "Sub":{"id":"Sub","properties":{"x":{"type":{"type_id":"string","min":1},"required":true}}}}})");
-  const Json out = convertType(Json{{"type_id", "scope"}, {"objects", scope["objects"]}, {"root", "In"}}, scope);
+  const Json out =
+      convertType(Json{{"type_id", "scope"}, {"objects", scope["objects"]}, {"root", "In"}}, scope);
   EXPECT_EQ(out["required"], Json::parse(R"(["level","who"])"));  // n has a default
   EXPECT_EQ(out["properties"]["level"]["enum"], Json::parse("[1,2]"));
   EXPECT_EQ(out["properties"]["who"]["properties"]["_type"]["enum"], Json::parse("[7]"));

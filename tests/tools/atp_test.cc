@@ -49,9 +49,9 @@ class AtpTest : public ::testing::Test {
               "\"] }\n";
     }
     // A command that counts its starts in a file.
-    text += "[plugins.counted.\"1.0.0\"]\natp = { command = [\"/bin/sh\", \"-c\", \"echo start >> " +
-            (dir_ / "starts").string() + "; exec /usr/bin/python3 " + fixtureFile() +
-            " --atp\"] }\n";
+    text +=
+        "[plugins.counted.\"1.0.0\"]\natp = { command = [\"/bin/sh\", \"-c\", \"echo start >> " +
+        (dir_ / "starts").string() + "; exec /usr/bin/python3 " + fixtureFile() + " --atp\"] }\n";
     return dir_.write("registry.toml", text);
   }
   std::string tag() const { return dir_.path().filename().string(); }
@@ -61,10 +61,11 @@ class AtpTest : public ::testing::Test {
     return plugboard(std::move(args), options);
   }
   RunResult runWorkflow(const std::string& steps, std::vector<std::string> more = {}) {
-    std::vector<std::string> args = {"run",       dir_.write("wf.toml", "name = \"wf\"\n" + steps),
-                                     "--plugins", pluginDir().string(),
+    std::vector<std::string> args = {"run",        dir_.write("wf.toml", "name = \"wf\"\n" + steps),
+                                     "--plugins",  pluginDir().string(),
                                      "--registry", registry(),
-                                     "--output",  "json", "--parallel", "8"};
+                                     "--output",   "json",
+                                     "--parallel", "8"};
     args.insert(args.end(), more.begin(), more.end());
     return plugboardWithCache(args);
   }
@@ -93,19 +94,19 @@ TEST_F(AtpTest, AModuleRunsSeveralCallsInFlightInOneProcessBesideANativeStep) {
   EXPECT_EQ(reportStep(report, "m3")["outputs"]["parameters"]["pid"], m1["pid"]);
   const Json echo = reportStep(report, "echo")["outputs"]["parameters"];
   EXPECT_EQ(echo["text"], "Hello, Ada!");
-  EXPECT_EQ(echo["count"], "2");             // a non-string, as JSON text
+  EXPECT_EQ(echo["count"], "2");            // a non-string, as JSON text
   EXPECT_EQ(echo["tags"], R"(["a","b"])");  // likewise
   EXPECT_EQ(reportStep(report, "echo")["plugin"], "fix@1.0.0");
 }
 
 TEST_F(AtpTest, OutputsErrorsWarningsAndLogsMapToPhasesAndLogLines) {
-  auto r = runWorkflow(step("ok", "fix", "arcaflow.echo", "{ text = \"first\" }") +
-                           step("ok2", "fix", "arcaflow.echo", "{ text = \"second\" }",
-                                "depends = [\"ok\"]\n") +
-                           step("failed", "fix", "arcaflow.echo", "{ text = \"fail\" }") +
-                           step("raised", "fix", "arcaflow.echo", "{ text = \"raise\" }") +
-                           step("warned", "fix", "arcaflow.echo", "{ text = \"warn\" }"),
-                       {"--log-level", "info"});
+  auto r = runWorkflow(
+      step("ok", "fix", "arcaflow.echo", "{ text = \"first\" }") +
+          step("ok2", "fix", "arcaflow.echo", "{ text = \"second\" }", "depends = [\"ok\"]\n") +
+          step("failed", "fix", "arcaflow.echo", "{ text = \"fail\" }") +
+          step("raised", "fix", "arcaflow.echo", "{ text = \"raise\" }") +
+          step("warned", "fix", "arcaflow.echo", "{ text = \"warn\" }"),
+      {"--log-level", "info"});
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   const Json report = Json::parse(r.out);
   EXPECT_EQ(reportStep(report, "ok")["phase"], "Succeeded");
@@ -130,13 +131,14 @@ TEST_F(AtpTest, OutputsErrorsWarningsAndLogsMapToPhasesAndLogLines) {
 TEST_F(AtpTest, ValidateChecksArgsAgainstTheConvertedSchemaReadOncePerDigest) {
   const std::string reg = registry();
   const std::string bad = dir_.write(
-      "bad.toml", "name = \"bad\"\n" +
-                      step("loud", "counted", "arcaflow.echo", "{ text = \"x\", count = 50 }") +
-                      step("extra", "counted", "arcaflow.echo", "{ text = \"x\", colour = 1 }") +
-                      step("level", "counted", "arcaflow.complex",
-                           "{ level = 3, who = { kind = \"pet\" } }"));
+      "bad.toml",
+      "name = \"bad\"\n" +
+          step("loud", "counted", "arcaflow.echo", "{ text = \"x\", count = 50 }") +
+          step("extra", "counted", "arcaflow.echo", "{ text = \"x\", colour = 1 }") +
+          step("level", "counted", "arcaflow.complex", "{ level = 3, who = { kind = \"pet\" } }"));
   for (int i = 0; i < 2; ++i) {
-    auto v = plugboardWithCache({"validate", bad, "--plugins", pluginDir().string(), "--registry", reg});
+    auto v =
+        plugboardWithCache({"validate", bad, "--plugins", pluginDir().string(), "--registry", reg});
     EXPECT_NE(v.exit_code, 0) << v.err << v.out;
     const std::string all = v.out + v.err;
     EXPECT_NE(all.find("loud"), std::string::npos) << all;
@@ -148,7 +150,8 @@ TEST_F(AtpTest, ValidateChecksArgsAgainstTheConvertedSchemaReadOncePerDigest) {
   }
   const std::string good = dir_.write(
       "good.toml", "name = \"good\"\n" + step("s", "counted", "arcaflow.echo", "{ text = \"x\" }"));
-  auto v = plugboardWithCache({"validate", good, "--plugins", pluginDir().string(), "--registry", reg});
+  auto v =
+      plugboardWithCache({"validate", good, "--plugins", pluginDir().string(), "--registry", reg});
   EXPECT_EQ(v.exit_code, 0) << v.err << v.out;
   // Three validations, one start: the schema came from the cache after the first.
   EXPECT_EQ(count(readFile(dir_ / "starts"), "start"), 1u);
@@ -176,13 +179,12 @@ TEST_F(AtpTest, IntegerKeyedMapsAndOneOfTypesAndThePluginsOwnValidation) {
 }
 
 TEST_F(AtpTest, AMisbehavingPluginFailsItsOwnStepAndTheOthersGoOn) {
-  auto r = runWorkflow(
-      step("native", "hello", "template.execute", "{ name = \"Ada\" }") +
-      step("text", "text-before-hello", "arcaflow.echo", "{ text = \"x\" }") +
-      step("version", "bad-version", "arcaflow.echo", "{ text = \"x\" }") +
-      step("unknown", "unknown-run", "arcaflow.echo", "{ text = \"x\" }") +
-      step("exits", "exit-mid-call", "arcaflow.echo", "{ text = \"x\" }") +
-      step("fine", "normal", "arcaflow.echo", "{ text = \"x\" }"));
+  auto r = runWorkflow(step("native", "hello", "template.execute", "{ name = \"Ada\" }") +
+                       step("text", "text-before-hello", "arcaflow.echo", "{ text = \"x\" }") +
+                       step("version", "bad-version", "arcaflow.echo", "{ text = \"x\" }") +
+                       step("unknown", "unknown-run", "arcaflow.echo", "{ text = \"x\" }") +
+                       step("exits", "exit-mid-call", "arcaflow.echo", "{ text = \"x\" }") +
+                       step("fine", "normal", "arcaflow.echo", "{ text = \"x\" }"));
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   const Json report = Json::parse(r.out);
   EXPECT_EQ(reportStep(report, "native")["phase"], "Succeeded");
@@ -191,7 +193,8 @@ TEST_F(AtpTest, AMisbehavingPluginFailsItsOwnStepAndTheOthersGoOn) {
     const Json s = reportStep(report, id);
     EXPECT_EQ(s["phase"], "Error") << s;
     const std::string message = s.value("message", "");
-    for (const auto& p : parts) EXPECT_NE(message.find(p), std::string::npos) << id << ": " << message;
+    for (const auto& p : parts)
+      EXPECT_NE(message.find(p), std::string::npos) << id << ": " << message;
   };
   expectError("text", {"text-before-hello", "not an ATP message", "loading the fixture..."});
   expectError("version", {"bad-version", "hello says version 2", "speaks version 3"});
@@ -200,11 +203,10 @@ TEST_F(AtpTest, AMisbehavingPluginFailsItsOwnStepAndTheOthersGoOn) {
 }
 
 TEST_F(AtpTest, ADeadlineCancelsAStepWithACancelHandlerAndKillsOneWithout) {
-  auto r = runWorkflow(step("handled", "normal", "arcaflow.wait", "{ ms = 30000 }",
-                            "timeout = \"1s\"\n") +
-                           step("killed", "normal", "arcaflow.sleep", "{ ms = 30000 }",
-                                "timeout = \"1s\"\n"),
-                       {"--log-level", "info"});
+  auto r = runWorkflow(
+      step("handled", "normal", "arcaflow.wait", "{ ms = 30000 }", "timeout = \"1s\"\n") +
+          step("killed", "normal", "arcaflow.sleep", "{ ms = 30000 }", "timeout = \"1s\"\n"),
+      {"--log-level", "info"});
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   const Json report = Json::parse(r.out);
   for (const char* id : {"handled", "killed"}) {
@@ -220,8 +222,9 @@ TEST_F(AtpTest, ADeadlineCancelsAStepWithACancelHandlerAndKillsOneWithout) {
 
 TEST_F(AtpTest, AMissingImageIsAStepErrorNamingIt) {
   if (access("/usr/bin/podman", X_OK) != 0) GTEST_SKIP() << "podman is not installed";
-  dir_.write("image.toml",
-             "[plugins.ghost.\"1.0.0\"]\natp = { image = \"localhost/plugboard/no-such-atp:0\" }\n");
+  dir_.write(
+      "image.toml",
+      "[plugins.ghost.\"1.0.0\"]\natp = { image = \"localhost/plugboard/no-such-atp:0\" }\n");
   auto r = plugboardWithCache(
       {"run",
        dir_.write("wf.toml", "name = \"wf\"\n" +
@@ -240,10 +243,11 @@ TEST_F(AtpTest, AMissingImageIsAStepErrorNamingIt) {
 
 TEST_F(AtpTest, ServeRoutesAnArgoTemplateToAnAtpPlugin) {
   PluginDir plugins({"echo"}, {});
-  const std::string config = dir_.write(
-      "plugboard.toml", "registry = \"" + registry() +
-                            "\"\n[deploy]\nfix = { deployer = \"atp\", step = \"echo\", cache_dir = \"" +
-                            (dir_ / "cache").string() + "\" }\n");
+  const std::string config =
+      dir_.write("plugboard.toml",
+                 "registry = \"" + registry() +
+                     "\"\n[deploy]\nfix = { deployer = \"atp\", step = \"echo\", cache_dir = \"" +
+                     (dir_ / "cache").string() + "\" }\n");
   ServeProcess serve({"--plugins", plugins.plugins(), "--config", config});
   HttpClient client(serve.port());
   auto r = client.request("POST", "/api/v1/template.execute", argoBody("fix", {{"text", "Argo"}}));
