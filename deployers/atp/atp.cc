@@ -60,15 +60,6 @@ struct AtpSettings {
   Json container = Json::object();  // podman options, for image artifacts
 };
 
-bool podmanKey(const std::string& key) {
-  deployer_common::PodmanSettings probe;
-  try {
-    return deployer_common::applyPodmanOption(probe, key, Json());
-  } catch (const std::invalid_argument&) {
-    return true;  // a podman option, with a value this probe did not give
-  }
-}
-
 // Reads `options` over `s`; throws std::invalid_argument naming the option.
 void applyAtpOptions(AtpSettings& s, const Json& options) {
   if (!options.is_object()) throw std::invalid_argument("the options must be a JSON object");
@@ -96,8 +87,9 @@ void applyAtpOptions(AtpSettings& s, const Json& options) {
       throw std::invalid_argument("unknown option '" + key + "'");
     } else {
       // Both kinds of child take memory and env (a process's limit, or the container's).
-      if (podmanKey(key)) s.container[key] = value;
-      if (!podmanKey(key) || key == "memory" || key == "env") s.child[key] = value;
+      const bool podman = deployer_common::isPodmanOption(key);
+      if (podman) s.container[key] = value;
+      if (!podman || key == "memory" || key == "env") s.child[key] = value;
     }
   }
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <mutex>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -39,7 +40,15 @@ std::vector<std::string> stringList(const std::string& key, const Json& value) {
   return out;
 }
 
+bool isPodmanOption(const std::string& key) {
+  static const std::set<std::string> kOptions = {
+      "podman",  "runtime", "cgroup_manager", "pull", "network", "memory", "cpus",
+      "ulimits", "env",     "mounts",         "init", "user",    "args"};
+  return kOptions.contains(key);
+}
+
 bool applyPodmanOption(PodmanSettings& s, const std::string& key, const Json& value) {
+  if (!isPodmanOption(key)) return false;
   const auto must = [&](const std::string& what) {
     return std::invalid_argument("option '" + key + "' must be " + what + ", got " + value.dump());
   };

@@ -62,6 +62,9 @@ struct PodmanSettings {
 // A list of strings, or std::invalid_argument naming option `key`.
 std::vector<std::string> stringList(const std::string& key, const Json& value);
 
+// Whether `key` is an option of PodmanSettings (PLUGBOARD_PODMAN_OPTIONS).
+bool isPodmanOption(const std::string& key);
+
 // Applies option `key` if it is one of PodmanSettings' (except "channel"); false if not.
 // Throws std::invalid_argument naming the option when its value is wrong.
 bool applyPodmanOption(PodmanSettings& s, const std::string& key, const Json& value);
