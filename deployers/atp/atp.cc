@@ -9,7 +9,7 @@
 //   {"image": "localhost/x:1"}         runs  podman run -i ... IMAGE --atp, as Arcaflow's
 //                                      podman deployer does (no TTY; the image's
 //                                      entrypoint is the plugin), with the container
-//                                      deployer's options (deployers/common/podman.h)
+//                                      deployer's options (deployers/common/container_run.h)
 // The name and version come from the registry entry (the artifact's "plugin" member): ATP
 // carries neither. The schema comes with the plugin's hello and is cached by artifact
 // digest (schema_cache.h): with a cached schema, open() starts nothing and the first call
@@ -36,9 +36,9 @@
 #include "deployers/atp/atp_wire.h"
 #include "deployers/atp/schema.h"
 #include "deployers/atp/schema_cache.h"
+#include "deployers/common/container_run.h"
 #include "deployers/common/handle.h"
 #include "deployers/common/launch.h"
-#include "deployers/common/podman.h"
 #include "deployers/common/settings.h"
 
 namespace plugboard::atp_deployer {
@@ -63,7 +63,11 @@ struct AtpSettings {
 // Reads `options` over `s`; throws std::invalid_argument naming the option.
 void applyAtpOptions(AtpSettings& s, const Json& options) {
   if (!options.is_object()) throw std::invalid_argument("the options must be a JSON object");
-  for (const auto& [key, value] : options.items()) {
+  for (const auto& item : options.items()) {
+    // Named references, not a structured binding: clang before 16 does not let lambdas
+    // capture bindings.
+    const std::string& key = item.key();
+    const Json& value = item.value();
     const auto text = [&]() -> std::string {
       if (!value.is_string() || value.get_ref<const std::string&>().empty()) {
         throw std::invalid_argument("option '" + key + "' must be a non-empty string, got " +
@@ -87,7 +91,7 @@ void applyAtpOptions(AtpSettings& s, const Json& options) {
       throw std::invalid_argument("unknown option '" + key + "'");
     } else {
       // Both kinds of child take memory and env (a process's limit, or the container's).
-      const bool podman = deployer_common::isPodmanOption(key);
+      const bool podman = deployer_common::isContainerRunOption(key);
       if (podman) s.container[key] = value;
       if (!podman || key == "memory" || key == "env") s.child[key] = value;
     }
@@ -112,9 +116,9 @@ class AtpDeployer : public plugboard::Deployer {
     // Check both option sets now, so that a bad configuration is refused at once.
     deployer_common::Settings child;
     deployer_common::applyOptions(child, defaults_.child);
-    deployer_common::PodmanSettings podman;
+    deployer_common::ContainerRunSettings podman;
     for (const auto& [key, value] : defaults_.container.items())
-      deployer_common::applyPodmanOption(podman, key, value);
+      deployer_common::applyContainerRunOption(podman, key, value);
   }
 
   plugboard::Deployed open(const Json& artifact, const Json& options) override {
@@ -134,7 +138,7 @@ class AtpDeployer : public plugboard::Deployer {
     Digest digest;
     std::shared_ptr<deployer_common::Launch> launch;
     std::string podman_why_prefix;
-    deployer_common::PodmanSettings podman_settings;
+    deployer_common::ContainerRunSettings podman_settings;
     bool container = false;
     if (const std::string image = nonEmptyText(artifact, "image"); !image.empty()) {
       container = true;
@@ -240,7 +244,8 @@ class AtpDeployer : public plugboard::Deployer {
 
   std::shared_ptr<deployer_common::Launch> containerLaunch(
       const std::string& image, AtpSettings& s, const std::string& name,
-      const host::TrustRules& rules, Digest& digest, deployer_common::PodmanSettings& podman) {
+      const host::TrustRules& rules, Digest& digest,
+      deployer_common::ContainerRunSettings& podman) {
     deployer_common::Settings child;
     child.start_timeout = kContainerStartTimeout;
     Json child_options = Json::object();
@@ -249,32 +254,29 @@ class AtpDeployer : public plugboard::Deployer {
     }
     deployer_common::applyOptions(child, child_options);
     for (const auto& [key, value] : s.container.items())
-      deployer_common::applyPodmanOption(podman, key, value);
+      deployer_common::applyContainerRunOption(podman, key, value);
     podman.channel = "stdio";  // -i, as Arcaflow runs its plugins; never a TTY
-    const std::string program = deployer_common::podmanOf(podman);
+    const std::string program = deployer_common::findPodman(podman.podman.binary);
+    podman.podman.binary = program;
     deployer_common::requireTrusted(program, host::checkFile(program, rules));
     deployer_common::checkImageFiles(image, rules);
     // The image's ID names its content; an image podman does not have yet keeps its name.
     digest.addText("image");
-    digest.addText(imageId(program, podman, image));
+    digest.addText(imageId(podman.podman, image));
     const std::string base =
-        "plugboard-atp-" + run_id_ + "-" + deployer_common::pluginPart(image) + "-";
+        "plugboard-atp-" + run_id_ + "-" + deployer_common::imageNamePart(image) + "-";
     auto launch = deployer_common::makeLaunch("'" + name + "' (image " + image + ")", name, "atp",
                                               program, {}, {}, std::move(child), log());
-    deployer_common::configurePodmanLaunch(*launch, podman, program, image, {"--atp"}, base,
-                                           sequence_);
+    deployer_common::configureContainerLaunch(*launch, podman, image, {"--atp"}, base, sequence_);
     return launch;
   }
 
   // `podman image inspect --format {{.Id}} IMAGE`, or the image's name when it fails.
-  static std::string imageId(const std::string& program, const deployer_common::PodmanSettings& p,
-                             const std::string& image) {
-    auto pipe = host::makePipe();
-    if (!pipe) return image;
+  static std::string imageId(const deployer_common::Podman& podman, const std::string& image) {
     host::SpawnOptions o;
-    o.program = program;
-    o.argv = {program, "--runtime", p.runtime,  "--cgroup-manager", p.cgroup_manager,
-              "image", "inspect",   "--format", "{{.Id}}",          image};
+    o.program = podman.binary;
+    o.argv = podman.global();
+    o.argv.insert(o.argv.end(), {"image", "inspect", "--format", "{{.Id}}", image});
     o.env = host::environmentWith({});
     auto spawned = host::spawn(o);
     if (!spawned) return image;
@@ -308,7 +310,7 @@ PLUGBOARD_DEPLOYER(plugboard::atp_deployer::AtpDeployer, R"({
   "description": "Runs Arcaflow plugins unchanged over the Arcaflow Transport Protocol (v3): a Python module or file, a command, or a container image with podman; one long-lived process per plugin with several calls in flight",
   "config": {
     )" PLUGBOARD_CHILD_PROCESS_OPTIONS R"(,
-    )" PLUGBOARD_PODMAN_OPTIONS R"(,
+    )" PLUGBOARD_CONTAINER_RUN_OPTIONS R"(,
     "python": {"type": "string", "description": "the Python interpreter for module and file artifacts; default /usr/bin/python3"},
     "venv": {"type": "string", "description": "a virtualenv directory: its bin/python runs module and file artifacts, with VIRTUAL_ENV set"},
     "step": {"type": "string", "description": "the Arcaflow step that template.execute runs; default: the only step, when the plugin has one"},

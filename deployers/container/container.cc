@@ -15,12 +15,10 @@
 // a failed start) is removed with `podman rm -f` before the child is gone, so that no
 // container outlives its plugin. Options are described in the manifest at the bottom and
 // in docs/containers.md.
-#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -32,20 +30,21 @@
 #include <plugboard/host/trust.h>
 #include <plugboard/deployer.hpp>
 
+#include "deployers/common/container_run.h"
 #include "deployers/common/handle.h"
 #include "deployers/common/launch.h"
-#include "deployers/common/podman.h"
 #include "deployers/common/settings.h"
 
 namespace plugboard::container_deployer {
 namespace {
 
+namespace fs = std::filesystem;
 using deployer_common::Millis;
 
 constexpr Millis kDefaultStartTimeout{30000};
 
 struct ContainerSettings {
-  deployer_common::PodmanSettings podman;
+  deployer_common::ContainerRunSettings run;
   deployer_common::Settings child;
 };
 
@@ -54,15 +53,8 @@ void applyContainerOptions(ContainerSettings& s, const Json& options) {
   if (!options.is_object()) throw std::invalid_argument("the options must be a JSON object");
   Json child = Json::object();
   for (const auto& [key, value] : options.items()) {
-    if (deployer_common::applyPodmanOption(s.podman, key, value)) continue;
-    if (key == "channel") {
-      const std::string channel = value.is_string() ? value.get<std::string>() : "";
-      if (channel != "fds" && channel != "stdio") {
-        throw std::invalid_argument("option 'channel' must be 'fds' or 'stdio', got " +
-                                    value.dump());
-      }
-      s.podman.channel = channel;
-    } else if (key == "cancel_grace" || key == "start_timeout" || key == "frame_limit") {
+    if (deployer_common::applyContainerRunOption(s.run, key, value)) continue;
+    if (key == "cancel_grace" || key == "start_timeout" || key == "frame_limit") {
       child[key] = value;
     } else {
       throw std::invalid_argument("unknown option '" + key + "'");
@@ -78,7 +70,7 @@ class ContainerDeployer : public plugboard::Deployer {
     defaults_.child.start_timeout = kDefaultStartTimeout;
     applyContainerOptions(defaults_, config);
     // Unavailable without podman: the runtime then says so for every step that needs it.
-    podman_ = deployer_common::podmanOf(defaults_.podman);
+    podman_ = deployer_common::findPodman(defaults_.run.podman.binary);
   }
 
   plugboard::Deployed open(const Json& artifact, const Json& options) override {
@@ -96,23 +88,24 @@ class ContainerDeployer : public plugboard::Deployer {
     }
     ContainerSettings s = defaults_;
     applyContainerOptions(s, options);
-    const std::string podman =
-        s.podman.podman == defaults_.podman.podman ? podman_ : deployer_common::podmanOf(s.podman);
+    const std::string podman = s.run.podman.binary == defaults_.run.podman.binary
+                                   ? podman_
+                                   : deployer_common::findPodman(s.run.podman.binary);
     const host::TrustRules rules = host::rulesOf(artifact);
     deployer_common::requireTrusted(podman, host::checkFile(podman, rules));
     deployer_common::checkImageFiles(image, rules);
 
+    s.run.podman.binary = podman;
     const std::string base =
-        "plugboard-" + run_id_ + "-" + deployer_common::pluginPart(image) + "-";
+        "plugboard-" + run_id_ + "-" + deployer_common::imageNamePart(image) + "-";
     auto launch =
-        deployer_common::makeLaunch("image '" + image + "'", deployer_common::pluginPart(image),
+        deployer_common::makeLaunch("image '" + image + "'", deployer_common::imageNamePart(image),
                                     "container", podman, {}, {}, s.child, log());
-    deployer_common::configurePodmanLaunch(*launch, s.podman, podman, image, command, base,
-                                           sequence_);
+    deployer_common::configureContainerLaunch(*launch, s.run, image, command, base, sequence_);
     try {
       return deployer_common::startDeployed(std::move(launch));
     } catch (const std::runtime_error& e) {
-      throw std::runtime_error(deployer_common::explainMissingImage(e.what(), s.podman));
+      throw std::runtime_error(deployer_common::explainMissingImage(e.what(), s.run));
     }
   }
 
@@ -130,7 +123,7 @@ PLUGBOARD_DEPLOYER(plugboard::container_deployer::ContainerDeployer, R"({
   "name": "container", "version": "1.0.0", "deploys": ["container"], "priority": 30,
   "description": "Runs a plugin from a container image with podman, one long-lived container per plugin, removed when the plugin ends however it ends",
   "config": {
-    )" PLUGBOARD_PODMAN_OPTIONS R"(,
+    )" PLUGBOARD_CONTAINER_RUN_OPTIONS R"(,
     "channel": {"type": "string", "description": "how the protocol reaches the plugin: 'fds' (default), descriptors 3 and 4 passed into the container and named by PLUGBOARD_PROTOCOL_FDS, which plugboard-host and the Python SDK honour; or 'stdio', the container's stdin and stdout relayed by podman"},
     "cancel_grace": {"type": "duration", "description": "how long a cancelled call may take to answer before its container is killed and removed; default 1s"},
     "start_timeout": {"type": "duration", "description": "how long the container may take to start and answer hello; default 30s"},
