@@ -205,7 +205,7 @@ TEST_F(AtpTest, AMisbehavingPluginFailsItsOwnStepAndTheOthersGoOn) {
 TEST_F(AtpTest, ADeadlineCancelsAStepWithACancelHandlerAndKillsOneWithout) {
   auto r = runWorkflow(
       step("handled", "normal", "arcaflow.wait", "{ ms = 30000 }", "timeout = \"1s\"\n") +
-          step("killed", "normal", "arcaflow.sleep", "{ ms = 30000 }", "timeout = \"1s\"\n"),
+          step("killed", "fix", "arcaflow.sleep", "{ ms = 30000 }", "timeout = \"1s\"\n"),
       {"--log-level", "info"});
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   const Json report = Json::parse(r.out);
@@ -214,8 +214,11 @@ TEST_F(AtpTest, ADeadlineCancelsAStepWithACancelHandlerAndKillsOneWithout) {
               std::string::npos)
         << reportStep(report, id);
   }
-  // The step without a handler could only be stopped by killing its process.
-  EXPECT_NE(r.err.find("did not answer a cancel"), std::string::npos) << r.err;
+  // The step with a handler answered the cancel signal; the one without could only be
+  // stopped by killing its process.
+  EXPECT_NE(r.err.find("[normal] wait cancelled"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("plugin 'normal' (atp) did not answer a cancel"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("plugin 'fix' (atp) did not answer a cancel"), std::string::npos) << r.err;
   // Nothing is left running.
   EXPECT_NE(run({"pgrep", "-f", "--tag=" + tag()}).exit_code, 0);
 }
