@@ -26,6 +26,12 @@ std::string cbor(const Json& value) {
   return std::string(bytes.begin(), bytes.end());
 }
 
+// `object[key]` when it is true; false when it is missing or not a boolean.
+bool flag(const Json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_boolean() && it->get<bool>();
+}
+
 std::string textOf(const Json& value) {
   return value.is_string() ? value.get<std::string>()
                            : value.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -51,7 +57,9 @@ class AtpWire : public deployer_common::Wire {
   host::Expected<std::string> execute(std::uint64_t id, std::string_view request) override {
     Json r = Json::parse(request, nullptr, false);
     if (!r.is_object()) return host::Error("the request is not a JSON object");
-    const std::string rpc = r.value("rpc", std::string("template.execute"));
+    const auto rpc_it = r.find("rpc");
+    const std::string rpc =
+        rpc_it != r.end() && rpc_it->is_string() ? rpc_it->get<std::string>() : "template.execute";
     std::lock_guard lock(mu_);
     const std::string step = stepOf(manifest_, rpc);
     if (step.empty()) {
@@ -147,8 +155,8 @@ class AtpWire : public deployer_common::Wire {
 
   host::Status error(const std::string& run_id, const Json& data, std::vector<WireEvent>& events) {
     const std::string text = textOf(data.value("error", Json("no message")));
-    if (data.value("server_fatal", false)) return host::Error("reported a fatal error: " + text);
-    if (!data.value("step_fatal", false)) {
+    if (flag(data, "server_fatal")) return host::Error("reported a fatal error: " + text);
+    if (!flag(data, "step_fatal")) {
       events.push_back(
           log("warn", "error" + (run_id.empty() ? "" : " in run '" + run_id + "'") + ": " + text));
       return host::Status::Ok();

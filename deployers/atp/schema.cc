@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <plugboard/abi.h>
+#include <plugboard/host/json_text.h>
 
 namespace plugboard::atp_deployer {
 namespace {
@@ -46,6 +47,15 @@ Json keysOf(const Json& map, bool integers) {
   return out;
 }
 
+// A step's input or output scope as the type "scope", whatever the plugin sent.
+Json scopeType(const Json& scope) {
+  const Json* objects = member(scope, "objects");
+  const Json* root = member(scope, "root");
+  return {{"type_id", "scope"},
+          {"objects", objects != nullptr ? *objects : Json::object()},
+          {"root", root != nullptr ? *root : Json()}};
+}
+
 Json convertObject(const Json& object, const Json& scope, int depth) {
   Json out = {{"type", "object"}, {"additionalProperties", false}};
   Json properties = Json::object();
@@ -60,7 +70,7 @@ Json convertObject(const Json& object, const Json& scope, int depth) {
           converted["description"] = *d;
       }
       const Json* def = member(property, "default");
-      if (def != nullptr && def->is_string()) {
+      if (def != nullptr && def->is_string() && !host::jsonDeeperThan(def->get<std::string>())) {
         // Arcaflow's defaults are JSON text.
         Json value = Json::parse(def->get<std::string>(), nullptr, false);
         if (!value.is_discarded()) converted["default"] = std::move(value);
@@ -161,19 +171,14 @@ host::Expected<Json> manifestOf(const Json& schema, const ManifestSpec& spec) {
     const Json* input = member(step, "input");
     if (input == nullptr || !input->is_object())
       return host::Error("its schema's step '" + id + "' has no input scope");
-    Json in = convertType(
-        Json{{"type_id", "scope"}, {"objects", (*input)["objects"]}, {"root", (*input)["root"]}},
-        *input);
+    Json in = convertType(scopeType(*input), *input);
     Json output_properties = {{"output_id", {{"type", "string"}}}};
     if (const Json* outputs = member(step, "outputs"); outputs != nullptr && outputs->is_object()) {
       for (const auto& [out_id, out] : outputs->items()) {
         if (!spec.success_ids.contains(out_id)) continue;
         const Json* scope = member(out, "schema");
         if (scope == nullptr) continue;
-        Json converted = convertType(
-            Json{
-                {"type_id", "scope"}, {"objects", (*scope)["objects"]}, {"root", (*scope)["root"]}},
-            *scope);
+        Json converted = convertType(scopeType(*scope), *scope);
         if (converted.contains("properties")) {
           for (const auto& [field, _] : converted["properties"].items())
             output_properties[field] = Json::object();  // passed on as text

@@ -276,8 +276,11 @@ void Child::readFrames() {
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) break;  // end of output: the child has exited (or closed it)
     events.clear();
-    if (auto st = wire_->feed(std::string_view(buf, static_cast<std::size_t>(n)), events); !st) {
-      problem = st.error().message();
+    try {
+      if (auto st = wire_->feed(std::string_view(buf, static_cast<std::size_t>(n)), events); !st)
+        problem = st.error().message();
+    } catch (const std::exception& e) {  // a Wire's bug must not end the runtime
+      problem = std::string("broke the protocol: ") + e.what();
     }
     bool results = false;
     for (auto& event : events) {
