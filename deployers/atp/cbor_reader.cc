@@ -171,6 +171,12 @@ void CborReader::addValue(Json value) {
       break;
     case Frame::Kind::kMap:
       if (!top.has_key) {
+        // Text, numbers and simple values only: a container's text as a key, dumped again
+        // at each level of keys within keys, would grow without bound.
+        if (value.is_structured() || value.is_binary()) {
+          fail("sent a CBOR map whose key is an array, a map or a byte string");
+          return;
+        }
         top.key = keyText(value);
         top.has_key = true;
       } else {

@@ -4,7 +4,8 @@
 // Built on libcbor's streaming decoder (cbor_stream_decode), which reads one header at a
 // time: bytes are fed as they arrive, an incomplete item is kept until the rest comes, and
 // a complete one is known by where it ends. Everything CBOR has decodes: maps with keys of
-// any type (an integer key becomes its decimal text, any other non-text key its JSON text),
+// text, numbers or simple values (an integer key becomes its decimal text, any other its
+// JSON text; a key that is an array, a map or a byte string is an error),
 // tags (the tagged value is kept, the tag dropped), half, single and double floats,
 // indefinite-length strings, arrays and maps, byte strings (JSON binary values), undefined
 // (null). Not thread-safe: one reader per stream.

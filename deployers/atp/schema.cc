@@ -12,6 +12,9 @@ namespace plugboard::atp_deployer {
 namespace {
 
 constexpr int kMaxDepth = 32;  // deeper (or recursive) references become {}
+// The most types one conversion expands: references shared by many properties would
+// otherwise expand exponentially; past it, types become {}.
+constexpr int kMaxTypes = 20000;
 
 const char* kIntegerText = "^-?[0-9]+$";
 const char* kNumberText = "^-?[0-9]+(\\.[0-9]*)?([eE][-+]?[0-9]+)?$";
@@ -56,7 +59,9 @@ Json scopeType(const Json& scope) {
           {"root", root != nullptr ? *root : Json()}};
 }
 
-Json convertObject(const Json& object, const Json& scope, int depth) {
+Json convert(const Json& type, const Json& scope, int depth, int& budget);
+
+Json convertObject(const Json& object, const Json& scope, int depth, int& budget) {
   Json out = {{"type", "object"}, {"additionalProperties", false}};
   Json properties = Json::object();
   Json required = Json::array();
@@ -64,7 +69,7 @@ Json convertObject(const Json& object, const Json& scope, int depth) {
     for (const auto& [name, property] : props->items()) {
       Json converted = Json::object();
       if (const Json* type = member(property, "type"))
-        converted = convertType(*type, scope, depth + 1);
+        converted = convert(*type, scope, depth + 1, budget);
       if (const Json* display = member(property, "display")) {
         if (const Json* d = member(*display, "description"); d != nullptr && d->is_string())
           converted["description"] = *d;
@@ -86,10 +91,8 @@ Json convertObject(const Json& object, const Json& scope, int depth) {
   return out;
 }
 
-}  // namespace
-
-Json convertType(const Json& type, const Json& scope, int depth) {
-  if (depth > kMaxDepth || !type.is_object()) return Json::object();
+Json convert(const Json& type, const Json& scope, int depth, int& budget) {
+  if (depth > kMaxDepth || !type.is_object() || --budget < 0) return Json::object();
   const Json* id = member(type, "type_id");
   const std::string t = id != nullptr && id->is_string() ? id->get<std::string>() : "";
   Json out = Json::object();
@@ -114,28 +117,28 @@ Json convertType(const Json& type, const Json& scope, int depth) {
   } else if (t == "list") {
     out["type"] = "array";
     if (const Json* items = member(type, "items"))
-      out["items"] = convertType(*items, scope, depth + 1);
+      out["items"] = convert(*items, scope, depth + 1, budget);
     copyNumber(type, "min", out, "minItems");
     copyNumber(type, "max", out, "maxItems");
   } else if (t == "map") {
     out["type"] = "object";
     if (const Json* values = member(type, "values"))
-      out["additionalProperties"] = convertType(*values, scope, depth + 1);
+      out["additionalProperties"] = convert(*values, scope, depth + 1, budget);
   } else if (t == "object") {
-    out = convertObject(type, scope, depth);
+    out = convertObject(type, scope, depth, budget);
   } else if (t == "ref") {
     const Json* objects = member(scope, "objects");
     const Json* ref = member(type, "id");
     if (objects != nullptr && ref != nullptr && ref->is_string()) {
       if (const Json* object = member(*objects, ref->get<std::string>().c_str()))
-        out = convertObject(*object, scope, depth);
+        out = convertObject(*object, scope, depth, budget);
     }
   } else if (t == "scope") {
     const Json* objects = member(type, "objects");
     const Json* root = member(type, "root");
     if (objects != nullptr && root != nullptr && root->is_string()) {
       if (const Json* object = member(*objects, root->get<std::string>().c_str()))
-        out = convertObject(*object, type, depth);
+        out = convertObject(*object, type, depth, budget);
     }
   } else if (t == "one_of_string" || t == "one_of_int") {
     // The subset has no oneOf: the object's discriminator is checked, its other fields not.
@@ -148,6 +151,13 @@ Json convertType(const Json& type, const Json& scope, int depth) {
   }
   // "any", and type ids this version does not know: anything.
   return out;
+}
+
+}  // namespace
+
+Json convertType(const Json& type, const Json& scope, int depth) {
+  int budget = kMaxTypes;
+  return convert(type, scope, depth, budget);
 }
 
 host::Expected<Json> manifestOf(const Json& schema, const ManifestSpec& spec) {

@@ -77,6 +77,14 @@ TEST(AtpCborReaderTest, TextThatIsNotAMessageIsQuoted) {
   EXPECT_FALSE(reader.feed(bytes({0xa0}), items).ok());  // the stream stays broken
 }
 
+TEST(AtpCborReaderTest, AKeyThatIsAContainerIsRefused) {
+  CborReader reader(1 << 20, 64, false);
+  std::vector<Json> items;
+  // {[1]: 2}: a key whose text, dumped again within keys of keys, would grow without bound.
+  EXPECT_FALSE(reader.feed(bytes({0xa1, 0x81, 0x01, 0x02}), items).ok());
+  EXPECT_TRUE(items.empty());
+}
+
 TEST(AtpCborReaderTest, LimitsTheSizeAndDepthOfAnItem) {
   std::vector<Json> items;
   CborReader small(8, 64, false);
@@ -104,6 +112,22 @@ TEST(AtpSchemaTest, ConvertsScopesEnumsWithIntegerKeysAndOneOf) {
   EXPECT_EQ(out["properties"]["sub"]["properties"]["x"]["minLength"], 1);
   EXPECT_EQ(out["properties"]["m"]["additionalProperties"]["type"], "string");
   EXPECT_EQ(out["additionalProperties"], false);
+}
+
+TEST(AtpSchemaTest, ReferencesSharedByManyPropertiesDoNotExpandWithoutBound) {
+  // O0 has two properties of type O1, O1 two of O2 ... : 2^30 types if all were expanded.
+  Json objects = Json::object();
+  for (int i = 0; i < 30; ++i) {
+    const Json ref = {{"type", {{"type_id", "ref"}, {"id", "O" + std::to_string(i + 1)}}}};
+    objects["O" + std::to_string(i)] = {{"id", "O" + std::to_string(i)},
+                                        {"properties", {{"a", ref}, {"b", ref}}}};
+  }
+  objects["O30"] = {{"id", "O30"}, {"properties", Json::object()}};
+  const Json scope = {{"objects", objects}, {"root", "O0"}};
+  const Json out =
+      convertType(Json{{"type_id", "scope"}, {"objects", objects}, {"root", "O0"}}, scope);
+  EXPECT_LT(out.dump().size(), 10u << 20);
+  EXPECT_TRUE(out["properties"].contains("a"));
 }
 
 TEST(AtpSchemaTest, TemplateExecuteIsTheOnlyStepOrTheOneNamed) {
