@@ -137,7 +137,6 @@ class AtpDeployer : public plugboard::Deployer {
 
     Digest digest;
     std::shared_ptr<deployer_common::Launch> launch;
-    std::string podman_why_prefix;
     deployer_common::ContainerRunSettings podman_settings;
     bool container = false;
     if (const std::string image = nonEmptyText(artifact, "image"); !image.empty()) {
