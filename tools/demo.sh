@@ -16,5 +16,7 @@ echo
 echo
 "$build_dir/plugboard" run examples/mixed.toml --plugins "$build_dir/plugins" --registry examples/registry.toml
 echo
+"$build_dir/plugboard" run examples/arcaflow.toml --plugins "$build_dir/plugins" --registry examples/registry.toml
+echo
 ./tools/plugin-image.sh "$build_dir/plugins/hello.so" localhost/plugboard/hello:1.2.0 --host "$build_dir/plugboard-host"
 "$build_dir/plugboard" run examples/containers.toml --plugins "$build_dir/plugins" --registry examples/registry.toml

@@ -12,6 +12,7 @@ packages=(
   libboost-dev libboost-program-options-dev
   libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libre2-dev libyaml-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
+  libcbor-dev python3-cbor2
   time curl ccache graphviz
 )
 read -r -a extra <<<"${SETUP_PACKAGES:-}"

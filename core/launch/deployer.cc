@@ -8,6 +8,7 @@
 
 #include "core/base/duration.h"
 #include "core/launch/module.h"
+#include "plugboard/host/artifact.h"
 #include "plugboard/host/options.h"
 #include "core/base/text.h"
 
@@ -133,7 +134,9 @@ Expected<std::unique_ptr<PluginHandle>> DeployerModule::open(const Json& artifac
                                                              const Json& options,
                                                              const host::TrustRules& trust) {
   if (Status st = checkDeployerOptions(manifest(), options); !st) return st.error();
-  const std::string artifact_text = artifact.dump();  // in messages: as the registry gave it
+  Json as_given = artifact;  // in messages: as the registry gave it
+  if (as_given.is_object()) as_given.erase(host::kPluginMember);
+  const std::string artifact_text = as_given.dump();
   Json with_trust = artifact;
   if (with_trust.is_object()) with_trust[host::kTrustMember] = trust.toJson();
   const std::string sent_text = with_trust.dump();

@@ -12,6 +12,7 @@
 #include "core/manifests/file_handle.h"
 #include "core/manifests/trust.h"
 #include "plugboard/abi.h"
+#include "plugboard/host/artifact.h"
 
 namespace plugboard::core {
 namespace {
@@ -30,6 +31,13 @@ std::string artifactDigest(const Json& artifact) {
     }
   }
   return artifact.dump();
+}
+
+// The artifact a deployer receives: the registry's, with the plugin it belongs to.
+Json withPlugin(const LaunchTarget& target) {
+  Json artifact = target.artifact;
+  if (artifact.is_object()) artifact[host::kPluginMember] = target.plugin;
+  return artifact;
 }
 
 // The file or directory a non-native artifact names, as the trust rules and pins see it;
@@ -264,7 +272,8 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   auto module = deployers_->module(*target.deployer);
   if (!module) {
     result = module.error();
-  } else if (auto handle = (*module)->open(target.artifact, target.options, options_.trust.rules());
+  } else if (auto handle =
+                 (*module)->open(withPlugin(target), target.options, options_.trust.rules());
              !handle) {
     result = Error(target.describe() + ": " + handle.error().message(), handle.error().code());
   } else if (target.expected && !sameManifest((*handle)->manifest(), *target.expected)) {
@@ -283,6 +292,15 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
     slot->live = *result;
   }
   return result;
+}
+
+Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target) {
+  const Json deployer = Json::parse(target.deployer->manifest.text, nullptr, false);
+  if (!deployer.is_object() || deployer.value("describes", false) != true)
+    return std::optional<Manifest>();
+  auto started = start(target);
+  if (!started) return started.error();
+  return std::optional<Manifest>((*started)->handle->manifest());
 }
 
 CatalogEntry Launcher::entryFor(std::shared_ptr<StartedPlugin> plugin, std::filesystem::path file,

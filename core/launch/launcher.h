@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "core/manifests/catalog.h"
@@ -90,6 +91,11 @@ class Launcher {
   Expected<LaunchTarget> place(const RegistryEntry& entry, const std::string& deployer,
                                const Json& options) const;
 
+  // The manifest of `target`'s plugin when its deployer's manifest says "describes": true
+  // (its open() answers from a cache of its own and starts the plugin at the first call,
+  // so validate may open it): through start(). Nullopt for other deployers; errors as
+  // start()'s.
+  Expected<std::optional<Manifest>> describe(const LaunchTarget& target);
   // Starts the plugin of `target`, or returns the one already started for it. Errors
   // name the plugin and its deployer.
   Expected<std::shared_ptr<StartedPlugin>> start(const LaunchTarget& target);

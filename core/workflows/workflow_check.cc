@@ -2,6 +2,7 @@
 // the user's parameters.
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <string_view>
 #include <unordered_map>
 
@@ -29,18 +30,36 @@ Json substituteKnown(const Json& value, const SubstitutionContext& ctx) {
   return value;
 }
 
-const Json* declared(const CatalogEntry& entry, const std::string& rpc, const char* which) {
-  const Json& schemas = entry.manifest.schemas;
+const Json* declared(const Manifest& manifest, const std::string& rpc, const char* which) {
+  const Json& schemas = manifest.schemas;
   auto s = schemas.find(rpc);
   if (s == schemas.end()) return nullptr;
   auto w = s->find(which);
   return w == s->end() || !w->is_object() ? nullptr : &*w;
 }
 
+// Checks that `m` provides the step's RPC and that its args fit the declared input
+// schema; false when it does not provide it.
+bool checkArgs(const WorkflowStep& step, const Manifest& m, const SubstitutionContext& ctx,
+               const std::function<void(std::string)>& report) {
+  if (!m.legacy() && !m.providesRpc(step.rpc)) {
+    report("plugin '" + m.name + "' does not provide '" + step.rpc +
+           "'; it provides: " + join(m.provides));
+    return false;
+  }
+  if (const Json* schema = declared(m, step.rpc, "input")) {
+    for (auto& p :
+         checkSchema(substituteKnown(step.args, ctx), *schema, "args", refersToStepOutput)) {
+      report(p + " (schema of " + m.name + " " + step.rpc + ")");
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& catalog,
-                                           const Json& inputs, const Launcher* launcher) {
+                                           const Json& inputs, Launcher* launcher) {
   std::vector<WorkflowProblem> problems;
   const std::string file = wf.file.string();
   std::vector<std::string> installed;
@@ -63,7 +82,13 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
                             target.error().message()});
         continue;
       }
-      if (entry == nullptr) continue;  // its manifest is read through its deployer when it runs
+      if (entry == nullptr) {
+        // Its manifest is read through its deployer when it runs, or now if that is cheap.
+        // A plugin that cannot start is the step's error when it runs, not the workflow's.
+        auto described = launcher->describe(*target);
+        if (described && *described) checkArgs(step, **described, ctx, report);
+        continue;
+      }
     } else if (launcher == nullptr && !step.deployer.empty()) {
       report("'deploy' needs deployers, and none are configured");
       continue;
@@ -84,18 +109,7 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       }
       continue;
     }
-    const Manifest& m = entry->manifest;
-    if (!m.legacy() && !m.providesRpc(step.rpc)) {
-      report("plugin '" + m.name + "' does not provide '" + step.rpc +
-             "'; it provides: " + join(m.provides));
-      continue;
-    }
-    if (const Json* schema = declared(*entry, step.rpc, "input")) {
-      for (auto& p :
-           checkSchema(substituteKnown(step.args, ctx), *schema, "args", refersToStepOutput)) {
-        report(p + " (schema of " + m.name + " " + step.rpc + ")");
-      }
-    }
+    if (!checkArgs(step, entry->manifest, ctx, report)) continue;
     // Outputs used from other steps must be ones their plugins declare, when they declare any.
     auto refs = findReferences(step.args);
     if (!refs) continue;
@@ -106,7 +120,7 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       const WorkflowStep* source = source_it->second;
       const CatalogEntry* producer = catalog.find(source->plugin, source->version);
       if (producer == nullptr) continue;
-      const Json* output = declared(*producer, source->rpc, "output");
+      const Json* output = declared(producer->manifest, source->rpc, "output");
       if (output == nullptr || !output->contains("properties")) continue;
       if (!(*output)["properties"].contains(r.output)) {
         std::vector<std::string> names;

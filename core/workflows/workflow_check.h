@@ -5,8 +5,10 @@
 // schemas, and references to outputs a plugin declares it does not produce. With a
 // launcher, each step that runs through a deployer of its own is placed too (nothing is
 // started): an unknown deployer, a deployer with no artifact for the plugin, or a bad
-// deployer option is a problem, and a plugin known only to the registry is not. Every
-// problem names the file, line, column and step. Thread-safe.
+// deployer option is a problem, and a plugin known only to the registry is not. A plugin
+// whose deployer describes plugins without starting them (Launcher::describe()) has its
+// args checked against the manifest that deployer gives. Every problem names the file,
+// line, column and step. Thread-safe.
 #ifndef PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_CHECK_H_
 #define PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_CHECK_H_
 
@@ -23,7 +25,7 @@ namespace plugboard::core {
 // `inputs` are the resolved input values (resolveInputs()). `launcher` may be null: then a
 // step with `deploy` is a problem.
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& workflow, const Catalog& catalog,
-                                           const Json& inputs, const Launcher* launcher = nullptr);
+                                           const Json& inputs, Launcher* launcher = nullptr);
 
 // The input values: defaults overridden by `params` (text, converted to the default's
 // type). Errors for a param naming no input, a bad value, a required input left out.

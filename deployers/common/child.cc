@@ -54,7 +54,9 @@ Child::Child(std::shared_ptr<const Launch> launch, Spawned spawned, std::pair<Fd
       out_(std::move(spawned.out)),
       err_(std::move(spawned.err)),
       wake_read_(std::move(wake.first)),
-      wake_write_(std::move(wake.second)) {}
+      wake_write_(std::move(wake.second)),
+      wire_(launch_->make_wire ? launch_->make_wire() : makeV1Wire(launch_->settings.frame_limit)) {
+}
 
 std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
   const auto failed = [&](const std::string& why) {
@@ -74,9 +76,7 @@ std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
   } catch (const std::exception& e) {
     throw failed(e.what());
   }
-  child->send(host::frame({{"type", "hello"},
-                           {"protocols", {host::kProtocolVersion}},
-                           {"frame_limit", launch->settings.frame_limit}}));
+  child->send(child->wire_->greeting());
 
   const Millis timeout = launch->settings.start_timeout;
   std::unique_lock lock(child->mu_);
@@ -113,7 +113,7 @@ Child::~Child() {
     closing_ = true;
     ended = ended_;
   }
-  if (!ended) send(host::frame({{"type", "shutdown"}}));
+  if (!ended) send(wire_->shutdown());
   closeInput();
   {
     std::unique_lock lock(mu_);
@@ -156,29 +156,16 @@ host::Status Child::begin(std::uint64_t id) {
 }
 
 void Child::sendExecute(std::uint64_t id, std::string_view request) {
-  std::string f = R"({"type":"execute","id":)" + std::to_string(id) + R"(,"request":)";
-  const std::size_t start = f.size();
-  if (const std::size_t limit = launch_->settings.frame_limit; start + request.size() + 1 > limit) {
-    // Sent, it would break the channel for every call in flight: this call alone fails.
+  auto bytes = wire_->execute(id, request);
+  if (!bytes) {
     std::lock_guard lock(mu_);
     Call& call = calls_.at(id);
     call.done = true;
-    call.result =
-        Result::Error(who() + ": the request of " + std::to_string(request.size()) +
-                      " bytes is more than the protocol's frame limit of " + std::to_string(limit) +
-                      " bytes allows (option 'frame_limit'); it was not sent")
-            .toText();
+    call.result = Result::Error(who() + ": " + bytes.error().message()).toText();
     cv_.notify_all();
     return;
   }
-  f.append(request);
-  // Raw newlines in the request can only be whitespace between tokens (JSON strings
-  // escape them); a frame must not contain any.
-  std::replace_if(
-      f.begin() + static_cast<std::ptrdiff_t>(start), f.end(),
-      [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  f += "}\n";
-  send(f);  // if the child is gone, the reader ends the call with the reason
+  send(*bytes);  // if the child is gone, the reader ends the call with the reason
 }
 
 void Child::cancel(std::uint64_t id) {
@@ -191,7 +178,7 @@ void Child::cancel(std::uint64_t id) {
       cv_.notify_all();
     }
   }
-  send(host::frame({{"type", "cancel"}, {"id", id}}));
+  if (const std::string bytes = wire_->cancel(id); !bytes.empty()) send(bytes);
 }
 
 Child::Answer Child::wait(std::uint64_t id) {
@@ -278,8 +265,7 @@ Child::Ready Child::waitReadable(int fd, int exit_fd) {
 }
 
 void Child::readFrames() {
-  host::FrameReader reader(launch_->settings.frame_limit);
-  std::vector<std::string> lines;
+  std::vector<WireEvent> events;
   std::string problem;
   char buf[65536];
   // The end of output is not enough to see the child die: a process the plugin started
@@ -289,16 +275,21 @@ void Child::readFrames() {
     const ssize_t n = ::read(out_.get(), buf, sizeof buf);
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) break;  // end of output: the child has exited (or closed it)
-    lines.clear();
-    if (auto st = reader.feed(std::string_view(buf, static_cast<std::size_t>(n)), lines); !st) {
-      problem = st.error().message();
+    events.clear();
+    try {
+      if (auto st = wire_->feed(std::string_view(buf, static_cast<std::size_t>(n)), events); !st)
+        problem = st.error().message();
+    } catch (const std::exception& e) {  // a Wire's bug must not end the runtime
+      problem = std::string("broke the protocol: ") + e.what();
     }
-    for (const auto& line : lines) {
-      if (problem.empty()) problem = handleLine(line);
+    bool results = false;
+    for (auto& event : events) {
+      handleEvent(event);
+      results = results || event.kind == WireEvent::Kind::kResult;
     }
-    if (problem.empty() && !lines.empty()) checkUsage();
+    if (problem.empty() && results) checkUsage();
   }
-  if (!problem.empty()) killFor("broke the protocol: " + problem);
+  if (!problem.empty()) killFor(problem);
   reap();
   finish();
   if (launch_->after_unclean_end) {
@@ -311,34 +302,23 @@ void Child::readFrames() {
   }
 }
 
-std::string Child::handleLine(const std::string& line) {
-  auto message = host::parseFrame(line, host::Sender::kPlugin);
-  if (!message) return message.error().message();
-  Json& m = *message;
-  const std::string& type = m["type"].get_ref<const std::string&>();
-  if (type == "hello") {
-    if (greeted_) return "it said 'hello' twice";
-    if (m["protocol"] != host::kProtocolVersion) {
-      return "it chose protocol " + m["protocol"].dump() +
-             ", which was not offered (this runtime speaks 1)";
-    }
+void Child::handleEvent(WireEvent& event) {
+  if (event.kind == WireEvent::Kind::kHello) {
     std::lock_guard lock(mu_);
-    manifest_ = std::move(m["manifest"]);
+    manifest_ = std::move(event.manifest);
     const auto name = manifest_.find("name");
     name_ = name != manifest_.end() && name->is_string() ? name->get<std::string>() : "";
     greeted_ = true;
     cv_.notify_all();
-    return "";
+    return;
   }
-  if (type == "result") {
-    if (!greeted_) return "'result' before 'hello'";
-    const bool out_of_memory = m.value("out_of_memory", false);
+  if (event.kind == WireEvent::Kind::kResult) {
     std::string cause;
-    if (out_of_memory) {
+    if (event.out_of_memory) {
       const Settings& s = launch_->settings;
       cause = "ran out of memory" +
               (s.memory ? " (option 'memory' limits it to " + s.memory_text + ")" : std::string());
-      Json& result = m["result"];
+      Json& result = event.result;
       const auto phase = result.find("phase"), message = result.find("message");
       if (phase != result.end() && *phase == "Error") {
         result["message"] =
@@ -347,32 +327,27 @@ std::string Child::handleLine(const std::string& line) {
                                                              : std::string());
       }
     }
-    std::string text = m["result"].dump(-1, ' ', false, Json::error_handler_t::replace);
+    std::string text = event.result.dump(-1, ' ', false, Json::error_handler_t::replace);
     std::lock_guard lock(mu_);
-    auto it = calls_.find(m["id"].get<std::uint64_t>());
+    auto it = calls_.find(event.id);
     if (it != calls_.end() && !it->second.done) {  // an unknown id is ignored (docs/protocol.md)
       it->second.done = it->second.answered = true;
       it->second.result = std::move(text);
       cv_.notify_all();
     }
-    if (out_of_memory) retireLocked(cause, true);
-    return "";
+    if (event.out_of_memory) retireLocked(cause, true);
+    return;
   }
-  // "log", the only other type parseFrame admits from a plugin. It may come before hello:
-  // plugboard-host forwards what a plugin logs while it loads.
-  const std::string text =
-      "[" + (greeted_ ? name_ : label_) + "] " + m["message"].get<std::string>();
-  const std::string level = m.value("level", "info");
-  if (level == "debug") {
+  const std::string text = "[" + (greeted_ ? name_ : label_) + "] " + event.text;
+  if (event.level == "debug") {
     launch_->log.debug(text);
-  } else if (level == "warn") {
+  } else if (event.level == "warn") {
     launch_->log.warn(text);
-  } else if (level == "error") {
+  } else if (event.level == "error") {
     launch_->log.error(text);
   } else {
     launch_->log.info(text);
   }
-  return "";
 }
 
 void Child::readStderr() {

@@ -1,5 +1,6 @@
-// deployers/common/child.h: one plugboard-host child process serving one plugin over
-// protocol v1 (docs/protocol.md), with several calls in flight.
+// deployers/common/child.h: one child process serving one plugin over protocol v1
+// (docs/protocol.md), or over the Wire its Launch brings (wire.h), with several calls in
+// flight.
 //
 // Per child, a reader thread matches results to the waiting calls and forwards log lines,
 // and a second thread keeps the tail of the child's stderr for error messages. When the
@@ -31,6 +32,7 @@
 
 #include "deployers/common/launch.h"
 #include "deployers/common/settings.h"
+#include "deployers/common/wire.h"
 
 namespace plugboard::deployer_common {
 
@@ -80,8 +82,8 @@ class Child {
   Child(std::shared_ptr<const Launch> launch, Spawned spawned, std::pair<Fd, Fd> wake);
   void readFrames();  // the reader thread
   void readStderr();  // the stderr thread
-  // Handles one frame from the child; returns the protocol error, if any.
-  std::string handleLine(const std::string& line);
+  // Handles one event of the child's output.
+  void handleEvent(WireEvent& event);
   // The reader thread, after results came: retires the child if it holds too many
   // descriptors or threads. At most once per kUsageCheckEvery, from /proc/<pid>/.
   void checkUsage();
@@ -104,6 +106,7 @@ class Child {
   const std::string label_;  // the plugin file's stem, for stderr lines in the log
   unsigned start_ = 0;       // of launch_->starts: 1 for the first child of a launch
   Fd in_, out_, err_, wake_read_, wake_write_;
+  const std::unique_ptr<Wire> wire_;
   std::thread reader_, stderr_reader_;
 
   std::mutex write_mu_;  // one frame at a time on in_; taken before mu_, never after

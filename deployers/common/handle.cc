@@ -16,10 +16,16 @@ plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch) {
           std::make_unique<RestartingHandle>(std::move(launch), std::move(child))};
 }
 
+plugboard::Deployed deferredDeployed(std::shared_ptr<const Launch> launch, Json manifest) {
+  const std::string name = manifest.value("name", std::string());
+  return {std::move(manifest),
+          std::make_unique<RestartingHandle>(std::move(launch), nullptr, name)};
+}
+
 RestartingHandle::RestartingHandle(std::shared_ptr<const Launch> launch,
-                                   std::shared_ptr<Child> child)
+                                   std::shared_ptr<Child> child, const std::string& name)
     : launch_(std::move(launch)),
-      who_("plugin '" + child->name() + "' (" + launch_->deployer + ")"),
+      who_("plugin '" + (child ? child->name() : name) + "' (" + launch_->deployer + ")"),
       child_(std::move(child)) {}
 
 std::string RestartingHandle::execute(std::uint64_t call_id, std::string_view request) {
@@ -118,6 +124,7 @@ host::Expected<std::shared_ptr<Child>> RestartingHandle::running(std::uint64_t i
   }
   // A dead child is released before its successor starts; a retired one after, since its
   // calls in flight go on (the last of them ends it).
+  const bool first = !child_ && attempts_ == 0;
   std::shared_ptr<Child> old = std::move(child_);
   lock.unlock();
   if (!retiring) old.reset();
@@ -141,12 +148,16 @@ host::Expected<std::shared_ptr<Child>> RestartingHandle::running(std::uint64_t i
     return child_;
   }
   if (!fresh) {
-    last_failure_ = who_ + " could not be started again: " + why;
+    last_failure_ =
+        who_ + (first ? " could not be started: " : " could not be started again: ") + why;
     launch_->log.warn(last_failure_);
     return host::Error(last_failure_);
   }
   last_failure_.clear();
-  launch_->log.info(who_ + (retiring ? " started a new child" : " started again") +
+  launch_->log.info(who_ +
+                    (first      ? " started"
+                     : retiring ? " started a new child"
+                                : " started again") +
                     (delay.count() > 0 ? " after " + host::formatGoDuration(delay) : ""));
   child_ = fresh;
   lock.unlock();

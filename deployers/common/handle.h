@@ -32,7 +32,10 @@ inline constexpr Millis kMaxBackoff{5000};
 
 class RestartingHandle : public plugboard::Handle {
  public:
-  RestartingHandle(std::shared_ptr<const Launch> launch, std::shared_ptr<Child> child);
+  // `child` may be null (deferredDeployed()): the first call starts it; `name` then names
+  // the plugin in messages.
+  RestartingHandle(std::shared_ptr<const Launch> launch, std::shared_ptr<Child> child,
+                   const std::string& name = {});
 
   std::string execute(std::uint64_t call_id, std::string_view request) override;
   void cancel(std::uint64_t call_id) override;
@@ -68,6 +71,10 @@ class RestartingHandle : public plugboard::Handle {
 // Starts the first child of `launch` and returns the plugin as open() does: its manifest
 // and a RestartingHandle. Throws std::runtime_error as Child::start does.
 plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch);
+
+// The plugin with a `manifest` known without starting it (a deployer's cache of what its
+// child said before): its handle starts the first child at the first call.
+plugboard::Deployed deferredDeployed(std::shared_ptr<const Launch> launch, Json manifest);
 
 }  // namespace plugboard::deployer_common
 

@@ -21,6 +21,7 @@
 #include <plugboard/sdk.hpp>
 
 #include "deployers/common/settings.h"
+#include "deployers/common/wire.h"
 
 namespace plugboard::deployer_common {
 
@@ -50,6 +51,8 @@ struct Launch {
   bool exit_code_is_signal = false;
   // the channel on descriptors 3 and 4 instead of stdin and stdout (SpawnOptions).
   bool channel_on_fds_3_4 = false;
+  // what each child speaks, when set; else protocol v1 (makeV1Wire).
+  std::function<std::unique_ptr<Wire>()> make_wire;
   std::shared_ptr<std::atomic<unsigned>> starts = std::make_shared<std::atomic<unsigned>>(0);
 };
 

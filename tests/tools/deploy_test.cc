@@ -185,7 +185,7 @@ args = { name = "x" }
 )");
   auto r = plugboard({"validate", wf, "--plugins", dir_.plugins(), "--registry", registry});
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.err.find("wf.toml:6:10: step 'unknown': no deployer 'teleport' (installed deployers: argo, container, native"),
+  EXPECT_NE(r.err.find("wf.toml:6:10: step 'unknown': no deployer 'teleport' (installed deployers: argo, atp, container, native"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("step 'option': deployer 'native' has no option 'memory' (it takes: config)"),
@@ -253,8 +253,8 @@ TEST_F(DeployTest, DeployersAreListedAndInspectedWithoutLoading) {
   auto listed = Json::parse(list.out);
   std::vector<std::string> names;
   for (const auto& d : listed["deployers"]) names.push_back(d.value("name", ""));
-  EXPECT_EQ(names, (std::vector<std::string>{"argo", "container", "native", "process", "python"}));
-  EXPECT_EQ(listed["deployers"][2]["deploys"], Json::array({"native"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"argo", "atp", "container", "native", "process", "python"}));
+  EXPECT_EQ(listed["deployers"][3]["deploys"], Json::array({"native"}));
 
   auto inspect = plugboard({"inspect", (deployerDir() / "process.so").string(), "--load"});
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;

@@ -1,0 +1,64 @@
+// The atp deployer with a container image (tests/support/make_atp_images.sh makes it from
+// the ATP test plugin): run as Arcaflow runs it (podman run -i IMAGE --atp), several
+// calls in flight in one container, and no container left after a kill at a deadline.
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+#include "tests/support/run_report.h"
+#include "tests/support/subprocess.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr const char* kImage = "localhost/plugboard-test/atp-fixture:latest";
+
+std::string containersOf(const std::string& image) {
+  return run({"podman", "--runtime", "runc", "--cgroup-manager", "cgroupfs", "ps", "-a", "--filter",
+              std::string("ancestor=") + image, "--format", "{{.Names}}"})
+      .out;
+}
+
+TEST(AtpContainerTest, AnImageRunsSeveralCallsInOneContainerAndLeavesNoneBehind) {
+  TempDir dir;
+  const std::string registry =
+      dir.write("registry.toml",
+                std::string("[plugins.fix.\"1.0.0\"]\natp = { image = \"") + kImage + "\" }\n");
+  std::string steps = "name = \"wf\"\n";
+  for (const char* id : {"m1", "m2", "m3"}) {
+    steps += std::string("[[steps]]\nid = \"") + id +
+             "\"\nplugin = \"fix\"\nrpc = \"arcaflow.meet\"\nargs = { n = 3 }\n";
+  }
+  steps +=
+      "[[steps]]\nid = \"slow\"\nplugin = \"fix\"\nrpc = \"arcaflow.sleep\"\n"
+      "args = { ms = 60000 }\ntimeout = \"3s\"\ndepends = [\"m1\"]\n";
+  RunOptions options;
+  options.env = {"XDG_CACHE_HOME=" + (dir.path() / "cache").string()};
+  auto r = plugboard(
+      {"run", dir.write("wf.toml", steps), "--plugins", pluginDir().string(), "--registry",
+       registry, "--output", "json", "--log-level", "info", "--parallel", "8"},
+      options);
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  const Json m1 = reportStep(report, "m1");
+  ASSERT_EQ(m1["phase"], "Succeeded") << m1 << r.err;
+  EXPECT_EQ(m1["outputs"]["parameters"]["met"], "3");
+  // One container: the same process ID inside it for every call.
+  EXPECT_EQ(reportStep(report, "m2")["outputs"]["parameters"]["pid"],
+            m1["outputs"]["parameters"]["pid"]);
+  EXPECT_EQ(reportStep(report, "m3")["outputs"]["parameters"]["pid"],
+            m1["outputs"]["parameters"]["pid"]);
+  // sleep has no cancel handler: at its deadline the container is killed and removed.
+  EXPECT_NE(reportStep(report, "slow")["message"].get<std::string>().find("deadline"),
+            std::string::npos);
+  EXPECT_NE(r.err.find("did not answer a cancel"), std::string::npos) << r.err;
+  EXPECT_EQ(containersOf(kImage), "");
+}
+
+}  // namespace
+}  // namespace plugboard::testing
