@@ -127,6 +127,18 @@ std::vector<std::filesystem::path> defaultDeployerDirs() {
   return out;
 }
 
+std::optional<std::string> choice(const po::variables_map& vm, const std::string& name,
+                                  std::initializer_list<std::string_view> choices) {
+  const std::string value = vm[name].as<std::string>();
+  std::string listed;
+  for (const std::string_view c : choices) {
+    if (c == value) return value;
+    listed += (listed.empty() ? "" : " or ") + std::string(c);
+  }
+  std::cerr << "plugboard: --" << name << " must be " << listed << ", got '" << value << "'\n";
+  return std::nullopt;
+}
+
 std::optional<std::map<std::string, std::string>> params(const po::variables_map& vm) {
   return pairs(vm, "param");
 }

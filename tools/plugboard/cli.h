@@ -7,10 +7,12 @@
 #define PLUGBOARD_TOOLS_CLI_H_
 
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -56,6 +58,11 @@ void addPriorityOption(boost::program_options::options_description& options);
 // The --param values; prints the problem and returns nullopt for a malformed one.
 std::optional<std::map<std::string, std::string>> params(
     const boost::program_options::variables_map& vm);
+// The value of option --`name`, one of `choices` (the first is its default); prints the
+// problem and returns nullopt for any other.
+std::optional<std::string> choice(const boost::program_options::variables_map& vm,
+                                  const std::string& name,
+                                  std::initializer_list<std::string_view> choices);
 
 // A default value as --help states it: durations as users write them ("5m").
 std::string defaultText(core::Millis value);

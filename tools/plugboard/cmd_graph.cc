@@ -62,11 +62,8 @@ int cmdGraph(const Args& args) {
                  options, positional, vm, exit_code)) {
     return exit_code;
   }
-  const std::string format = vm["format"].as<std::string>();
-  if (format != "dot" && format != "mermaid") {
-    std::cerr << "plugboard: --format must be dot or mermaid, got '" << format << "'\n";
-    return kExitUsage;
-  }
+  const auto format = choice(vm, "format", {"dot", "mermaid"});
+  if (!format) return kExitUsage;
   auto config = settings(vm);
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
@@ -88,7 +85,7 @@ int cmdGraph(const Args& args) {
     auto phase = phases.find(step.id);
     steps.push_back({&step, runtime->place(step), phase == phases.end() ? "" : phase->second});
   }
-  std::cout << (format == "dot" ? toDot(prepared->workflow, steps)
+  std::cout << (*format == "dot" ? toDot(prepared->workflow, steps)
                                 : toMermaid(prepared->workflow, steps));
   return kExitOk;
 }

@@ -114,11 +114,8 @@ int cmdRun(const Args& args) {
           options, positional, vm, exit_code)) {
     return exit_code;
   }
-  const std::string output = vm["output"].as<std::string>();
-  if (output != "text" && output != "json") {
-    std::cerr << "plugboard: --output must be text or json, got '" << output << "'\n";
-    return kExitUsage;
-  }
+  const auto output = choice(vm, "output", {"text", "json"});
+  if (!output) return kExitUsage;
   auto config = settings(vm);
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
@@ -148,7 +145,7 @@ int cmdRun(const Args& args) {
   // workers start later, with the run.
   if (prepared->workflow.steps.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
 
-  const bool json = output == "json";
+  const bool json = *output == "json";
   std::vector<std::string> ids;
   if (!json) {
     for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
