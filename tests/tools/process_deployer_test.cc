@@ -473,12 +473,17 @@ TEST(ProcessDeployerTest, RestartsBackOffAndAFailedRestartIsReported) {
   EXPECT_EQ(call(*crashy, Json::object()).phase, Phase::kSucceeded);
 }
 
+// The threads of this process before a test starts its own. Under ThreadSanitizer a
+// process's first new thread also starts the sanitizer's own background thread, which would
+// count as one left behind: one is started (and ended) first.
+std::size_t threadsBeforehand() {
+  std::thread([] {}).join();
+  return entriesIn("/proc/self/task");
+}
+
 TEST(ProcessDeployerTest, ClosingLeavesNoChildThreadOrDescriptorBehind) {
   ProcessDeployer process;
-  // Under ThreadSanitizer a process's first new thread also starts the sanitizer's own
-  // background thread, which would count as one left behind: start (and end) one first.
-  std::thread([] {}).join();
-  const std::size_t threads = entriesIn("/proc/self/task");
+  const std::size_t threads = threadsBeforehand();
   const std::size_t fds = entriesIn("/proc/self/fd");
   {
     auto scripted = process.open(fixture("scripted"));
@@ -500,7 +505,7 @@ TEST(ProcessDeployerTest, ClosingLeavesNoChildThreadOrDescriptorBehind) {
 TEST(ProcessDeployerTest, ACallInFlightInAReplacedChildCanStillBeCancelled) {
   TempDir dir;
   ProcessDeployer process;
-  const std::size_t threads = entriesIn("/proc/self/task");
+  const std::size_t threads = threadsBeforehand();
   {
     auto hog = process.open(fixture("hog"), {{"restart_after_calls", 1}});
     const std::uint64_t id = hog->newCallId();
