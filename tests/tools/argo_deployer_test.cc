@@ -20,6 +20,7 @@
 #include "tests/support/argo.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
+#include "tests/support/podman.h"
 #include "tests/support/run_report.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
@@ -29,11 +30,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::string leftContainers() {
-  auto r =
-      run({"podman", "ps", "--all", "--filter", "name=^plugboard-argo-", "--format", "{{.Names}}"});
-  return r.exit_code == 0 ? r.out : "podman ps failed: " + r.err;
-}
+std::string leftContainers() { return containersLeft("name=^plugboard-argo-"); }
 
 // The token directories of sidecars, in /tmp.
 std::vector<std::string> tokenDirectories() {
@@ -80,18 +77,8 @@ class ArgoDeployerTest : public ::testing::Test {
   }
 
   std::vector<std::string> runArgs(const std::string& workflow,
-                                   std::vector<std::string> more = {}) {
-    std::vector<std::string> argv = {binary().string(),
-                                     "run",
-                                     dir_.write("wf.toml", workflow),
-                                     "--plugins",
-                                     pluginDir().string(),
-                                     "--registry",
-                                     (dir_.path() / "registry.toml").string(),
-                                     "--output",
-                                     "json"};
-    argv.insert(argv.end(), more.begin(), more.end());
-    return argv;
+                                   const std::vector<std::string>& more = {}) {
+    return runWithRegistry(dir_, workflow, more);
   }
   TempDir dir_;
   std::vector<std::string> tokens_before_;

@@ -18,6 +18,7 @@
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
+#include "tests/support/podman.h"
 #include "tests/support/run_report.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
@@ -33,12 +34,7 @@ const char* const kCrashyImage = "localhost/plugboard-test/crashy:latest";
 // The names of the containers made from this suite's images (tests/support/make_test_images.sh
 // labels them) that still exist, running or not: other containers on the machine are not
 // this suite's business.
-std::string leftContainers() {
-  auto r = run({"podman", "ps", "--all", "--filter", "label=org.plugboard.test=container-tests",
-                "--format", "{{.Names}}"});
-  EXPECT_EQ(r.exit_code, 0) << "podman ps failed: " << r.err;
-  return r.exit_code == 0 ? r.out : "podman ps failed: " + r.err;
-}
+std::string leftContainers() { return containersLeft("label=org.plugboard.test=container-tests"); }
 
 class ContainerTest : public ::testing::Test {
  protected:
@@ -53,18 +49,8 @@ class ContainerTest : public ::testing::Test {
   void TearDown() override { EXPECT_EQ(leftContainers(), "") << "containers left behind"; }
 
   std::vector<std::string> runArgs(const std::string& workflow,
-                                   std::vector<std::string> more = {}) {
-    std::vector<std::string> argv = {binary().string(),
-                                     "run",
-                                     dir_.write("wf.toml", workflow),
-                                     "--plugins",
-                                     pluginDir().string(),
-                                     "--registry",
-                                     (dir_.path() / "registry.toml").string(),
-                                     "--output",
-                                     "json"};
-    argv.insert(argv.end(), more.begin(), more.end());
-    return argv;
+                                   const std::vector<std::string>& more = {}) {
+    return runWithRegistry(dir_, workflow, more);
   }
   TempDir dir_;
 };
