@@ -151,6 +151,19 @@ class FaultProcessTest : public ::testing::Test {
 
   std::vector<std::string> leakUntilReplacedWhileACallWaits(const std::string& what);
 
+  // After a call failed for want of memory in the child `pid`: the call that waited there
+  // finishes in it, the next call gets a new child, and serve goes on.
+  void expectItFinishedThereAndTheNextCallGetsANewChild(Neighbour& neighbour,
+                                                        const std::string& pid) {
+    const Node waited = neighbour.release();
+    EXPECT_EQ(waited.phase, "Succeeded") << waited;
+    EXPECT_EQ(waited.param("pid"), pid);
+    const Node next = call({{"i", "next"}});
+    EXPECT_EQ(next.phase, "Succeeded") << next;
+    EXPECT_NE(next.param("pid"), pid);
+    expectServingAndStop();
+  }
+
   TempDir dir_;
   PluginDir plugins_{{"hello"}, {"hog"}};
   std::string key_;
@@ -257,13 +270,7 @@ TEST_F(FaultProcessTest,
                        "plugin 'hog' (process) ran out of memory (option 'memory' "
                        "limits it to 256M): plugin 'hog' threw: std::bad_alloc"))
       << failed;
-  const Node waited = neighbour.release();
-  EXPECT_EQ(waited.phase, "Succeeded") << waited;
-  EXPECT_EQ(waited.param("pid"), pid);
-  const Node next = call({{"i", "next"}});
-  EXPECT_EQ(next.phase, "Succeeded") << next;
-  EXPECT_NE(next.param("pid"), pid);
-  expectServingAndStop();
+  expectItFinishedThereAndTheNextCallGetsANewChild(neighbour, pid);
 }
 
 TEST_F(FaultProcessTest, AChildThatCrashesOutOfMemoryIsReportedWithTheLimit) {
@@ -295,13 +302,7 @@ TEST_F(FaultProcessTest, APythonMemoryErrorFailsItsCallNamingTheLimitAndTheNextC
                        "'memory' limits it to 512M): plugin 'pyhog' raised "
                        "MemoryError"))
       << failed;
-  const Node waited = neighbour.release();
-  EXPECT_EQ(waited.phase, "Succeeded") << waited;
-  EXPECT_EQ(waited.param("pid"), pid);
-  const Node next = call({{"i", "next"}});
-  EXPECT_EQ(next.phase, "Succeeded") << next;
-  EXPECT_NE(next.param("pid"), pid);
-  expectServingAndStop();
+  expectItFinishedThereAndTheNextCallGetsANewChild(neighbour, pid);
 }
 
 // --- one message over the protocol's frame limit
