@@ -1,10 +1,13 @@
 #include "deployers/common/podman.h"
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <random>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 
 #include <plugboard/host/spawn.h>
 
@@ -71,10 +74,34 @@ std::string randomRunId() {
 }
 
 void removeContainer(const Podman& podman, const std::string& name, const plugboard::Logger& log) {
+  using Clock = std::chrono::steady_clock;
   std::vector<std::string> rm = podman.global();
   rm.insert(rm.end(), {"rm", "--force", "--time", "0", "--ignore", name});
-  if (host::runToEnd(rm, kRemoveTimeout) != 0)
-    log.warn("could not remove container " + name + " (podman rm failed)");
+  std::vector<std::string> exists = podman.global();
+  exists.insert(exists.end(), {"container", "exists", name});
+  // `podman rm` can fail for a moment, e.g. while the cleanup process of a container whose
+  // `podman run` was just killed holds it; the container then runs on. Only "it no longer
+  // exists" (exit code 1 of `podman container exists`) ends the attempts.
+  const auto deadline = Clock::now() + kRemoveTimeout;
+  std::chrono::milliseconds pause{100};
+  for (int attempt = 1;; ++attempt) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const int removed = host::runToEnd(rm, std::max(left, std::chrono::milliseconds(1)));
+    if (host::runToEnd(exists, kRemoveTimeout) == 1) {
+      if (attempt > 1)
+        log.info("removed container " + name + " at attempt " + std::to_string(attempt));
+      return;
+    }
+    if (Clock::now() + pause >= deadline) {
+      log.warn("could not remove container " + name + " (podman rm " +
+               (removed == 0 ? "succeeded but the container remains" : "failed") + ", " +
+               std::to_string(attempt) + " attempts)");
+      return;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+  }
 }
 
 void checkImageFiles(const std::string& image, const host::TrustRules& rules) {

@@ -46,7 +46,8 @@ std::string imageNamePart(const std::string& image);
 // 8 random hexadecimal digits: tells apart the containers of two runtimes.
 std::string randomRunId();
 
-// `podman rm --force --time 0 --ignore NAME`; logs a warning when it fails.
+// `podman rm --force --time 0 --ignore NAME`, repeated with a growing pause until the
+// container no longer exists (within kRemoveTimeout); logs a warning when it remains.
 void removeContainer(const Podman& podman, const std::string& name, const plugboard::Logger& log);
 
 // An image that podman reads from a file or directory of this machine (a transport such as
