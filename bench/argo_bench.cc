@@ -5,6 +5,12 @@
 // sidecar's image running python3 and exiting.
 //
 //   build/bench/argo_bench [--calls 2000] [--rounds 3] [--starts 10]
+//   build/bench/argo_bench --url http://127.0.0.1:PORT --key PLUGIN [--token T] [--calls N]
+//   [--rounds N]
+//
+// With --url, the warm rows only, against a sidecar already running there (e.g. one of
+// your own, or `plugboard serve`, to see the deployer's cost next to a fast server); the
+// requests name plugin --key.
 //
 // The sidecar is the test sidecar (tests/support/argo_sidecar, image made by
 // tests/support/make_argo_sidecar_image.sh) answering as HTTP/1.1 with keep-alive
@@ -19,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,18 +91,85 @@ std::unique_ptr<plugboard::bench::KeepAliveConnection> directConnection(std::str
   return std::make_unique<plugboard::bench::KeepAliveConnection>(4355, fd);
 }
 
+// The warm rows: each round times the floor, the argo deployer and (when given) the
+// container deployer's echo back to back, then the floor and the argo deployer with a
+// pause of kGap before each call (the sidecar waiting for a request, as between a
+// workflow's steps).
+constexpr std::chrono::microseconds kGap{200};
+void warmRows(int calls, int rounds, const std::function<void()>& floor_call,
+              const std::function<void()>& argo_call, const std::function<void()>& boxed_call) {
+  using plugboard::bench::timeCalls;
+  timeCalls(200, argo_call);  // warm up
+  timeCalls(200, floor_call);
+  if (boxed_call) timeCalls(200, boxed_call);
+  std::printf(
+      "| round | calls | what | median µs | p99 µs | median / floor |\n"
+      "|---:|---|---|---:|---:|---:|\n");
+  const auto row = [](int r, const char* how, const char* what, const Stats& s,
+                      const Stats& floor) {
+    std::printf("| %d | %s | %s | %.1f | %.1f | %.2fx |\n", r, how, what, s.median, s.p99,
+                s.median / floor.median);
+  };
+  for (int r = 1; r <= rounds; ++r) {
+    const Stats floor = timeCalls(calls, floor_call);
+    const Stats argo = timeCalls(calls, argo_call);
+    row(r, "back to back", "sidecar, direct C++ keep-alive client (floor)", floor, floor);
+    row(r, "back to back", "sidecar through the `argo` deployer", argo, floor);
+    if (boxed_call)
+      row(r, "back to back", "echo through the `container` deployer", timeCalls(calls, boxed_call),
+          floor);
+    const Stats idle_floor = timeCalls(calls, floor_call, kGap);
+    const Stats idle_argo = timeCalls(calls, argo_call, kGap);
+    row(r, "200 µs apart", "sidecar, direct C++ keep-alive client (floor)", idle_floor, idle_floor);
+    row(r, "200 µs apart", "sidecar through the `argo` deployer", idle_argo, idle_floor);
+    std::fflush(stdout);
+  }
+}
+
+// The request of every warm call, naming plugin `key`.
+std::string requestFor(const std::string& key) {
+  core::Json request = core::Json::parse(kRequest);
+  request["key"] = key;
+  return request.dump();
+}
+
+// The warm rows against the sidecar at `url` (no container rows).
+int warmAgainstUrl(const std::string& url, const std::string& key, const std::string& token,
+                   int calls, int rounds) {
+  const auto colon = url.rfind(':');
+  const int port = colon == std::string::npos ? 0 : std::atoi(url.c_str() + colon + 1);
+  if (!url.starts_with("http://127.0.0.1:") || port <= 0)
+    benchFailed("--url must be http://127.0.0.1:PORT");
+  plugboard::bench::BuiltDeployers deployers;
+  auto argo = deployers.open("argo", {{"url", url}, {"name", key}, {"token", token}});
+  plugboard::bench::KeepAliveConnection direct(static_cast<unsigned short>(port));
+  const std::string request = requestFor(key);
+  const std::string body =
+      plugboard::host::executeTemplateArgs(core::Json::parse(request), key, "step");
+  const auto viaArgo = [&] { mustSucceed(argo->callText(request, argo->newCallId())); };
+  const auto viaFloor = [&] { direct.post(body, token); };
+  std::printf("Warm round trip of one call to %s (%d calls per row)\n\n", url.c_str(), calls);
+  warmRows(calls, rounds, viaFloor, viaArgo, nullptr);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
   int calls = 2000, rounds = 3, starts = 10;
+  std::string url, key = "argo-greeter", given_token;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const int value = std::atoi(argv[i + 1]);
     if (flag == "--calls") calls = value;
     if (flag == "--rounds") rounds = value;
     if (flag == "--starts") starts = value;
+    if (flag == "--url") url = argv[i + 1];
+    if (flag == "--key") key = argv[i + 1];
+    if (flag == "--token") given_token = argv[i + 1];
   }
+  if (!url.empty()) return warmAgainstUrl(url, key, given_token, calls, rounds);
   namespace testing = plugboard::testing;
   const std::string sidecar_image =
       (testing::sourceDir() / "tests/support/make_argo_sidecar_image.sh").string() +
@@ -170,23 +244,10 @@ int main(int argc, char** argv) {
       plugboard::host::executeTemplateArgs(core::Json::parse(kRequest), "argo-greeter", "step");
   const auto viaArgo = [&] { mustSucceed(argo->callText(kRequest, argo->newCallId())); };
   const auto viaFloor = [&] { direct->post(body, token); };
-  plugboard::bench::timeCalls(200, viaArgo);  // warm up
-  plugboard::bench::timeCalls(200, viaFloor);
-  plugboard::bench::timeEchoCalls(*boxed, 200);
+  const auto viaContainer = [&] {
+    mustSucceed(boxed->callText(plugboard::bench::kEchoRequest, boxed->newCallId()));
+  };
   std::printf("\nWarm round trip of one call (%d calls per row)\n\n", calls);
-  std::printf(
-      "| round | what | median µs | p99 µs | median / floor |\n|---:|---|---:|---:|---:|\n");
-  for (int r = 1; r <= rounds; ++r) {
-    const Stats floor = plugboard::bench::timeCalls(calls, viaFloor);
-    const Stats a = plugboard::bench::timeCalls(calls, viaArgo);
-    const Stats box = plugboard::bench::timeEchoCalls(*boxed, calls);
-    std::printf("| %d | sidecar, direct C++ keep-alive client (floor) | %.1f | %.1f | 1.00x |\n", r,
-                floor.median, floor.p99);
-    std::printf("| %d | sidecar through the `argo` deployer | %.1f | %.1f | %.2fx |\n", r, a.median,
-                a.p99, a.median / floor.median);
-    std::printf("| %d | echo through the `container` deployer | %.1f | %.1f | %.2fx |\n", r,
-                box.median, box.p99, box.median / floor.median);
-    std::fflush(stdout);
-  }
+  warmRows(calls, rounds, viaFloor, viaArgo, viaContainer);
   return 0;
 }

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_support.h"
@@ -38,11 +39,16 @@ inline void mustSucceed(const core::Outcome& o) {
   if (o.phase != core::Phase::kSucceeded) benchFailed("the call failed: " + o.message);
 }
 
-// `calls` timings of `call`, in µs.
-inline Stats timeCalls(int calls, const std::function<void()>& call) {
+// `calls` timings of `call`, in µs. With a `gap`, each call is made that long after the
+// last one ended (not timed): the server has gone back to waiting for a request, as it
+// has between the steps of a workflow, instead of meeting the next request while it
+// still finishes the last one.
+inline Stats timeCalls(int calls, const std::function<void()>& call,
+                       std::chrono::microseconds gap = std::chrono::microseconds(0)) {
   std::vector<double> samples;
   samples.reserve(calls);
   for (int i = 0; i < calls; ++i) {
+    if (gap.count() > 0) std::this_thread::sleep_for(gap);
     const auto start = BenchClock::now();
     call();
     samples.push_back(micros(start, BenchClock::now()));

@@ -133,7 +133,8 @@ host::Expected<HttpResponse> HttpClient::exchange(
   }
   http::request<http::string_body> request{http::verb::post, path, 11};
   request.set(http::field::host, target_.host_header);
-  request.set(http::field::user_agent, "plugboard");
+  // No User-Agent: Argo's sidecars do not look at it, and Python's http.server, which most
+  // of them are written with, spends about 4 µs a call parsing each header line.
   for (const auto& [name, value] : headers) request.set(name, value);
   request.body() = body;
   request.keep_alive(true);
