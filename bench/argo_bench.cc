@@ -18,6 +18,7 @@
 // the deployer's are. Rows are interleaved (the machine is shared). Needs root.
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -96,6 +97,14 @@ std::unique_ptr<plugboard::bench::KeepAliveConnection> directConnection(std::str
 // pause of kGap before each call (the sidecar waiting for a request, as between a
 // workflow's steps).
 constexpr std::chrono::microseconds kGap{200};
+
+// User and system CPU time of this process so far, in µs.
+double cpuMicros() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  const auto us = [](const timeval& t) { return t.tv_sec * 1e6 + t.tv_usec; };
+  return us(u.ru_utime) + us(u.ru_stime);
+}
 void warmRows(int calls, int rounds, const std::function<void()>& floor_call,
               const std::function<void()>& argo_call, const std::function<void()>& boxed_call) {
   using plugboard::bench::timeCalls;
@@ -103,23 +112,28 @@ void warmRows(int calls, int rounds, const std::function<void()>& floor_call,
   timeCalls(200, floor_call);
   if (boxed_call) timeCalls(200, boxed_call);
   std::printf(
-      "| round | calls | what | median µs | p99 µs | median / floor |\n"
-      "|---:|---|---|---:|---:|---:|\n");
-  const auto row = [](int r, const char* how, const char* what, const Stats& s,
-                      const Stats& floor) {
-    std::printf("| %d | %s | %s | %.1f | %.1f | %.2fx |\n", r, how, what, s.median, s.p99,
-                s.median / floor.median);
+      "| round | calls | what | median µs | p99 µs | median / floor | client CPU µs a call |\n"
+      "|---:|---|---|---:|---:|---:|---:|\n");
+  // Times `calls` calls and the CPU this process (the client) spent on them.
+  const auto timed = [&](const std::function<void()>& call, std::chrono::microseconds gap) {
+    const double before = cpuMicros();
+    Stats s = timeCalls(calls, call, gap);
+    return std::pair(s, (cpuMicros() - before) / calls);
+  };
+  const auto row = [](int r, const char* how, const char* what, const std::pair<Stats, double>& s,
+                      const std::pair<Stats, double>& floor) {
+    std::printf("| %d | %s | %s | %.1f | %.1f | %.2fx | %.1f |\n", r, how, what, s.first.median,
+                s.first.p99, s.first.median / floor.first.median, s.second);
   };
   for (int r = 1; r <= rounds; ++r) {
-    const Stats floor = timeCalls(calls, floor_call);
-    const Stats argo = timeCalls(calls, argo_call);
+    const auto floor = timed(floor_call, {});
+    const auto argo = timed(argo_call, {});
     row(r, "back to back", "sidecar, direct C++ keep-alive client (floor)", floor, floor);
     row(r, "back to back", "sidecar through the `argo` deployer", argo, floor);
     if (boxed_call)
-      row(r, "back to back", "echo through the `container` deployer", timeCalls(calls, boxed_call),
-          floor);
-    const Stats idle_floor = timeCalls(calls, floor_call, kGap);
-    const Stats idle_argo = timeCalls(calls, argo_call, kGap);
+      row(r, "back to back", "echo through the `container` deployer", timed(boxed_call, {}), floor);
+    const auto idle_floor = timed(floor_call, kGap);
+    const auto idle_argo = timed(argo_call, kGap);
     row(r, "200 µs apart", "sidecar, direct C++ keep-alive client (floor)", idle_floor, idle_floor);
     row(r, "200 µs apart", "sidecar through the `argo` deployer", idle_argo, idle_floor);
     std::fflush(stdout);

@@ -161,10 +161,12 @@ id = "token"
 plugin = "argo-greeter"
 deploy = { deployer = "argo", env = { EXPECTED_TOKEN = "not-the-token" } }
 args = { name = "x" }
+# Long enough for its Python to start and say so while the other sidecars start too
+# (under a sanitizer on a loaded machine, 1s was not).
 [[steps]]
 id = "silent"
 plugin = "argo-greeter"
-deploy = { deployer = "argo", env = { NO_LISTEN = "1" }, start_timeout = "1s" }
+deploy = { deployer = "argo", env = { NO_LISTEN = "1" }, start_timeout = "4s" }
 args = { name = "x" }
 [[steps]]
 id = "kind"
@@ -196,7 +198,7 @@ plugin = "ghost"
   expectStep("token", "Error", {"403 Forbidden: forbidden"});
   expectStep("silent", "Error",
              {"plugin 'argo-greeter' (image localhost/plugboard-test/argo-sidecar:latest)",
-              "did not open port 4355 within 1000ms", "not listening, as asked"});
+              "did not open port 4355 within 4000ms", "not listening, as asked"});
   expectStep("kind", "Error", {"not an ExecutorPlugin manifest: kind is 'Pod'"});
   expectStep("port", "Error", {"spec.sidecar.container.ports: at least one port is mandatory"});
   expectStep("ghost", "Error",
