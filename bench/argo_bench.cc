@@ -45,6 +45,7 @@ namespace {
 
 using plugboard::bench::BenchClock;
 using plugboard::bench::benchFailed;
+using plugboard::bench::millis;
 using plugboard::bench::mustSucceed;
 using plugboard::bench::Stats;
 using plugboard::bench::statsOf;
@@ -55,10 +56,6 @@ const char* const kEchoImage = "localhost/plugboard-bench/echo:latest";
 const std::string kRequest =
     R"({"rpc":"template.execute","key":"argo-greeter","via":"name","args":{"name":"bench"},)"
     R"("workflow":{"metadata":{"name":"bench"}},"template":{"name":"step"}})";
-
-double millis(BenchClock::time_point a, BenchClock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
 
 std::string output(const std::string& command) {
   std::string out;
@@ -171,18 +168,10 @@ int warmAgainstUrl(const std::string& url, const std::string& key, const std::st
 
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
-  int calls = 2000, rounds = 3, starts = 10;
-  std::string url, key = "argo-greeter", given_token;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const int value = std::atoi(argv[i + 1]);
-    if (flag == "--calls") calls = value;
-    if (flag == "--rounds") rounds = value;
-    if (flag == "--starts") starts = value;
-    if (flag == "--url") url = argv[i + 1];
-    if (flag == "--key") key = argv[i + 1];
-    if (flag == "--token") given_token = argv[i + 1];
-  }
+  const auto flags = plugboard::bench::readFlags(argc, argv, {2000, 3, 10, {}});
+  const int calls = flags.calls, rounds = flags.rounds, starts = flags.starts;
+  const std::string url = flags.get("--url"), key = flags.get("--key", "argo-greeter"),
+                    given_token = flags.get("--token");
   if (!url.empty()) return warmAgainstUrl(url, key, given_token, calls, rounds);
   namespace testing = plugboard::testing;
   const std::string sidecar_image =
@@ -202,29 +191,8 @@ int main(int argc, char** argv) {
   const core::Json options = {{"env", {{"KEEP_ALIVE", "1"}}}};
   plugboard::bench::BuiltDeployers deployers;
 
-  const std::vector<std::string> podman_run = {"/usr/bin/podman",
-                                               "--runtime",
-                                               "runc",
-                                               "--cgroup-manager",
-                                               "cgroupfs",
-                                               "run",
-                                               "--rm",
-                                               "--network",
-                                               "none",
-                                               "--pull",
-                                               "never",
-                                               "--log-driver",
-                                               "none",
-                                               "--ulimit",
-                                               "nofile=1024:1024",
-                                               "--ulimit",
-                                               "nproc=4096:4096",
-                                               "--user",
-                                               "8737",
-                                               kSidecarImage,
-                                               "python3",
-                                               "-c",
-                                               "pass"};
+  const std::vector<std::string> podman_run =
+      plugboard::bench::podmanRun({"--user", "8737"}, kSidecarImage, {"python3", "-c", "pass"});
   std::vector<double> podman_start, cold_start, cold_whole;
   for (int i = 0; i < starts; ++i) {
     auto t0 = BenchClock::now();

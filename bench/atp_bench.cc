@@ -114,14 +114,8 @@ double pythonSelfTime(int calls) {
 
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
-  int calls = 5000, rounds = 3, starts = 10;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const int value = std::atoi(argv[i + 1]);
-    if (flag == "--calls") calls = value;
-    if (flag == "--rounds") rounds = value;
-    if (flag == "--starts") starts = value;
-  }
+  const auto flags = plugboard::bench::readFlags(argc, argv, {5000, 3, 10, {}});
+  const int calls = flags.calls, rounds = flags.rounds, starts = flags.starts;
   plugboard::bench::BuiltDeployers deployers;
   const core::Json atp = {
       {"path", (plugboard::testing::sourceDir() / "bench/atp_echo.py").string()},

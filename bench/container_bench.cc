@@ -24,6 +24,7 @@ namespace {
 using plugboard::bench::BenchClock;
 using plugboard::bench::benchFailed;
 using plugboard::bench::kEchoRequest;
+using plugboard::bench::millis;
 using plugboard::bench::mustSucceed;
 using plugboard::bench::Stats;
 using plugboard::bench::statsOf;
@@ -32,22 +33,12 @@ namespace core = plugboard::core;
 
 const char* const kImage = "localhost/plugboard-bench/echo:latest";
 
-double millis(BenchClock::time_point a, BenchClock::time_point b) {
-  return std::chrono::duration<double, std::milli>(b - a).count();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
-  int calls = 20000, rounds = 3, starts = 10;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const int value = std::atoi(argv[i + 1]);
-    if (flag == "--calls") calls = value;
-    if (flag == "--rounds") rounds = value;
-    if (flag == "--starts") starts = value;
-  }
+  const auto flags = plugboard::bench::readFlags(argc, argv, {20000, 3, 10, {}});
+  const int calls = flags.calls, rounds = flags.rounds, starts = flags.starts;
   const std::string make = (plugboard::testing::sourceDir() / "tools/plugin-image.sh").string() +
                            " " + plugboard::testing::plugin("echo").string() + " " + kImage +
                            " --host " +
@@ -61,26 +52,8 @@ int main(int argc, char** argv) {
   };
   const core::Json image = {{"image", kImage}};
   const core::Json so = {{"path", plugboard::testing::plugin("echo").string()}};
-  const std::vector<std::string> podman_true = {"/usr/bin/podman",
-                                                "--runtime",
-                                                "runc",
-                                                "--cgroup-manager",
-                                                "cgroupfs",
-                                                "run",
-                                                "--rm",
-                                                "--network",
-                                                "none",
-                                                "--pull",
-                                                "never",
-                                                "--log-driver",
-                                                "none",
-                                                "--init",
-                                                "--ulimit",
-                                                "nofile=1024:1024",
-                                                "--ulimit",
-                                                "nproc=4096:4096",
-                                                kImage,
-                                                "/usr/bin/true"};
+  const std::vector<std::string> podman_true =
+      plugboard::bench::podmanRun({"--init"}, kImage, {"/usr/bin/true"});
 
   std::vector<double> podman_start, cold_start, cold_whole, process_start;
   for (int i = 0; i < starts; ++i) {

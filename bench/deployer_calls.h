@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -28,6 +29,67 @@ using BenchClock = std::chrono::steady_clock;
 
 inline double micros(BenchClock::time_point a, BenchClock::time_point b) {
   return std::chrono::duration<double, std::micro>(b - a).count();
+}
+
+inline double millis(BenchClock::time_point a, BenchClock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// The flags of a deployer benchmark: --calls, --rounds and --starts (numbers) and any other
+// "--flag value" pair, kept as text.
+struct BenchFlags {
+  int calls = 0, rounds = 0, starts = 0;
+  std::map<std::string, std::string> text;
+
+  std::string get(const std::string& flag, const std::string& otherwise = "") const {
+    auto it = text.find(flag);
+    return it == text.end() ? otherwise : it->second;
+  }
+};
+
+// Reads argv's "--flag value" pairs over `defaults`.
+inline BenchFlags readFlags(int argc, char** argv, BenchFlags defaults) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const int value = std::atoi(argv[i + 1]);
+    if (flag == "--calls")
+      defaults.calls = value;
+    else if (flag == "--rounds")
+      defaults.rounds = value;
+    else if (flag == "--starts")
+      defaults.starts = value;
+    else
+      defaults.text[flag] = argv[i + 1];
+  }
+  return defaults;
+}
+
+// `podman run --rm` of `image` running `command`, with the flags the deployers use on this
+// kind of machine (runc, cgroupfs, no network, no log, the same ulimits) and `more`.
+inline std::vector<std::string> podmanRun(const std::vector<std::string>& more,
+                                          const std::string& image,
+                                          const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {"/usr/bin/podman",
+                                   "--runtime",
+                                   "runc",
+                                   "--cgroup-manager",
+                                   "cgroupfs",
+                                   "run",
+                                   "--rm",
+                                   "--network",
+                                   "none",
+                                   "--pull",
+                                   "never",
+                                   "--log-driver",
+                                   "none",
+                                   "--ulimit",
+                                   "nofile=1024:1024",
+                                   "--ulimit",
+                                   "nproc=4096:4096"};
+  argv.insert(argv.end(), more.begin(), more.end());
+  argv.push_back(image);
+  argv.insert(argv.end(), command.begin(), command.end());
+  return argv;
 }
 
 [[noreturn]] inline void benchFailed(const std::string& why) {

@@ -19,9 +19,12 @@ seconds=${1:-60}
 shift || true
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 parallel=${FUZZ_PARALLEL:-2}
-all_targets=(elf_manifest protocol workflow config registry argo_args schema substitution http)
+all_targets=(elf_manifest protocol workflow config registry argo_args schema substitution http atp)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
+for target in "${targets[@]}"; do
+  [[ " ${all_targets[*]} " == *" $target "* ]] || { echo "fuzz: no target '$target' (${all_targets[*]})" >&2; exit 2; }
+done
 
 missing=()
 for p in clang libclang-rt-dev cmake ninja-build; do
@@ -41,7 +44,8 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DPLUGBOARD_FUZZ=ON -DBUILD_TESTING=OFF \
   "${launcher[@]}" >/dev/null
-nice -n 10 cmake --build "$build_dir" --target plugboard_fuzzers -j "${FUZZ_JOBS:-2}"
+# Only the targets asked for: each links a fully instrumented build of what it reads.
+nice -n 10 cmake --build "$build_dir" -j "${FUZZ_JOBS:-2}" --target "${targets[@]/#/fuzz_}"
 
 # The dictionaries (fuzz/dict/) of each target's tokens, joined into one.
 declare -A dicts=(
