@@ -60,7 +60,8 @@ run_one() {
   : >"$dir/dict"
   for d in ${dicts[$target]:-}; do cat "fuzz/dict/$d.dict" >>"$dir/dict"; done
   local options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
-                 -artifact_prefix="$dir/" -dict="$dir/dict")
+                 -artifact_prefix="$dir/")
+  [ -s "$dir/dict" ] && options+=(-dict="$dir/dict")  # atp's input is binary: no dictionary
   nice -n 10 "$build_dir/fuzz/fuzz_$target" "${options[@]}" "$dir/corpus" "fuzz/corpus/$target" \
     >"$dir/log" 2>&1 || true
 }
