@@ -26,17 +26,10 @@ while [ $# -gt 0 ]; do
 done
 # shellcheck source=tools/lib/rootfs.sh
 . "$(dirname "$0")/lib/rootfs.sh"
-python=$(readlink -f /usr/bin/python3)
-stdlib=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
-cbor2=$("$python" -c 'import cbor2, os; print(os.path.dirname(os.path.dirname(cbor2.__file__)))')
 rootfs=$(rootfs_new)
 trap 'rootfs_cleanup "$rootfs"' EXIT
-rootfs_install "$rootfs" 0755 "$python" /usr/bin/python3
-rootfs_add_libraries "$rootfs" "$python"
-# The standard library without what a plugin never needs here.
-mkdir -p "$rootfs$stdlib"
-tar -C "$stdlib" --exclude=__pycache__ --exclude=test --exclude=idlelib --exclude=tkinter \
-  --exclude=ensurepip --exclude=lib2to3 --exclude=turtledemo -c . | tar -C "$rootfs$stdlib" -x
+rootfs_add_python "$rootfs" >/dev/null
+cbor2=$(/usr/bin/python3 -c 'import cbor2, os; print(os.path.dirname(os.path.dirname(cbor2.__file__)))')
 mkdir -p "$rootfs$cbor2"
 cp -r "$cbor2"/cbor2 "$cbor2"/_cbor2*.so "$rootfs$cbor2/"
 find "$rootfs$cbor2" -name __pycache__ -prune -exec rm -rf {} +

@@ -3,7 +3,8 @@
 // checking the bearer token of /var/run/argo/token) runs from its plugin.yaml between
 // native steps, in `serve`, and from the ConfigMap `argo executor-plugin build` writes;
 // and every bad input is a clear step error. After every test no container is left
-// (podman ps -a), nor the directory of a token.
+// (podman ps -a), nor the directory of a token. The bundled example (examples/argo.toml,
+// plugins/argo/megaphone.py) runs too.
 //
 // The image comes from tests/support/make_argo_sidecar_image.sh (a CTest fixture).
 #include <signal.h>
@@ -83,6 +84,19 @@ class ArgoDeployerTest : public ::testing::Test {
   TempDir dir_;
   std::vector<std::string> tokens_before_;
 };
+
+TEST_F(ArgoDeployerTest, TheArgoExampleRunsTheBundledPluginBetweenNativeSteps) {
+  auto r = run({binary().string(), "run", (sourceDir() / "examples" / "argo.toml").string(),
+                "--plugins", pluginDir().string(), "--registry",
+                (sourceDir() / "examples" / "registry.toml").string(), "--param", "who=Ada",
+                "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  EXPECT_EQ(reportStep(report, "argo")["plugin"], "megaphone@1.0.0");
+  EXPECT_EQ(reportStep(report, "argo")["outputs"]["parameters"]["text"], "HELLO, ADA!!");
+  EXPECT_EQ(reportStep(report, "back")["outputs"]["parameters"]["greeting"],
+            "Hello, HELLO, ADA!!!");
+}
 
 TEST_F(ArgoDeployerTest, TheSidecarTakesANativeStepsOutputAndHandsItsOwnToTheNext) {
   auto r = run(runArgs(R"(

@@ -1,7 +1,8 @@
 # Shell functions that make a container image without any image registry: a root file
 # system in a temporary directory, holding programs and the shared libraries they need
 # (found with ldd, with the dynamic loader), imported with `podman import`. Sourced by
-# tools/plugin-image.sh and tools/argo/image.sh; every file in the image is owned by root.
+# tools/plugin-image.sh, tools/argo/image.sh and the Python plugin image scripts; every file
+# in the image is owned by root.
 
 # rootfs_new: prints a new, empty root file system's directory (with /tmp, mode 1777).
 # The caller removes it (rootfs_cleanup).
@@ -46,4 +47,20 @@ rootfs_import() {
   shift 3
   tar -C "$rootfs" --owner=0 --group=0 --numeric-owner -c . |
     "$podman" import --quiet "$@" - "$image" >/dev/null
+}
+
+# rootfs_add_python ROOTFS: this machine's /usr/bin/python3 (the Debian package's), its
+# libraries and its standard library, without what a plugin never needs (tests, IDLE, Tk,
+# pip's bootstrap, 2to3, site-packages). Prints the standard library's directory.
+rootfs_add_python() {
+  local rootfs=$1 python stdlib
+  python=$(readlink -f /usr/bin/python3)
+  stdlib=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
+  rootfs_install "$rootfs" 0755 "$python" /usr/bin/python3
+  install -d -m 0755 "$rootfs$stdlib"
+  tar -C "$stdlib" --exclude=__pycache__ --exclude=test --exclude=idlelib --exclude=tkinter \
+    --exclude=ensurepip --exclude=lib2to3 --exclude=turtledemo --exclude=site-packages \
+    --exclude=dist-packages --exclude=config-3.\* -c . | tar -C "$rootfs$stdlib" -x
+  rootfs_add_libraries "$rootfs" "$python" "$stdlib"/lib-dynload/*.so
+  echo "$stdlib"
 }
