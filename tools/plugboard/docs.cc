@@ -127,6 +127,7 @@ std::string overviewPage() {
           "(\\fI/usr/lib/plugboard/plugins\\fR for the Debian package).\n"
           ".TP\n.I <prefix>/lib/plugboard/deployers\nthe deployer modules installed with "
           "plugboard.\n";
+  page += ".SH SEE ALSO\n.BR plugboard\\-host (1)\n";
   return page;
 }
 
