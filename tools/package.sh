@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# tools/package.sh [--build-dir DIR [--no-build]] [OUTDIR]
 # Builds the Debian packages of plugboard into OUTDIR (default ./packages):
 #   plugboard_<version>_<arch>.deb      the CLI, plugboard-host, deployers, example plugins,
 #                                       man pages, bash completion
@@ -7,7 +8,8 @@
 # builds it and runs cpack (cmake/Packaging.cmake). With --build-dir DIR it packages that
 # configured build tree instead, of any build type (cpack strips the binaries and installs
 # for /usr); --no-build then skips building it (the package test does so with the test
-# build tree). Needs dpkg-dev (dpkg-shlibdeps) for the packages' Depends.
+# build tree). JOBS sets the build's parallelism (default: the number of cores). Needs
+# dpkg-dev (dpkg-shlibdeps) for the packages' Depends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +21,7 @@ while (($#)); do
   case $1 in
     --build-dir) build_dir=$2; configure=0; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h | --help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "package.sh: unknown option $1" >&2; exit 2 ;;
     *) out=$1; shift ;;
   esac
@@ -41,7 +43,7 @@ if [ ! -f "$build_dir/CPackConfig.cmake" ]; then
   exit 2
 fi
 if ((build)); then
-  cmake --build "$build_dir"
+  cmake --build "$build_dir" --parallel "${JOBS:-$(nproc)}"
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
