@@ -24,11 +24,16 @@ po::options_description commonOptions() {
   return common;
 }
 
+po::options_description withCommonOptions(const po::options_description& own) {
+  po::options_description all;
+  all.add(own).add(commonOptions());
+  return all;
+}
+
 bool parseArgs(const Args& args, const std::string& usage, const po::options_description& options,
                const po::positional_options_description& positional, po::variables_map& vm,
                int& exit_code) {
-  po::options_description all;
-  all.add(options).add(commonOptions());
+  const po::options_description all = withCommonOptions(options);
   try {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     if (vm.count("help")) {

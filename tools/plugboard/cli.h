@@ -57,6 +57,9 @@ int cmdGraph(const Args& args);
 
 // Options every command accepts: --help, --log-level.
 boost::program_options::options_description commonOptions();
+// `own` and the common options, as --help lists them.
+boost::program_options::options_description withCommonOptions(
+    const boost::program_options::options_description& own);
 
 // Parses `args` against `options` (positional names in `positional`). On --help prints
 // `usage` and the options and returns kExitOk through `exit_code`; on a parse error prints

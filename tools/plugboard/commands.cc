@@ -45,8 +45,24 @@ const Command* findCommand(std::string_view name) {
   return nullptr;
 }
 
+std::vector<std::string> usageForms(const Command& command) {
+  std::vector<std::string> forms;
+  std::string_view rest = command.usage;
+  for (auto end = rest.find('\n'); end != std::string_view::npos; end = rest.find('\n')) {
+    forms.emplace_back(rest.substr(0, end));
+    rest.remove_prefix(end + 1);
+  }
+  forms.emplace_back(rest);
+  return forms;
+}
+
 std::string usageLine(const Command& command) {
-  return "usage: plugboard " + std::string(command.name) + " " + std::string(command.usage);
+  std::string text;
+  for (const auto& form : usageForms(command)) {
+    text += (text.empty() ? "usage: " : "\n       ") + ("plugboard " + std::string(command.name)) +
+            " " + form;
+  }
+  return text;
 }
 
 std::string overview() {
@@ -61,12 +77,6 @@ std::string overview() {
     text += "  " + h + std::string(width - h.size() + 3, ' ') + std::string(command.summary) + "\n";
   }
   return text + "\nRun 'plugboard <command> --help' for a command's options.";
-}
-
-po::options_description allOptions(const Command&, const CommandOptions& own) {
-  po::options_description all;
-  all.add(own.options).add(commonOptions());
-  return all;
 }
 
 bool parseCommandArgs(const Args& args, std::string_view name, po::variables_map& vm,

@@ -47,7 +47,7 @@ std::vector<Flag> flags(const po::options_description& options) {
 }
 
 std::vector<Flag> flags(const Command& command) {
-  return flags(allOptions(command, command.options()));
+  return flags(withCommonOptions(command.options().options));
 }
 
 // `text` escaped for roff: backslashes and hyphens, and no line starting a request.
@@ -91,7 +91,11 @@ std::string manPage(const Command& command) {
   std::string summary(command.summary);
   summary[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(summary[0])));
   std::string page = header(pageName(command), command.summary);
-  page += ".SH SYNOPSIS\n.B plugboard " + roff(command.name) + "\n" + roff(command.usage) + "\n";
+  page += ".SH SYNOPSIS\n";
+  for (const auto& form : usageForms(command)) {
+    page += (page.ends_with(".SH SYNOPSIS\n") ? "" : ".br\n") +
+            (".B plugboard " + roff(command.name)) + "\n" + roff(form) + "\n";
+  }
   page += ".SH DESCRIPTION\n" + roff(summary) + ".\n";
   page += ".SH OPTIONS\n";
   for (const auto& flag : flags(command)) {
@@ -150,14 +154,36 @@ std::string operandAction(Operand kind) {
                                       : "_plugboard_reply -f";
 }
 
+// The words a value name of choices stands for ("text json" for "text|json"), or "".
+std::string choices(const std::string& value_name) {
+  if (value_name.find('|') == std::string::npos) return "";
+  std::string words = value_name;
+  std::replace(words.begin(), words.end(), '|', ' ');
+  return words;
+}
+
+// The name of the option `command`'s first operand fills, as "--name", or "".
+std::string operandOption(const Command& command) {
+  const CommandOptions own = command.options();
+  return own.positional.max_total_count() > 0 ? "--" + own.positional.name_for_position(0) : "";
+}
+
+// The words the first operand of `command` may be ("plugin deployer" for a value name
+// "plugin|deployer"), or "".
+std::string operandWords(const Command& command) {
+  const std::string option = operandOption(command);
+  for (const auto& flag : flags(command)) {
+    if (flag.long_name == option) return choices(flag.value_name);
+  }
+  return "";
+}
+
 // The case arms completing the value after an option of `command`.
 std::string valueArms(const Command& command) {
   std::string arms;
   const std::string name(command.name);
-  const CommandOptions own = command.options();
   // The option the operand fills (--workflow for run's WORKFLOW) completes like the operand.
-  const std::string operand =
-      own.positional.max_total_count() > 0 ? "--" + own.positional.name_for_position(0) : "";
+  const std::string operand = operandOption(command);
   for (const auto& flag : flags(command)) {
     std::string action;
     if (flag.long_name == operand && command.operand_kind != Operand::kNone) {
@@ -166,9 +192,7 @@ std::string valueArms(const Command& command) {
       action = "_plugboard_reply -d";
     } else if (flag.value_name == "FILE") {
       action = "_plugboard_reply -f";
-    } else if (flag.value_name.find('|') != std::string::npos) {
-      std::string words = flag.value_name;
-      std::replace(words.begin(), words.end(), '|', ' ');
+    } else if (const auto words = choices(flag.value_name); !words.empty()) {
       action = "_plugboard_reply -W '" + words + "'";
     } else if (!flag.value_name.empty()) {
       action = "COMPREPLY=()";  // a value of its own kind: nothing to offer
@@ -264,7 +288,7 @@ _plugboard() {
 )sh";
   for (const auto& command : commands()) s << valueArms(command);
   s << R"sh(  esac
-  local options="" operand=""
+  local options="" operand="" operand_words=""
   case $command in
 )sh";
   for (const auto& command : commands()) {
@@ -279,7 +303,12 @@ _plugboard() {
                return std::vector{f.long_name, f.short_name};
              },
              " ")
-      << "'\n      operand=" << operand << " ;;\n";
+      << "'\n      operand=" << operand;
+    // An operand that is one of some words (new's plugin|deployer) offers them after the
+    // command's own words.
+    const auto words = operandWords(command);
+    if (!words.empty()) s << " operand_words='" << words << "'";
+    s << " ;;\n";
   }
   s << R"sh(    *) return ;;
   esac
@@ -291,6 +320,8 @@ _plugboard() {
   elif [[ $operand == plugin ]]; then
     )sh"
     << operandAction(Operand::kPluginName) << R"sh(
+  elif [[ -n $operand_words && $prev == "${command##* }" ]]; then
+    _plugboard_reply -W "$operand_words"
   fi
 }
 
