@@ -59,8 +59,8 @@ std::vector<std::string> usageForms(const Command& command) {
 std::string usageLine(const Command& command) {
   std::string text;
   for (const auto& form : usageForms(command)) {
-    text += (text.empty() ? "usage: " : "\n       ") + ("plugboard " + std::string(command.name)) +
-            " " + form;
+    text.append(text.empty() ? "usage: " : "\n       ").append("plugboard ");
+    text.append(command.name).append(" ").append(form);
   }
   return text;
 }
@@ -69,7 +69,9 @@ std::string overview() {
   std::string text = "usage: plugboard <command> [options]\n\nCommands:\n";
   std::size_t width = 0;
   auto head = [](const Command& c) {
-    return std::string(c.name) + (c.operand.empty() ? "" : " " + std::string(c.operand));
+    std::string text(c.name);
+    if (!c.operand.empty()) text.append(" ").append(c.operand);
+    return text;
   };
   for (const auto& command : kCommands) width = std::max(width, head(command).size());
   for (const auto& command : kCommands) {
