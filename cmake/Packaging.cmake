@@ -36,6 +36,15 @@ foreach(component_package runtime:plugboard sdk:plugboard-dev)
           DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${package} COMPONENT ${component})
 endforeach()
 
+# Everything the two packages install, so that tools/package.sh builds only that (not the
+# benchmarks or tests).
+add_custom_target(plugboard_packaged)
+add_dependencies(plugboard_packaged plugboard plugboard-host plugboard_docs plugboard_host
+                 plugboard_python_sdk hello echo multi legacy ${PLUGBOARD_DEPLOYER_TARGETS})
+if(TARGET plugboard_python_embedded)
+  add_dependencies(plugboard_packaged plugboard_python_embedded)
+endif()
+
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME plugboard)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})

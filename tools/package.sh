@@ -43,7 +43,7 @@ if [ ! -f "$build_dir/CPackConfig.cmake" ]; then
   exit 2
 fi
 if ((build)); then
-  cmake --build "$build_dir" --parallel "${JOBS:-$(nproc)}"
+  cmake --build "$build_dir" --target plugboard_packaged --parallel "${JOBS:-$(nproc)}"
 fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
