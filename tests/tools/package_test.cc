@@ -3,6 +3,7 @@
 // CLI there finds its deployers and the system plugin directory without flags and runs the
 // hello workflow; every file is in an FHS location; lintian reports no errors; the
 // installed completion script completes commands and the bundled plugins' names.
+#include <algorithm>
 #include <set>
 
 #include <gmock/gmock.h>
@@ -92,6 +93,16 @@ TEST_F(PackageTest, TheManPagesAndTheCompletionAreInstalled) {
   // The Python SDK where Debian's python3 imports from.
   EXPECT_TRUE(
       fs::exists(usr() / "lib" / "python3" / "dist-packages" / "plugboard_sdk" / "__init__.py"));
+}
+
+// The system plugin directory is a fallback of installed binaries only: the build tree's
+// binary has no <prefix>/lib/plugboard/plugins above it, so it still asks for one.
+TEST(SystemPluginDirTest, TheBuildTreeStillNeedsAPluginDirectory) {
+  RunOptions options;
+  options.env = {"PLUGBOARD_PLUGINS=", "PLUGBOARD_DEPLOYERS="};
+  auto r = run({binary().string(), "plugins", "list"}, options);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no plugin directory"));
 }
 
 // Every path in both packages is one the FHS gives packages: /usr/bin, /usr/include,
