@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   libcbor-dev python3-cbor2
   time curl ccache graphviz
+  dpkg-dev lintian
 )
 read -r -a extra <<<"${SETUP_PACKAGES:-}"
 packages+=("${extra[@]}")

@@ -62,6 +62,11 @@ inline constexpr Millis kSlowCall{10};
 // kAutoMaxConnections. A connection beyond the limit is answered 503 and closed.
 inline constexpr std::size_t kMaxConnections = 0;
 inline constexpr std::size_t kAutoMaxConnections = 10'000;
+// The system plugin directory, relative to the prefix plugboard is installed under (the
+// parent of its bin/): the last place the CLI looks for plugins, after --plugins, the
+// config's plugin_dirs and $PLUGBOARD_PLUGINS, and only when it exists. The Debian
+// package puts the bundled example plugins there (/usr/lib/plugboard/plugins).
+inline constexpr std::string_view kSystemPluginDir = "lib/plugboard/plugins";
 
 }  // namespace plugboard::core::defaults
 

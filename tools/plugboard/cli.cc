@@ -16,16 +16,24 @@ namespace po = boost::program_options;
 po::options_description commonOptions() {
   po::options_description common("Common options");
   common.add_options()("help,h", "show this help")(
-      "log-level", po::value<std::string>()->default_value(std::string(core::defaults::kLogLevel)),
+      "log-level",
+      po::value<std::string>()
+          ->default_value(std::string(core::defaults::kLogLevel))
+          ->value_name("trace|debug|info|warn|error|off"),
       "log level: trace, debug, info, warn, error, off");
   return common;
+}
+
+po::options_description withCommonOptions(const po::options_description& own) {
+  po::options_description all;
+  all.add(own).add(commonOptions());
+  return all;
 }
 
 bool parseArgs(const Args& args, const std::string& usage, const po::options_description& options,
                const po::positional_options_description& positional, po::variables_map& vm,
                int& exit_code) {
-  po::options_description all;
-  all.add(options).add(commonOptions());
+  const po::options_description all = withCommonOptions(options);
   try {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     if (vm.count("help")) {
@@ -49,15 +57,16 @@ bool parseArgs(const Args& args, const std::string& usage, const po::options_des
 }
 
 void addPluginDirsOption(po::options_description& options) {
-  options.add_options()("config", po::value<std::string>(),
+  options.add_options()("config", po::value<std::string>()->value_name("FILE"),
                         "configuration file (TOML; see docs/configuration.md)")(
-      "plugins,p", po::value<std::vector<std::string>>()->composing(),
+      "plugins,p", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
       "plugin directory (repeatable; default: the config's plugin_dirs, else "
-      "$PLUGBOARD_PLUGINS, colon-separated)")(
-      "deployers", po::value<std::vector<std::string>>()->composing(),
+      "$PLUGBOARD_PLUGINS, colon-separated, else the system plugin directory)")(
+      "deployers", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
       "deployer module directory (repeatable; default: the config's deployer_dirs, else "
       "$PLUGBOARD_DEPLOYERS, else the deployers installed with plugboard)")(
-      "registry", po::value<std::string>(), "plugin registry file (TOML; see docs/registry.md)");
+      "registry", po::value<std::string>()->value_name("FILE"),
+      "plugin registry file (TOML; see docs/registry.md)");
 }
 
 void addParamOption(po::options_description& options) {
@@ -127,6 +136,16 @@ std::vector<std::filesystem::path> defaultDeployerDirs() {
   return out;
 }
 
+std::vector<std::filesystem::path> defaultPluginDirs() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  // Not <build>/plugins next to a build tree's binary: there --plugins stays explicit.
+  const auto dir = exe.parent_path().parent_path() / core::defaults::kSystemPluginDir;
+  if (!std::filesystem::is_directory(dir, ec)) return {};
+  return {dir};
+}
+
 std::optional<std::string> choice(const po::variables_map& vm, const std::string& name,
                                   std::initializer_list<std::string_view> choices) {
   const std::string value = vm[name].as<std::string>();
@@ -165,6 +184,7 @@ std::optional<core::Config> settings(const po::variables_map& vm) {
              config.plugin_dirs.empty() && env) {
     config.plugin_dirs = splitPath(env);
   }
+  if (config.plugin_dirs.empty()) config.plugin_dirs = defaultPluginDirs();
   if (config.plugin_dirs.empty()) {
     std::cerr << "plugboard: no plugin directory: pass --plugins DIR, set plugin_dirs in the "
                  "--config file, or set PLUGBOARD_PLUGINS\n";

@@ -17,9 +17,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/base/text.h"
 #include "core/runtime/config.h"
 #include "core/runtime/runtime.h"
-#include "core/base/text.h"
 
 namespace plugboard::cli {
 
@@ -28,6 +28,23 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitUsage = 2;
 
 using Args = std::vector<std::string>;
+
+// A command's options (without the common ones) and which of them are positional. Each
+// command's options builder (xxxOptions) is listed in the table of commands.h, which
+// --help, the man pages and the completion script read.
+struct CommandOptions {
+  boost::program_options::options_description options;
+  boost::program_options::positional_options_description positional = {};
+};
+
+CommandOptions pluginsListOptions();
+CommandOptions inspectOptions();
+CommandOptions callOptions();
+CommandOptions runOptions();
+CommandOptions execOptions();
+CommandOptions validateOptions();
+CommandOptions serveOptions();
+CommandOptions graphOptions();
 
 int cmdPluginsList(const Args& args);
 int cmdInspect(const Args& args);
@@ -40,6 +57,9 @@ int cmdGraph(const Args& args);
 
 // Options every command accepts: --help, --log-level.
 boost::program_options::options_description commonOptions();
+// `own` and the common options, as --help lists them.
+boost::program_options::options_description withCommonOptions(
+    const boost::program_options::options_description& own);
 
 // Parses `args` against `options` (positional names in `positional`). On --help prints
 // `usage` and the options and returns kExitOk through `exit_code`; on a parse error prints
@@ -78,12 +98,16 @@ std::string configHelp(const std::string& what, const std::string& key,
 // The runtime's settings: the --config file if given (else the defaults), with the flags
 // given on top of it: --plugins, --priority, --timeout or --default-timeout,
 // --poll-interval, --log-level. Plugin directories come from --plugins, else the file,
-// else $PLUGBOARD_PLUGINS (colon-separated). Prints what is wrong and returns nullopt
-// on an error, or when there is no plugin directory at all.
+// else $PLUGBOARD_PLUGINS (colon-separated), else the system plugin directory when it
+// exists (defaultPluginDirs). Prints what is wrong and returns nullopt on an error, or
+// when there is no plugin directory at all.
 std::optional<core::Config> settings(const boost::program_options::variables_map& vm);
 
 // The deployer directories found next to the binary (build tree) or under its prefix.
 std::vector<std::filesystem::path> defaultDeployerDirs();
+// The plugin directory installed with plugboard, <prefix>/lib/plugboard/plugins for the
+// binary's <prefix>/bin, when it exists (core::defaults::kSystemPluginDir); else none.
+std::vector<std::filesystem::path> defaultPluginDirs();
 std::vector<std::filesystem::path> splitPath(const std::string& colon_separated);
 
 // The runtime of a one-shot command (core/runtime/runtime.h) for `config`; prints the problem and

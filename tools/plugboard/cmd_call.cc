@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include "tools/plugboard/cli.h"
+#include "tools/plugboard/commands.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -44,23 +45,24 @@ void printOutcome(const core::Outcome& outcome) {
 
 }  // namespace
 
-int cmdCall(const Args& args) {
-  po::options_description options("call options");
+CommandOptions callOptions() {
+  CommandOptions command{po::options_description("call options")};
+  auto& options = command.options;
   addPluginDirsOption(options);
   options.add_options()("plugin", po::value<std::string>()->required(),
                         "plugin name or alias, optionally NAME@VERSION")(
       "rpc", po::value<std::string>()->default_value("template.execute"), "the RPC to call")(
       "args", po::value<std::string>(), "the call's args as JSON (default {})")(
-      "args-file", po::value<std::string>(), "read the args JSON from this file")(
-      "json", "print the result as JSON");
-  po::positional_options_description positional;
-  positional.add("plugin", 1);
+      "args-file", po::value<std::string>()->value_name("FILE"),
+      "read the args JSON from this file")("json", "print the result as JSON");
+  command.positional.add("plugin", 1);
+  return command;
+}
+
+int cmdCall(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
-  const char* usage =
-      "usage: plugboard call NAME[@VERSION] --plugins DIR [--rpc RPC] [--args JSON | --args-file "
-      "F]";
-  if (!parseArgs(args, usage, options, positional, vm, exit_code)) return exit_code;
+  if (!parseCommandArgs(args, "call", vm, exit_code)) return exit_code;
   auto config = settings(vm);
   if (!config) return kExitUsage;
   auto call_args = readArgs(vm);
@@ -101,8 +103,8 @@ int cmdCall(const Args& args) {
   }
 
   // Started where the configuration places it ([deploy]), as run and serve would.
-  spdlog::info("loading plugin '{}' {} from {}", entry->manifest.name, entry->manifest.version.text(),
-               entry->file.string());
+  spdlog::info("loading plugin '{}' {} from {}", entry->manifest.name,
+               entry->manifest.version.text(), entry->file.string());
   auto plugin = runtime->launcher().open(*entry);
   if (!plugin) {
     std::cerr << "plugboard: " << plugin.error().message() << "\n";

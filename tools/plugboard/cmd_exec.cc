@@ -3,15 +3,17 @@
 #include <iostream>
 #include <iterator>
 
-#include "core/serving/argo.h"
 #include "core/routing/timed_dispatch.h"
+#include "core/serving/argo.h"
 #include "tools/plugboard/cli.h"
+#include "tools/plugboard/commands.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
 
-int cmdExec(const Args& args) {
-  po::options_description options("exec options");
+CommandOptions execOptions() {
+  CommandOptions command{po::options_description("exec options")};
+  auto& options = command.options;
   addPluginDirsOption(options);
   addPriorityOption(options);
   options.add_options()(
@@ -21,12 +23,13 @@ int cmdExec(const Args& args) {
                     configHelp("requeue delay to reply for a Running result that asks for none",
                                "poll_interval", defaultText(core::defaults::kPollInterval))
                         .c_str());
+  return command;
+}
+
+int cmdExec(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
-  if (!parseArgs(args, "usage: plugboard exec --plugins DIR < ExecuteTemplateArgs.json", options,
-                 {}, vm, exit_code)) {
-    return exit_code;
-  }
+  if (!parseCommandArgs(args, "exec", vm, exit_code)) return exit_code;
   auto config = settings(vm);
   if (!config) return kExitUsage;
 

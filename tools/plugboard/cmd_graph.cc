@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "tools/plugboard/cli.h"
+#include "tools/plugboard/commands.h"
 #include "tools/plugboard/graph.h"
 
 namespace plugboard::cli {
@@ -44,24 +45,24 @@ std::optional<std::map<std::string, std::string>> phasesOf(const std::string& fi
 
 }  // namespace
 
-int cmdGraph(const Args& args) {
-  po::options_description options("graph options");
+CommandOptions graphOptions() {
+  CommandOptions command{po::options_description("graph options")};
+  auto& options = command.options;
   addPluginDirsOption(options);
   addParamOption(options);
   options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)")(
-      "format,f", po::value<std::string>()->default_value("dot"), "dot (Graphviz) or mermaid")(
-      "run-output", po::value<std::string>(),
+      "format,f", po::value<std::string>()->default_value("dot")->value_name("dot|mermaid"),
+      "dot (Graphviz) or mermaid")(
+      "run-output", po::value<std::string>()->value_name("FILE"),
       "colour the steps by their phases in FILE, the output of `plugboard run --output json`");
-  po::positional_options_description positional;
-  positional.add("workflow", 1);
+  command.positional.add("workflow", 1);
+  return command;
+}
+
+int cmdGraph(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
-  if (!parseArgs(args,
-                 "usage: plugboard graph WORKFLOW --plugins DIR [--format dot|mermaid] "
-                 "[--run-output FILE] [--param K=V]...",
-                 options, positional, vm, exit_code)) {
-    return exit_code;
-  }
+  if (!parseCommandArgs(args, "graph", vm, exit_code)) return exit_code;
   const auto format = choice(vm, "format", {"dot", "mermaid"});
   if (!format) return kExitUsage;
   auto config = settings(vm);
@@ -86,7 +87,7 @@ int cmdGraph(const Args& args) {
     steps.push_back({&step, runtime->place(step), phase == phases.end() ? "" : phase->second});
   }
   std::cout << (*format == "dot" ? toDot(prepared->workflow, steps)
-                                : toMermaid(prepared->workflow, steps));
+                                 : toMermaid(prepared->workflow, steps));
   return kExitOk;
 }
 

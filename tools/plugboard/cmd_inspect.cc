@@ -2,13 +2,14 @@
 // loads it and reports the ABI check.
 #include <iostream>
 
-#include "core/manifests/catalog.h"
 #include "core/launch/deployer.h"
-#include "core/manifests/elf_section.h"
 #include "core/launch/module.h"
+#include "core/manifests/catalog.h"
+#include "core/manifests/elf_section.h"
 #include "plugboard/abi.h"
 #include "plugboard/host/trust.h"
 #include "tools/plugboard/cli.h"
+#include "tools/plugboard/commands.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -48,18 +49,19 @@ void printManifest(const std::string& file, const core::Manifest& m) {
 
 }  // namespace
 
-int cmdInspect(const Args& args) {
-  po::options_description options("inspect options");
+CommandOptions inspectOptions() {
+  CommandOptions command{po::options_description("inspect options")};
+  auto& options = command.options;
   options.add_options()("file", po::value<std::string>()->required(), "plugin .so file")(
       "json", "print JSON")("load", "also load the plugin and report the ABI check");
-  po::positional_options_description positional;
-  positional.add("file", 1);
+  command.positional.add("file", 1);
+  return command;
+}
+
+int cmdInspect(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
-  if (!parseArgs(args, "usage: plugboard inspect FILE [--json] [--load]", options, positional, vm,
-                 exit_code)) {
-    return exit_code;
-  }
+  if (!parseCommandArgs(args, "inspect", vm, exit_code)) return exit_code;
   const std::string file = vm["file"].as<std::string>();
   const bool json = vm.count("json") > 0;
 

@@ -8,6 +8,7 @@
 
 #include "core/manifests/catalog.h"
 #include "tools/plugboard/cli.h"
+#include "tools/plugboard/commands.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -33,7 +34,8 @@ void printTable(const core::Catalog& catalog, const core::Catalog& deployers) {
   std::vector<std::vector<std::string>> rows = {{"NAME", "VERSION", "PROVIDES", "STATE", "FILE"}};
   for (const auto& e : catalog.entries()) {
     rows.push_back({e.manifest.name, e.manifest.version.text(),
-                    e.manifest.legacy() ? "(legacy: polled for every RPC)" : join(e.manifest.provides, ",", "-"),
+                    e.manifest.legacy() ? "(legacy: polled for every RPC)"
+                                        : join(e.manifest.provides, ",", "-"),
                     "available", e.file.string()});
   }
   printRows(rows);
@@ -51,16 +53,18 @@ void printTable(const core::Catalog& catalog, const core::Catalog& deployers) {
 
 }  // namespace
 
-int cmdPluginsList(const Args& args) {
-  po::options_description options("plugins list options");
+CommandOptions pluginsListOptions() {
+  CommandOptions command{po::options_description("plugins list options")};
+  auto& options = command.options;
   addPluginDirsOption(options);
   options.add_options()("json", "print JSON instead of a table");
+  return command;
+}
+
+int cmdPluginsList(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
-  if (!parseArgs(args, "usage: plugboard plugins list --plugins DIR [--json]", options, {}, vm,
-                 exit_code)) {
-    return exit_code;
-  }
+  if (!parseCommandArgs(args, "plugins list", vm, exit_code)) return exit_code;
   auto config = settings(vm);
   if (!config) return kExitUsage;
   const auto catalog = core::Catalog::scan(config->plugin_dirs, config->trust);

@@ -14,6 +14,7 @@
 #include "core/workflows/plugin_calls.h"
 #include "core/workflows/runner.h"
 #include "tools/plugboard/cli.h"
+#include "tools/plugboard/commands.h"
 #include "tools/plugboard/progress.h"
 
 namespace plugboard::cli {
@@ -88,13 +89,15 @@ void printSummary(const core::RunReport& report) {
 
 }  // namespace
 
-int cmdRun(const Args& args) {
-  po::options_description options("run options");
+CommandOptions runOptions() {
+  CommandOptions command{po::options_description("run options")};
+  auto& options = command.options;
   addPluginDirsOption(options);
   addParamOption(options);
   addPriorityOption(options);
   options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)")(
-      "output,o", po::value<std::string>()->default_value("text"), "text or json")(
+      "output,o", po::value<std::string>()->default_value("text")->value_name("text|json"),
+      "text or json")(
       "parallel",
       po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
       "plugin calls running at once (default: the number of cores)")(
@@ -105,15 +108,14 @@ int cmdRun(const Args& args) {
                     configHelp("delay before calling a Running step again when it asks for none",
                                "poll_interval", defaultText(core::defaults::kPollInterval))
                         .c_str());
-  po::positional_options_description positional;
-  positional.add("workflow", 1);
+  command.positional.add("workflow", 1);
+  return command;
+}
+
+int cmdRun(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
-  if (!parseArgs(
-          args, "usage: plugboard run WORKFLOW --plugins DIR [--param K=V]... [--output text|json]",
-          options, positional, vm, exit_code)) {
-    return exit_code;
-  }
+  if (!parseCommandArgs(args, "run", vm, exit_code)) return exit_code;
   const auto output = choice(vm, "output", {"text", "json"});
   if (!output) return kExitUsage;
   auto config = settings(vm);

@@ -9,12 +9,14 @@
 #include "core/serving/accept_limits.h"
 #include "core/serving/http_server.h"
 #include "tools/plugboard/cli.h"
+#include "tools/plugboard/commands.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
 
-int cmdServe(const Args& args) {
-  po::options_description options("serve options");
+CommandOptions serveOptions() {
+  CommandOptions command{po::options_description("serve options")};
+  auto& options = command.options;
   addPluginDirsOption(options);
   addPriorityOption(options);
   namespace defaults = core::defaults;
@@ -22,7 +24,7 @@ int cmdServe(const Args& args) {
                         configHelp("host:port to listen on; port 0 picks a free one", "listen",
                                    defaultText(defaults::kListen))
                             .c_str())(
-      "token-file", po::value<std::string>(),
+      "token-file", po::value<std::string>()->value_name("FILE"),
       "file holding the bearer token clients must send (Argo: /var/run/argo/token)")(
       "timeout", po::value<std::string>(),
       configHelp("deadline of a call", "default_timeout", defaultText(defaults::kTimeout)).c_str())(
@@ -56,12 +58,13 @@ int cmdServe(const Args& args) {
                     configHelp("poll the hosted plugins for a template whose key none has",
                                "poll_unknown", defaultText(defaults::kPollUnknown))
                         .c_str());
+  return command;
+}
+
+int cmdServe(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
-  if (!parseArgs(args, "usage: plugboard serve --plugins DIR [--listen HOST:PORT] [--token-file F]",
-                 options, {}, vm, exit_code)) {
-    return exit_code;
-  }
+  if (!parseCommandArgs(args, "serve", vm, exit_code)) return exit_code;
   auto config = settings(vm);
   if (!config) return kExitUsage;
   core::ServerOptions server_options;

@@ -2,23 +2,25 @@
 #include <iostream>
 
 #include "tools/plugboard/cli.h"
+#include "tools/plugboard/commands.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
 
-int cmdValidate(const Args& args) {
-  po::options_description options("validate options");
+CommandOptions validateOptions() {
+  CommandOptions command{po::options_description("validate options")};
+  auto& options = command.options;
   addPluginDirsOption(options);
   addParamOption(options);
   options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)");
-  po::positional_options_description positional;
-  positional.add("workflow", 1);
+  command.positional.add("workflow", 1);
+  return command;
+}
+
+int cmdValidate(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
-  if (!parseArgs(args, "usage: plugboard validate WORKFLOW --plugins DIR [--param K=V]...", options,
-                 positional, vm, exit_code)) {
-    return exit_code;
-  }
+  if (!parseCommandArgs(args, "validate", vm, exit_code)) return exit_code;
   auto config = settings(vm);
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;

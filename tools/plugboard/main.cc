@@ -1,52 +1,38 @@
-// plugboard: the command-line front end of the runtime.
+// plugboard: the command-line front end of the runtime. The commands, their usage and their
+// options are the table in tools/plugboard/commands.cc.
 #include <iostream>
 #include <string>
 
 #include "tools/plugboard/cli.h"
-
-namespace {
-
-constexpr const char* kUsage = R"(usage: plugboard <command> [options]
-
-Commands:
-  plugins list   list the plugins in plugin directories, read without loading them
-  inspect FILE   show a plugin file's manifest (read without loading; --load to load it)
-  run WORKFLOW   run a workflow file (TOML) on the installed plugins
-  validate WF    check a workflow file without loading any plugin
-  graph WF       a workflow's step graph as Graphviz DOT or Mermaid
-  exec           answer one Argo ExecuteTemplateArgs (stdin) with an ExecuteTemplateReply
-  serve          serve Argo's executor-plugin HTTP protocol and the runtime's API
-  call NAME      call one plugin directly with JSON args
-
-Run 'plugboard <command> --help' for a command's options.)";
-
-}  // namespace
+#include "tools/plugboard/commands.h"
 
 int main(int argc, char** argv) {
   using namespace plugboard::cli;
   Args args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-    std::cout << kUsage << "\n";
+    std::cout << overview() << "\n";
     return args.empty() ? kExitUsage : kExitOk;
   }
-  const std::string command = args[0];
-  args.erase(args.begin());
-  if (command == "plugins") {
-    if (!args.empty() && args[0] == "list") {
-      args.erase(args.begin());
-      return cmdPluginsList(args);
+  // Hidden: the man pages and the completion script, made at build time (tools/CMakeLists.txt).
+  if (args[0] == "__docs") return cmdDocs(Args(args.begin() + 1, args.end()));
+  // A command is one or two words ("run", "plugins list"); the longest match wins.
+  if (args.size() >= 2) {
+    if (const Command* command = findCommand(args[0] + " " + args[1])) {
+      return command->run(Args(args.begin() + 2, args.end()));
     }
-    if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) return cmdPluginsList(args);
-    std::cerr << "plugboard: 'plugins' needs a subcommand: plugins list\n";
+  }
+  if (const Command* command = findCommand(args[0])) {
+    return command->run(Args(args.begin() + 1, args.end()));
+  }
+  // The first word of a two-word command alone: its --help, or what it needs.
+  for (const auto& c : commands()) {
+    if (!c.name.starts_with(args[0] + " ")) continue;
+    if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) {
+      return c.run(Args(args.begin() + 1, args.end()));
+    }
+    std::cerr << "plugboard: '" << args[0] << "' needs a subcommand: " << c.name << "\n";
     return kExitUsage;
   }
-  if (command == "inspect") return cmdInspect(args);
-  if (command == "call") return cmdCall(args);
-  if (command == "run") return cmdRun(args);
-  if (command == "validate") return cmdValidate(args);
-  if (command == "graph") return cmdGraph(args);
-  if (command == "exec") return cmdExec(args);
-  if (command == "serve") return cmdServe(args);
-  std::cerr << "plugboard: unknown command '" << command << "'\n" << kUsage << "\n";
+  std::cerr << "plugboard: unknown command '" << args[0] << "'\n" << overview() << "\n";
   return kExitUsage;
 }
