@@ -37,6 +37,7 @@ int cmdExec(const Args& args);
 int cmdValidate(const Args& args);
 int cmdServe(const Args& args);
 int cmdGraph(const Args& args);
+int cmdNew(const Args& args);
 
 // Options every command accepts: --help, --log-level.
 boost::program_options::options_description commonOptions();

@@ -17,6 +17,7 @@ Commands:
   exec           answer one Argo ExecuteTemplateArgs (stdin) with an ExecuteTemplateReply
   serve          serve Argo's executor-plugin HTTP protocol and the runtime's API
   call NAME      call one plugin directly with JSON args
+  new KIND NAME  start a new project: KIND is plugin (C++ or Python) or deployer
 
 Run 'plugboard <command> --help' for a command's options.)";
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
   if (command == "graph") return cmdGraph(args);
   if (command == "exec") return cmdExec(args);
   if (command == "serve") return cmdServe(args);
+  if (command == "new") return cmdNew(args);
   std::cerr << "plugboard: unknown command '" << command << "'\n" << kUsage << "\n";
   return kExitUsage;
 }
