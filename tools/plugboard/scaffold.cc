@@ -81,8 +81,8 @@ core::Status writeProject(const fs::path& dir, const std::vector<ProjectFile>& f
   std::vector<std::string> existing;
   std::error_code ec;
   for (const ProjectFile& file : files) {
-    if (fs::exists(fs::symlink_status(dir / file.path, ec)))
-      existing.push_back((dir / file.path).string());
+    const fs::path path = dir / file.path;
+    if (fs::exists(fs::symlink_status(path, ec))) existing.push_back(path.string());
   }
   if (!existing.empty()) {
     return core::Error(core::join(existing, ", ") + (existing.size() == 1 ? " exists" : " exist") +
@@ -92,9 +92,10 @@ core::Status writeProject(const fs::path& dir, const std::vector<ProjectFile>& f
   for (const ProjectFile& file : files) {
     const fs::path path = dir / file.path;
     fs::create_directories(path.parent_path(), ec);
-    if (ec)
+    if (ec) {
       return core::Error(path.parent_path().string() + ": cannot create: " + ec.message(),
                          core::Error::Code::kIo);
+    }
     // "x": never replaces a file that appeared since the check above.
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wbx"),
                                                         &std::fclose);
