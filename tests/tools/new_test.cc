@@ -133,6 +133,30 @@ TEST(NewTest, NamesBecomeIdentifiersOfTheirLanguage) {
   EXPECT_TRUE(fs::exists(tmp / "py/test_my_demo_v2.py"));
 }
 
+TEST(NewTest, TheGeneratedTestsFailOnAWrongAnswer) {
+  // Each project's test run against a "plugboard" that only echoes its arguments (exit 0):
+  // it must fail, not pass on the exit status alone.
+  TempDir tmp;
+  for (const char* what : {"plugin", "deployer"}) {
+    const fs::path dir = tmp / what;
+    ASSERT_EQ(plugboard({"new", what, "demo", "--dir", dir.string()}).exit_code, 0);
+    const RunResult tested =
+        run({PLUGBOARD_CMAKE, "-DPLUGBOARD=/bin/echo", "-DPLUGINS=" + dir.string(),
+             "-DDEPLOYERS=" + dir.string(), "-DEXAMPLE=" + dir.string(), "-P",
+             (dir / "test/call_test.cmake").string()});
+    EXPECT_NE(tested.exit_code, 0) << what << tested.out << tested.err;
+    EXPECT_NE(tested.err.find("expected output matching"), std::string::npos) << tested.err;
+  }
+  const fs::path dir = tmp / "python";
+  ASSERT_EQ(
+      plugboard({"new", "plugin", "demo", "--lang", "python", "--dir", dir.string()}).exit_code, 0);
+  RunOptions echo;
+  echo.env = {"PLUGBOARD=/bin/echo"};
+  const RunResult tested = run({"python3", (dir / "test_demo.py").string()}, echo);
+  EXPECT_NE(tested.exit_code, 0) << tested.err;
+  EXPECT_NE(tested.err.find("FAILED (failures=2)"), std::string::npos) << tested.err;
+}
+
 TEST(NewTest, WritesIntoADirectoryNamedAfterThePluginByDefault) {
   // The default --dir is ./NAME; the child runs in a directory of its own.
   TempDir tmp;
