@@ -7,6 +7,7 @@
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/run_report.h"
+#include "tests/support/sdk_project.h"
 #include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
@@ -16,17 +17,11 @@ TEST(SdkInstallTest, AnOutOfTreePluginBuildsAgainstTheInstalledSdkAndRuns) {
   TempDir tmp;
   const auto prefix = tmp / "prefix";
   const auto build = tmp / "build";
-  auto installed =
-      run({PLUGBOARD_CMAKE, "--install", buildDir().string(), "--prefix", prefix.string()});
+  auto installed = installBuild(prefix);
   ASSERT_EQ(installed.exit_code, 0) << installed.out << installed.err;
   ASSERT_TRUE(std::filesystem::exists(prefix / "include/plugboard/sdk.hpp"));
 
-  auto configured =
-      run({PLUGBOARD_CMAKE, "-S", (sourceDir() / "examples/out-of-tree-plugin").string(), "-B",
-           build.string(), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-           "-DCMAKE_PREFIX_PATH=" + prefix.string()});
-  ASSERT_EQ(configured.exit_code, 0) << configured.out << configured.err;
-  auto built = run({PLUGBOARD_CMAKE, "--build", build.string()});
+  auto built = buildProject(sourceDir() / "examples/out-of-tree-plugin", build, prefix);
   ASSERT_EQ(built.exit_code, 0) << built.out << built.err;
   ASSERT_TRUE(std::filesystem::exists(build / "shout.so"));
 
@@ -55,12 +50,8 @@ TEST(SdkInstallTest, AnOutOfTreePluginBuildsAgainstTheInstalledSdkAndRuns) {
   EXPECT_TRUE(std::filesystem::exists(prefix / "include/plugboard/host/native.h"));
   EXPECT_TRUE(std::filesystem::exists(prefix / "lib/libplugboard_host.a"));
   const auto deployers = tmp / "deployers";
-  auto deployer_configured =
-      run({PLUGBOARD_CMAKE, "-S", (sourceDir() / "examples/out-of-tree-deployer").string(), "-B",
-           deployers.string(), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-           "-DCMAKE_PREFIX_PATH=" + prefix.string()});
-  ASSERT_EQ(deployer_configured.exit_code, 0) << deployer_configured.out << deployer_configured.err;
-  auto deployer_built = run({PLUGBOARD_CMAKE, "--build", deployers.string()});
+  auto deployer_built =
+      buildProject(sourceDir() / "examples/out-of-tree-deployer", deployers, prefix);
   ASSERT_EQ(deployer_built.exit_code, 0) << deployer_built.out << deployer_built.err;
   ASSERT_TRUE(std::filesystem::exists(deployers / "wrapped.so"));
   // The kit it links stays out of its dynamic symbol table.

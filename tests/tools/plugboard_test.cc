@@ -216,6 +216,23 @@ TEST(CallTest, RefusesAnRpcThePluginDoesNotProvide) {
       << r.err;
 }
 
+TEST(CallTest, ReachesAPluginOnlyTheRegistryKnowsThroughItsDeployer) {
+  const std::string registry = (sourceDir() / "examples/registry.toml").string();
+  auto r = plugboard({"call", "pyhello", "-p", pluginDir().string(), "--registry", registry,
+                      "--args", R"({"name":"Ada"})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "Succeeded: Hello, Ada!\n  greeting = Hello, Ada!\n");
+  auto wrong_rpc = plugboard({"call", "pyhello", "--rpc", "text.upper", "-p", pluginDir().string(),
+                              "--registry", registry});
+  EXPECT_EQ(wrong_rpc.exit_code, 1);
+  EXPECT_NE(wrong_rpc.err.find("plugin 'pyhello' does not provide 'text.upper'"), std::string::npos)
+      << wrong_rpc.err;
+  // Without the registry it is not installed.
+  auto unknown = plugboard({"call", "pyhello", "-p", pluginDir().string()});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("no plugin 'pyhello'"), std::string::npos) << unknown.err;
+}
+
 TEST(CallTest, FailAndThrowGiveNonZeroExitAndTheReason) {
   auto fail = plugboard({"call", "fail", "-p", pluginDir().string(), "--args",
                          R"({"message":"no luck"})"});

@@ -45,6 +45,7 @@ CommandOptions execOptions();
 CommandOptions validateOptions();
 CommandOptions serveOptions();
 CommandOptions graphOptions();
+CommandOptions newOptions();
 
 int cmdPluginsList(const Args& args);
 int cmdInspect(const Args& args);
@@ -54,6 +55,7 @@ int cmdExec(const Args& args);
 int cmdValidate(const Args& args);
 int cmdServe(const Args& args);
 int cmdGraph(const Args& args);
+int cmdNew(const Args& args);
 
 // Options every command accepts: --help, --log-level.
 boost::program_options::options_description commonOptions();

@@ -43,6 +43,14 @@ void printOutcome(const core::Outcome& outcome) {
   if (outcome.requeue) std::cout << "  (requeue after " << outcome.requeue->count() << " ms)\n";
 }
 
+// Whether the plugin of `manifest` serves `rpc`; says which it does when not.
+bool provides(const core::Manifest& manifest, const std::string& rpc) {
+  if (manifest.legacy() || manifest.providesRpc(rpc)) return true;
+  std::cerr << "plugboard: plugin '" << manifest.name << "' does not provide '" << rpc
+            << "'; it provides: " << join(manifest.provides, ", ") << "\n";
+  return false;
+}
+
 }  // namespace
 
 CommandOptions callOptions() {
@@ -86,7 +94,29 @@ int cmdCall(const Args& args) {
     std::cerr << "plugboard: plugin '" << key << "' is ambiguous: " << conflict->message << "\n";
     return kExitFailed;
   }
-  if (entry == nullptr) {
+  // A plugin of the plugin directories is started where the configuration places it
+  // ([deploy]), as run and serve would; one only the registry knows, through the deployer of
+  // its artifact.
+  core::Expected<std::shared_ptr<core::StartedPlugin>> plugin =
+      core::Error("plugin '" + spec + "' was not started");
+  if (entry != nullptr) {
+    if (!provides(entry->manifest, rpc)) return kExitFailed;  // said before loading it
+    spdlog::info("loading plugin '{}' {} from {}", entry->manifest.name,
+                 entry->manifest.version.text(), entry->file.string());
+    plugin = runtime->launcher().open(*entry);
+  } else if (const core::Registry* registry = runtime->launcher().registry();
+             registry != nullptr && registry->resolve(key, version).ok()) {
+    core::PluginRef ref;
+    ref.name = key;
+    ref.version = version;
+    auto target = runtime->launcher().place(ref, &catalog);
+    if (!target) {
+      std::cerr << "plugboard: " << target.error().message() << "\n";
+      return kExitFailed;
+    }
+    plugin = runtime->launcher().start(*target);
+    if (plugin && !provides((*plugin)->handle->manifest(), rpc)) return kExitFailed;
+  } else {
     std::vector<std::string> installed;
     for (const auto& e : catalog.entries()) {
       installed.push_back(e.manifest.name + "@" + e.manifest.version.text());
@@ -96,16 +126,6 @@ int cmdCall(const Args& args) {
               << ")\n";
     return kExitFailed;
   }
-  if (!entry->manifest.legacy() && !entry->manifest.providesRpc(rpc)) {
-    std::cerr << "plugboard: plugin '" << entry->manifest.name << "' does not provide '" << rpc
-              << "'; it provides: " << join(entry->manifest.provides, ", ") << "\n";
-    return kExitFailed;
-  }
-
-  // Started where the configuration places it ([deploy]), as run and serve would.
-  spdlog::info("loading plugin '{}' {} from {}", entry->manifest.name,
-               entry->manifest.version.text(), entry->file.string());
-  auto plugin = runtime->launcher().open(*entry);
   if (!plugin) {
     std::cerr << "plugboard: " << plugin.error().message() << "\n";
     return kExitFailed;

@@ -32,6 +32,9 @@ const Command kCommands[] = {
     {"call", "NAME", Operand::kPluginName, "call one plugin directly with JSON args",
      "NAME[@VERSION] --plugins DIR [--rpc RPC] [--args JSON | --args-file F]", callOptions,
      cmdCall},
+    {"new", "KIND NAME", Operand::kNone,
+     "start a new project: KIND is plugin (C++ or Python) or deployer",
+     "plugin NAME [--lang cpp|python] [--dir DIR]\ndeployer NAME [--dir DIR]", newOptions, cmdNew},
 };
 
 }  // namespace

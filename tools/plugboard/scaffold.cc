@@ -1,0 +1,112 @@
+#include "tools/plugboard/scaffold.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <system_error>
+
+#include "core/base/text.h"
+#include "core/manifests/manifest.h"
+
+namespace plugboard::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool isDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+// `text` with every @KEY@ of `values` replaced by its value.
+std::string render(std::string_view text, const std::map<std::string, std::string>& values) {
+  std::string out(text);
+  for (const auto& [key, value] : values) {
+    const std::string placeholder = "@" + key + "@";
+    for (auto at = out.find(placeholder); at != std::string::npos;
+         at = out.find(placeholder, at + value.size())) {
+      out.replace(at, placeholder.size(), value);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string className(std::string_view name, std::string_view suffix) {
+  std::string out;
+  bool start = true;
+  for (char c : name) {
+    if (c == '.' || c == '_' || c == '-') {
+      start = true;
+      continue;
+    }
+    out += start ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    start = false;
+  }
+  if (out.empty() || isDigit(out[0])) out.insert(0, "P");
+  return out + std::string(suffix);
+}
+
+std::string moduleName(std::string_view name) {
+  std::string out(name);
+  for (char& c : out) {
+    if (c == '.' || c == '-') c = '_';
+  }
+  if (out.empty() || isDigit(out[0])) out.insert(0, "p_");
+  return out;
+}
+
+core::Expected<std::vector<ProjectFile>> projectFiles(std::string_view kind,
+                                                      std::string_view name) {
+  // Checked as the runtime checks the name in a manifest, and refused in its words.
+  const core::Json manifest = {
+      {"kind", "executor"}, {"name", name}, {"version", "0.1.0"}, {"abi", 1}};
+  const std::string text = manifest.dump(-1, ' ', false, core::Json::error_handler_t::replace);
+  if (auto parsed = core::parseManifest(text); !parsed) return parsed.error();
+  const std::map<std::string, std::string> values = {
+      {"NAME", std::string(name)},
+      {"CLASS", className(name, kind == "deployer" ? "Deployer" : "Plugin")},
+      {"MODULE", moduleName(name)}};
+  std::vector<ProjectFile> files;
+  for (const TemplateFile& file : templateFiles()) {
+    if (file.kind == kind) files.push_back({render(file.path, values), render(file.text, values)});
+  }
+  if (files.empty()) return core::Error("there is no template '" + std::string(kind) + "'");
+  std::sort(files.begin(), files.end(),
+            [](const ProjectFile& a, const ProjectFile& b) { return a.path < b.path; });
+  return files;
+}
+
+core::Status writeProject(const fs::path& dir, const std::vector<ProjectFile>& files) {
+  std::vector<std::string> existing;
+  std::error_code ec;
+  for (const ProjectFile& file : files) {
+    const fs::path path = dir / file.path;
+    if (fs::exists(fs::symlink_status(path, ec))) existing.push_back(path.string());
+  }
+  if (!existing.empty()) {
+    return core::Error(core::join(existing, ", ") + (existing.size() == 1 ? " exists" : " exist") +
+                       " already; nothing was written (choose another --dir, or move " +
+                       (existing.size() == 1 ? "it" : "them") + " away)");
+  }
+  for (const ProjectFile& file : files) {
+    const fs::path path = dir / file.path;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) {
+      return core::Error(path.parent_path().string() + ": cannot create: " + ec.message(),
+                         core::Error::Code::kIo);
+    }
+    // "x": never replaces a file that appeared since the check above.
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wbx"),
+                                                        &std::fclose);
+    if (!out || std::fwrite(file.text.data(), 1, file.text.size(), out.get()) != file.text.size() ||
+        std::fclose(out.release()) != 0) {
+      return core::Error(path.string() + ": cannot write: " +
+                             std::error_code(errno, std::generic_category()).message(),
+                         core::Error::Code::kIo);
+    }
+  }
+  return core::Status::Ok();
+}
+
+}  // namespace plugboard::cli
