@@ -213,13 +213,22 @@ class AtpWire : public deployer_common::Wire {
     return Json::parse(Result::Failed("output '" + output_id + "': " + why).toText());
   }
 
-  // The part of the cumulative debug_logs not seen before, as log lines.
+  // The part of the cumulative debug_logs not seen before, as log lines. Runs in flight at
+  // once finish in any order: a run's copy may be older than one already seen (a prefix of
+  // it: nothing new). A copy that neither extends nor precedes what was seen is a new log
+  // (the plugin started it again): all of it is new.
   void takeLogs(const Json& data, std::vector<WireEvent>& events) {
     const auto logs = data.find("debug_logs");
     if (logs == data.end() || !logs->is_string()) return;
     const std::string& all = logs->get_ref<const std::string&>();
-    std::string fresh = all.size() >= logs_seen_ ? all.substr(logs_seen_) : all;
-    logs_seen_ = all.size();
+    std::string fresh;
+    if (all.starts_with(logs_)) {
+      fresh = all.substr(logs_.size());
+      logs_ = all;
+    } else if (!logs_.starts_with(all)) {
+      fresh = all;
+      logs_ = all;
+    }
     std::size_t start = 0;
     while (start < fresh.size()) {
       const std::size_t nl = fresh.find('\n', start);
@@ -242,7 +251,7 @@ class AtpWire : public deployer_common::Wire {
   CborReader reader_;
   std::vector<Json> items_;
   bool greeted_ = false;
-  std::size_t logs_seen_ = 0;
+  std::string logs_;  // the longest debug_logs seen
   std::mutex mu_;
   Json manifest_ = Json::object();
   std::map<std::uint64_t, std::string> runs_;  // calls in flight: their steps
