@@ -4,7 +4,7 @@
 # through the `process` deployer, in child processes; the third adds Python plugins, in a
 # child process and embedded; the fourth runs hello natively, as Python and from a
 # container image, which it first makes with tools/plugin-image.sh; the fifth passes outputs
-# through an Argo executor plugin's sidecar, whose image tools/argo-plugin-image.sh makes).
+# through an Argo executor plugin's sidecar, whose image tools/python-plugin-image.sh makes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/setup.sh
@@ -23,7 +23,7 @@ echo
 "$build_dir/plugboard" run examples/containers.toml --plugins "$build_dir/plugins" --registry examples/registry.toml
 echo
 if [ "$(id -u)" -eq 0 ]; then
-  ./tools/argo-plugin-image.sh plugins/argo/megaphone.py localhost/plugboard-example/megaphone:1.0.0 >/dev/null
+  ./tools/python-plugin-image.sh argo plugins/argo/megaphone.py localhost/plugboard-example/megaphone:1.0.0 >/dev/null
   "$build_dir/plugboard" run examples/argo.toml --plugins "$build_dir/plugins" --registry examples/registry.toml
 else
   echo "examples/argo.toml skipped: the argo deployer reaches a sidecar without a network as root;" \

@@ -6,7 +6,7 @@ A template for it carries `plugin: {megaphone: {text: ...}}`; it answers Succeed
 output parameter `text` in capitals and an exclamation mark, and `{}` for a template of
 another plugin. It checks the bearer token Argo's agent (or plugboard) wrote to
 /var/run/argo/token, and keeps connections alive (HTTP/1.1), as Argo's agent expects.
-examples/argo.toml runs it between two native steps; tools/argo-plugin-image.sh makes its
+examples/argo.toml runs it between two native steps; tools/python-plugin-image.sh makes its
 image (localhost/plugboard-example/megaphone:1.0.0, the name plugin.yaml gives).
 """
 import json

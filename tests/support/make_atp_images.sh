@@ -1,8 +1,8 @@
 #!/bin/sh
 # The container image the atp container tests use: the ATP test plugin with
-# tools/arcaflow-image.sh (a CTest fixture: tests/CMakeLists.txt).
+# tools/python-plugin-image.sh (a CTest fixture: tests/CMakeLists.txt).
 #   tests/support/make_atp_images.sh BUILD_DIR
 set -eu
 root=$(dirname "$0")/../..
-"$root/tools/arcaflow-image.sh" "$root/tests/fixtures/atp/atp_fixture.py" \
+"$root/tools/python-plugin-image.sh" arcaflow "$root/tests/fixtures/atp/atp_fixture.py" \
   localhost/plugboard-test/atp-fixture:latest --with "$root/plugins/arcaflow/atpkit.py"
