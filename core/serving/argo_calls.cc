@@ -13,7 +13,6 @@
 #include <unordered_map>
 
 #include "core/base/defaults.h"
-#include "core/serving/http_router.h"
 
 namespace plugboard::core {
 namespace {
@@ -120,7 +119,7 @@ std::optional<std::string> ArgoCalls::kept(const Key& key) {
 }
 
 std::optional<ArgoCalls::Reply> ArgoCalls::execute(const Key& key, const Run& run,
-                                                   SlowCallHelp* help) {
+                                                   SlowCallNotice* help) {
   Impl& s = *impl_;
   const auto start = Clock::now();
   std::unique_lock lock(s.mu);

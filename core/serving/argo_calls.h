@@ -39,7 +39,18 @@
 
 namespace plugboard::core {
 
-class SlowCallHelp;
+// What a request whose call turns out slow tells its transport, without the transport's
+// types: the HTTP router's SlowCallHelp (core/serving/http_router.h) is one, and adds a
+// way to answer early. One object per call in flight.
+class SlowCallNotice {
+ public:
+  virtual ~SlowCallNotice() = default;
+  // Once, when the call (or the wait for it) has run for defaults::kSlowCall, on the
+  // deadline watcher's thread or on the waiting thread. Must be quick.
+  virtual void callIsSlow() = 0;
+  // On the calling thread when the call returned (whether or not it was slow).
+  virtual void callEnded() = 0;
+};
 
 class ArgoCalls {
  public:
@@ -69,8 +80,8 @@ class ArgoCalls {
   // Otherwise waits for the running call until the reply deadline at most: nullopt when
   // it still runs then. `help`, when given, is told if that wait is slow (the waiting
   // thread holds up an event loop).
-  std::optional<Reply> execute(const Key& key, const Run& run, SlowCallHelp* help);
-  std::optional<Reply> execute(std::string_view body, const Run& run, SlowCallHelp* help) {
+  std::optional<Reply> execute(const Key& key, const Run& run, SlowCallNotice* help);
+  std::optional<Reply> execute(std::string_view body, const Run& run, SlowCallNotice* help) {
     return execute(keyOf(body), run, help);
   }
 

@@ -43,21 +43,15 @@ using HttpResponse = boost::beast::http::response<boost::beast::http::string_bod
 using HttpParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
 // What the transport lends a call that turns out slow (the server: a helper thread for
-// the event loop the call holds up, and a way to answer before the call returns). One
-// object per call in flight.
-class SlowCallHelp {
+// the event loop the call holds up, on callIsSlow(), and a way to answer before the call
+// returns). One object per call in flight.
+class SlowCallHelp : public SlowCallNotice {
  public:
-  virtual ~SlowCallHelp() = default;
-  // Once, when the call (or the wait for it) has run for defaults::kSlowCall, on the
-  // deadline watcher's thread or on the waiting thread. Must be quick.
-  virtual void callIsSlow() = 0;
   // Once at most, on the deadline watcher's thread, when an Argo call has run for the
   // reply deadline: the transport sends `res` (Running, requeued) as the request's answer
   // now, and ends the connection once the call returned; what handle() then returns is
   // not sent. Must be quick.
   virtual void answerNow(HttpResponse res) = 0;
-  // On the calling thread when the call returned (whether or not it was slow).
-  virtual void callEnded() = 0;
 };
 
 class HttpRouter {

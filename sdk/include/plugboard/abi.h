@@ -4,8 +4,8 @@
  * dependency beyond the C standard library, so plugins and runtime may be built by
  * different compilers, standard libraries and C++ versions.
  *
- * A plugin exports one symbol, PLUGBOARD_ENTRY_ALIAS_NAME, through Boost.DLL's
- * BOOST_DLL_ALIAS: a pointer to a function that returns the plugin's plugboard_plugin_api.
+ * A plugin exports one symbol, PLUGBOARD_ENTRY_ALIAS_NAME, as Boost.DLL's BOOST_DLL_ALIAS
+ * writes it: a pointer to a function that returns the plugin's plugboard_plugin_api.
  * It also carries its manifest (compact UTF-8 JSON, NUL-terminated) in the ELF section
  * PLUGBOARD_MANIFEST_SECTION, so that the runtime can read it without loading the file.
  * `api->manifest` points at the same bytes; the runtime checks that both agree.

@@ -31,7 +31,6 @@
 #include <string_view>
 #include <utility>
 
-#include <boost/dll/alias.hpp>
 #include <nlohmann/json.hpp>
 
 #include "plugboard/abi.h"

@@ -6,6 +6,7 @@
 #define PLUGBOARD_DETAIL_GLUE_HPP_
 
 #include <algorithm>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -119,9 +120,22 @@ struct Glue {
 
 }  // namespace plugboard::detail
 
+// Exports `function` under the unmangled name `alias`: a pointer-sized variable holding its
+// address, exactly what Boost.DLL's BOOST_DLL_ALIAS writes on ELF platforms (a weak,
+// default-visibility `extern "C" const void*` in the "boostdll" section) and what the
+// host's import_alias / get_alias reads back. Written out here so that a plugin's
+// translation unit does not pay for parsing Boost.DLL (and the filesystem headers it
+// brings) for one variable.
+#define PLUGBOARD_DETAIL_EXPORT_ALIAS(function, alias)                                     \
+  namespace _autoaliases {                                                                 \
+  extern "C" __attribute__((visibility("default"))) const void* alias;                     \
+  __attribute__((section("boostdll"), weak)) const void* alias =                           \
+      reinterpret_cast<const void*>(reinterpret_cast<std::intptr_t>(&function));           \
+  }
+
 // The macro behind PLUGBOARD_PLUGIN and PLUGBOARD_DEPLOYER: the manifest into its ELF
 // section, and the entry point `api_type* entry()` (returning `glue::api(manifest)`)
-// exported through Boost.DLL as `alias`.
+// exported as `alias` (PLUGBOARD_DETAIL_EXPORT_ALIAS).
 #define PLUGBOARD_DETAIL_REGISTER(glue, api_type, alias, kind, manifest_json)              \
   static_assert(::plugboard::detail::manifestShapeOk(manifest_json),                       \
                 "plugboard: the manifest must be one JSON object; check its quotes, "      \
@@ -134,6 +148,6 @@ struct Glue {
     return &glue::api(plugboard_manifest_.data(), plugboard_manifest_.size() - 1);         \
   }                                                                                        \
   }                                                                                        \
-  BOOST_DLL_ALIAS(plugboard_entry_, alias)
+  PLUGBOARD_DETAIL_EXPORT_ALIAS(plugboard_entry_, alias)
 
 #endif  // PLUGBOARD_DETAIL_GLUE_HPP_
