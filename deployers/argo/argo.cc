@@ -331,9 +331,7 @@ PLUGBOARD_DEPLOYER(plugboard::argo_deployer::ArgoDeployer, R"({
   "name": "argo", "version": "1.0.0", "deploys": ["argo"], "priority": 25,
   "description": "Runs an Argo Workflows executor plugin (a plugin.yaml of kind ExecutorPlugin) from its sidecar image with podman, as Argo's agent pod would, and calls it over Argo's HTTP API; or calls a sidecar already running at a URL",
   "config": {
-    "podman": {"type": "string", "description": "the podman binary: a path, or a name looked up in PATH; default podman"},
-    "runtime": {"type": "string", "description": "the OCI runtime, podman's --runtime; default runc"},
-    "cgroup_manager": {"type": "string", "description": "podman's --cgroup-manager; default cgroupfs"},
+    )" PLUGBOARD_PODMAN_OPTIONS R"(,
     "pull": {"type": "string", "description": "when to pull the image: never, if-not-present or always; default: the manifest's imagePullPolicy, else if-not-present"},
     "reach": {"type": "string", "description": "how the sidecar's port is reached: 'netns' (default), no network for the sidecar and sockets made in its network namespace (needs root); or 'publish', podman's default network with the port published on 127.0.0.1"},
     "ulimits": {"type": "string-list", "description": "podman --ulimit values; default nofile=1024:1024 and nproc=4096:4096"},

@@ -22,9 +22,7 @@
 // The manifest "config" entries of ContainerRunSettings except 'channel', for
 // concatenation into a PLUGBOARD_DEPLOYER manifest.
 #define PLUGBOARD_CONTAINER_RUN_OPTIONS                                                                                                                                              \
-  R"("podman": {"type": "string", "description": "the podman binary: a path, or a name looked up in PATH; default podman"},)"                                                        \
-  R"("runtime": {"type": "string", "description": "the OCI runtime, podman's --runtime; default runc"},)"                                                                            \
-  R"("cgroup_manager": {"type": "string", "description": "podman's --cgroup-manager; default cgroupfs"},)"                                                                           \
+  PLUGBOARD_PODMAN_OPTIONS R"(,)"                    \
   R"("pull": {"type": "string", "description": "when to pull the image: never, if-not-present (default) or always"},)"                                                               \
   R"("network": {"type": "string", "description": "the container's network, podman's --network; default none"},)"                                                                    \
   R"("memory": {"type": "size", "description": "memory limit of the container, e.g. 256M"},)"                                                                                        \

@@ -31,6 +31,13 @@ inline constexpr std::chrono::milliseconds kRemoveTimeout{30000};
 // install it, or that the option names no executable.
 std::string findPodman(const std::string& option);
 
+// The manifest entries (JSON members, no trailing comma) of the options applyPodmanOption
+// reads, for the config of every deployer that runs podman.
+#define PLUGBOARD_PODMAN_OPTIONS                                                                                            \
+  R"("podman": {"type": "string", "description": "the podman binary: a path, or a name looked up in PATH; default podman"},)" \
+  R"("runtime": {"type": "string", "description": "the OCI runtime, podman's --runtime; default runc"},)"                     \
+  R"("cgroup_manager": {"type": "string", "description": "podman's --cgroup-manager; default cgroupfs"})"
+
 // Reads option `key` into `p` when it is one of podman, runtime, cgroup_manager; returns
 // whether it was. Throws std::invalid_argument for a value that is not a non-empty string.
 bool applyPodmanOption(Podman& p, const std::string& key, const Json& value);
