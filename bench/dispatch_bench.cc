@@ -21,13 +21,10 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp misses it under C++20
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 
 #include "bench/bench_support.h"
 #include "bench/sidecar_client.h"
