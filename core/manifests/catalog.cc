@@ -14,8 +14,6 @@ namespace plugboard::core {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::string_view kLegacySuffix = "-executor-plugin";
-
 bool looksLikePlugin(const fs::path& p) {
   const std::string name = p.filename().string();
   if (name.empty() || name[0] == '.') return false;
@@ -153,8 +151,8 @@ void Catalog::buildIndex(const Catalog* incumbent) {
 
 std::string Catalog::keyFor(std::string_view key) const {
   std::string lowered = toLower(key);
-  if (lowered.ends_with(kLegacySuffix) && !by_key_.count(lowered) && !unrouted_.count(lowered)) {
-    lowered.resize(lowered.size() - kLegacySuffix.size());
+  if (lowered.ends_with(kLegacyKeySuffix) && !by_key_.count(lowered) && !unrouted_.count(lowered)) {
+    lowered.resize(lowered.size() - kLegacyKeySuffix.size());
   }
   return lowered;
 }

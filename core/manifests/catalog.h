@@ -28,6 +28,10 @@
 
 namespace plugboard::core {
 
+// Argo names a plugin's key "<name>-executor-plugin": such a key reaches the plugin <name>
+// (as an alias in the claims, and when the catalog looks a key up).
+inline constexpr std::string_view kLegacyKeySuffix = "-executor-plugin";
+
 struct CatalogEntry {
   Manifest manifest;
   std::filesystem::path file;  // the plugin file as installed

@@ -11,8 +11,6 @@ namespace plugboard::core {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::string_view kLegacySuffix = "-executor-plugin";
-
 using NameVersion = std::pair<std::string, std::string>;
 
 NameVersion nameVersion(const CatalogEntry& e) {
@@ -86,8 +84,8 @@ std::map<std::string, std::vector<Claim>> keyClaims(const std::vector<CatalogEnt
     previous = name;
     std::set<std::string> aliases;
     for (const auto& alias : e.manifest.aliases) aliases.insert(toLower(alias));
-    if (name.ends_with(kLegacySuffix))
-      aliases.insert(name.substr(0, name.size() - kLegacySuffix.size()));
+    if (name.ends_with(kLegacyKeySuffix))
+      aliases.insert(name.substr(0, name.size() - kLegacyKeySuffix.size()));
     aliases.erase(name);
     out[name].push_back({name, true, &e});
     for (const auto& alias : aliases) out[alias].push_back({name, false, &e});

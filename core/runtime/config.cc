@@ -19,10 +19,10 @@ class Reader;
 // whose keys are fixed, those keys.
 using ReadFn = Status (*)(const Reader& r, const toml::node& value, const std::string& key,
                           Config& c);
-struct Key {
+struct ConfigKey {
   std::string_view name;
   ReadFn read = nullptr;
-  std::span<const Key> sub = {};
+  std::span<const ConfigKey> sub = {};
 };
 
 // "a, b or c"
@@ -52,18 +52,18 @@ class Reader {
 
   // Reads each key of `table` with its entry of `keys`; a key without one is an error
   // that lists them. `prefix` is the table's own name ("" for the file).
-  Status table(const toml::table& table, const std::string& prefix, std::span<const Key> keys,
+  Status table(const toml::table& table, const std::string& prefix, std::span<const ConfigKey> keys,
                Config& c) const {
     for (auto&& [k, node] : table) {
       const std::string name(k.str());
       const std::string key = prefix.empty() ? name : prefix + "." + name;
-      const Key* known = nullptr;
-      for (const Key& candidate : keys) {
+      const ConfigKey* known = nullptr;
+      for (const ConfigKey& candidate : keys) {
         if (candidate.name == name) known = &candidate;
       }
       if (known == nullptr) {
         std::vector<std::string> names;
-        for (const Key& candidate : keys) names.emplace_back(candidate.name);
+        for (const ConfigKey& candidate : keys) names.emplace_back(candidate.name);
         return error(k.source(), key, "is not a configuration key (expected " + join(names) + ")");
       }
       Status st = Status::Ok();
@@ -268,12 +268,12 @@ Status readDeploy(const Reader& r, const toml::node& v, const std::string& key, 
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 constexpr std::string_view kLogFormats[] = {"text", "json"};
 
-constexpr Key kLogKeys[] = {
+constexpr ConfigKey kLogKeys[] = {
     {"level", readChoice<&Config::log_level, kLogLevels>},
     {"format", readChoice<&Config::log_format, kLogFormats>},
 };
 
-constexpr Key kTrustKeys[] = {
+constexpr ConfigKey kTrustKeys[] = {
     {"strict", [](const Reader& r, const toml::node& v, const std::string& key,
                   Config& c) { return r.boolean(v, key, c.trust.strict); }},
     {"owners", readOwners},
@@ -281,7 +281,7 @@ constexpr Key kTrustKeys[] = {
 };
 
 // Every key of the file, in the order the unknown-key message lists them.
-constexpr Key kKeys[] = {
+constexpr ConfigKey kKeys[] = {
     {"plugin_dirs", readPaths<&Config::plugin_dirs>},
     {"watch", readBool<&Config::watch>},
     {"listen", readString<&Config::listen>},
@@ -308,9 +308,9 @@ constexpr Key kKeys[] = {
 
 std::vector<std::string> configKeys() {
   std::vector<std::string> out;
-  for (const Key& k : kKeys) {
+  for (const ConfigKey& k : kKeys) {
     if (k.sub.empty()) out.emplace_back(k.name);
-    for (const Key& s : k.sub) out.push_back(std::string(k.name) + "." + std::string(s.name));
+    for (const ConfigKey& s : k.sub) out.push_back(std::string(k.name) + "." + std::string(s.name));
   }
   return out;
 }

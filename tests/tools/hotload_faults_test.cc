@@ -25,6 +25,7 @@
 #include "tests/support/paths.h"
 #include "tests/support/sanitizer.h"
 #include "tests/support/server_process.h"
+#include "tests/support/text.h"
 
 namespace plugboard::testing {
 namespace {
@@ -32,10 +33,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using namespace std::chrono_literals;
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // What `/proc/<pid>` says about a process: open descriptors, threads, resident memory.
 struct Usage {

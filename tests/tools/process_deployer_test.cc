@@ -26,11 +26,13 @@
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/sanitizer.h"
+#include "tests/support/text.h"
 
 namespace plugboard::core {
 namespace {
 
 namespace fs = std::filesystem;
+using plugboard::testing::has;
 using plugboard::testing::cancelWhileRunning;
 using plugboard::testing::deployerDir;
 using plugboard::testing::fixture;
@@ -74,10 +76,6 @@ Outcome call(PluginHandle& handle, const Json& args, const std::string& key = "k
 
 std::string param(const Outcome& o, const char* name) {
   return o.outputs.value("parameters", Json::object()).value(name, "");
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 Json fakeHost(const char* mode) {

@@ -9,16 +9,13 @@
 #include "tests/support/paths.h"
 #include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/text.h"
 
 namespace plugboard::testing {
 namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 class RouteClaimsTest : public ::testing::Test {
  protected:
