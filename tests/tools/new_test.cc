@@ -133,6 +133,23 @@ TEST(NewTest, NamesBecomeIdentifiersOfTheirLanguage) {
   EXPECT_TRUE(fs::exists(tmp / "py/test_my_demo_v2.py"));
 }
 
+TEST(NewTest, APythonPluginNamedLikeAModulePythonHasGetsAModuleThatDoesNotHideIt) {
+  TempDir tmp;
+  for (const std::string name : {"json", "unittest"}) {
+    const fs::path dir = tmp / name;
+    const RunResult made = plugboard({"new", "plugin", name, "--lang", "python", "--dir", dir.string()});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    EXPECT_NE(made.out.find(name + "_plugin.py"), std::string::npos) << made.out;
+    EXPECT_NE(readFile(dir / "registry.toml").find("module = \"" + name + "_plugin\""),
+              std::string::npos);
+    EXPECT_FALSE(fs::exists(dir / (name + ".py"))) << name;
+    EXPECT_TRUE(fs::exists(dir / ("test_" + name + "_plugin.py"))) << name;
+  }
+  // A C++ plugin keeps its name as it is.
+  ASSERT_EQ(plugboard({"new", "plugin", "json", "--dir", (tmp / "cpp").string()}).exit_code, 0);
+  EXPECT_TRUE(fs::exists(tmp / "cpp/json.cc"));
+}
+
 TEST(NewTest, TheGeneratedTestsFailOnAWrongAnswer) {
   // Each project's test run against a "plugboard" that only echoes its arguments (exit 0):
   // it must fail, not pass on the exit status alone.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -9,6 +10,7 @@
 
 #include "core/base/text.h"
 #include "core/manifests/manifest.h"
+#include "plugboard/host/spawn.h"
 
 namespace plugboard::cli {
 namespace fs = std::filesystem;
@@ -28,6 +30,17 @@ std::string render(std::string_view text, const std::map<std::string, std::strin
     }
   }
   return out;
+}
+
+// Whether python3 already finds a module of that name (the standard library's, or one
+// installed): a plugin module of the same name would hide it from the plugin's own test
+// and from the SDK. False when there is no python3 to ask.
+bool pythonHasModule(const std::string& module) {
+  const auto python = host::findExecutable("python3");
+  if (!python) return false;
+  const std::string probe =
+      "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 1)";
+  return host::runToEnd({*python, "-I", "-c", probe, module}, std::chrono::seconds(10)) == 0;
 }
 
 }  // namespace
@@ -56,6 +69,12 @@ std::string moduleName(std::string_view name) {
   return out;
 }
 
+std::string pythonModuleName(std::string_view name) {
+  std::string module = moduleName(name);
+  if (pythonHasModule(module)) module += "_plugin";
+  return module;
+}
+
 core::Expected<std::vector<ProjectFile>> projectFiles(std::string_view kind,
                                                       std::string_view name) {
   // Checked as the runtime checks the name in a manifest, and refused in its words.
@@ -66,7 +85,7 @@ core::Expected<std::vector<ProjectFile>> projectFiles(std::string_view kind,
   const std::map<std::string, std::string> values = {
       {"NAME", std::string(name)},
       {"CLASS", className(name, kind == "deployer" ? "Deployer" : "Plugin")},
-      {"MODULE", moduleName(name)}};
+      {"MODULE", kind == "plugin-python" ? pythonModuleName(name) : moduleName(name)}};
   std::vector<ProjectFile> files;
   for (const TemplateFile& file : templateFiles()) {
     if (file.kind == kind) files.push_back({render(file.path, values), render(file.text, values)});

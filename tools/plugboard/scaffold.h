@@ -49,6 +49,10 @@ std::string className(std::string_view name, std::string_view suffix);
 // A Python module name for `name`: '.' and '-' become '_' ("hello-world": "hello_world");
 // prefixed with "p_" when it would start with a digit.
 std::string moduleName(std::string_view name);
+// The module a new Python plugin project gets: moduleName(name), followed by "_plugin"
+// when python3 already has a module of that name ("json": "json_plugin"), which the
+// plugin's module would otherwise hide.
+std::string pythonModuleName(std::string_view name);
 
 }  // namespace plugboard::cli
 
