@@ -1,6 +1,7 @@
 #include "core/launch/launcher.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -209,10 +210,23 @@ RegistryEntry asNative(const CatalogEntry& entry) {
           entry.manifest.version,
           {{"native", Json{{"path", entry.loadPath().string()}}}}};
 }
+
+// A plugin loaded from a private copy holds the copy, and each copy is a start of its own
+// even when an earlier one, now gone, had the same path.
+Expected<LaunchTarget> holdingCopy(Expected<LaunchTarget> target, const CatalogEntry& entry) {
+  struct stat st {};
+  if (!target || !entry.keep || entry.load_path.empty() ||
+      ::stat(entry.load_path.c_str(), &st) != 0) {
+    return target;
+  }
+  target->copy = entry.keep;
+  target->revision += "copy " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  return target;
+}
 }  // namespace
 
 Expected<LaunchTarget> Launcher::place(const CatalogEntry& entry) const {
-  return placeEntry(asNative(entry), "", Json::object(), &entry.manifest);
+  return holdingCopy(placeEntry(asNative(entry), "", Json::object(), &entry.manifest), entry);
 }
 
 bool Launcher::dispatched(const PluginRef& ref, const Catalog& catalog) const {
@@ -238,7 +252,8 @@ Expected<LaunchTarget> Launcher::place(const PluginRef& ref, const Catalog* cata
     return Error("'" + spec + "' is neither in the registry nor in the plugin directories",
                  Error::Code::kNotFound);
   }
-  return placeEntry(asNative(*found), ref.deployer, ref.options, &found->manifest);
+  return holdingCopy(placeEntry(asNative(*found), ref.deployer, ref.options, &found->manifest),
+                     *found);
 }
 
 std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
@@ -281,6 +296,7 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
                    PLUGBOARD_MANIFEST_SECTION + " section");
   } else {
     auto started = std::make_shared<StartedPlugin>();
+    started->copy = target.copy;
     started->handle = std::move(*handle);
     spdlog::info("started {}", target.describe());
     result = std::move(started);

@@ -27,12 +27,12 @@
 #include <optional>
 #include <string>
 
-#include "core/manifests/catalog.h"
-#include "core/launch/deployer.h"
 #include "core/base/expected.h"
+#include "core/launch/deployer.h"
 #include "core/launch/placement.h"
 #include "core/launch/plugin_handle.h"
 #include "core/launch/registry.h"
+#include "core/manifests/catalog.h"
 
 namespace plugboard::core {
 
@@ -49,6 +49,11 @@ struct LaunchTarget {
   // Tells apart starts of the same artifact whose content the caller knows to have changed
   // (serve's registry plugins put the state of the artifact's files here).
   std::string revision;
+  // The private copy (core/manifests/plugin_mirror.h) a plugin of a plugin directory is
+  // loaded from: the started plugin holds it, so that its path names this copy alone for
+  // as long as the plugin may be loaded from it (a copy in memory is /proc/self/fd/N, and
+  // N is free for another copy once closed).
+  std::shared_ptr<const void> copy;
   // "plugin hello@1.0.0 through deployer 'process' (native artifact)"
   std::string describe() const;
 };

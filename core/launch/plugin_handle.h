@@ -14,8 +14,8 @@
 #include <mutex>
 #include <string_view>
 
-#include "core/manifests/manifest.h"
 #include "core/launch/outcome.h"
+#include "core/manifests/manifest.h"
 
 namespace plugboard::core {
 
@@ -38,6 +38,8 @@ class PluginHandle {
 
 // A started plugin, shared by everything that calls it (core/launch/launcher.h).
 struct StartedPlugin {
+  // The private copy it was loaded from (see LaunchTarget::copy); released after `handle`.
+  std::shared_ptr<const void> copy;
   std::unique_ptr<PluginHandle> handle;
   std::mutex serial;  // held around calls when the manifest says "concurrency":"serial"
 };

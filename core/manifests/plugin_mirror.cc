@@ -2,8 +2,10 @@
 
 #include "core/manifests/file_handle.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,34 +30,45 @@ struct CopyFile {
   }
 };
 
+// Closes the memory copy when the last entry (or started plugin) that refers to it is gone;
+// until then its number, and so its path /proc/self/fd/N, names this copy alone.
+struct MemoryCopy {
+  int fd = -1;
+  ~MemoryCopy() { ::close(fd); }
+};
+
+// Copies all of `from` to `out`; the error says why, naming `where` the copy was made.
+Status copyBytes(int from, int out, const std::string& where) {
+  char buf[1 << 16];
+  off_t offset = 0;
+  for (;;) {
+    ssize_t n = ::pread(from, buf, sizeof buf, offset);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Error(std::string("cannot read: ") + std::strerror(errno), Error::Code::kIo);
+    if (n == 0) return Status::Ok();
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = ::write(out, buf + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        return Error("cannot make a private copy " + where + ": " + std::strerror(errno),
+                     Error::Code::kIo);
+      }
+      done += w;
+    }
+    offset += n;
+  }
+}
+
 Status copyFrom(int from, const fs::path& to) {
   const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (out < 0)
     return Error("cannot create " + to.string() + ": " + std::strerror(errno), Error::Code::kIo);
   // A copy that cannot be finished (a full file system, a file-size limit) is removed, so
   // that failed attempts do not fill the directory.
-  auto fail = [&](std::string message) {
+  if (Status copied = copyBytes(from, out, "in " + to.parent_path().string()); !copied) {
     ::close(out);
     ::unlink(to.c_str());
-    return Error(std::move(message), Error::Code::kIo);
-  };
-  char buf[1 << 16];
-  off_t offset = 0;
-  for (;;) {
-    ssize_t n = ::pread(from, buf, sizeof buf, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail(std::string("cannot read: ") + std::strerror(errno));
-    if (n == 0) break;
-    for (ssize_t done = 0; done < n;) {
-      ssize_t w = ::write(out, buf + done, static_cast<std::size_t>(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        return fail("cannot make a private copy in " + to.parent_path().string() + ": " +
-                    std::strerror(errno));
-      }
-      done += w;
-    }
-    offset += n;
+    return copied;
   }
   ::fchmod(out, 0500);  // nobody writes the copy again
   if (::close(out) != 0) {  // a file system may report a failed write only now
@@ -67,22 +80,89 @@ Status copyFrom(int from, const fs::path& to) {
   return Status::Ok();
 }
 
+std::string inMemoryPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
+
+// A sealed memfd holding all of `from`, close-on-exec: no child inherits it unasked, and
+// nobody (this process included) can write, grow or shrink it, or lift the seals.
+Expected<int> copyToMemory(int from, const std::string& name) {
+  const int out = ::memfd_create(("plugboard:" + name).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (out < 0) {
+    return Error(std::string("cannot make a private copy in memory: ") + std::strerror(errno),
+                 Error::Code::kIo);
+  }
+  Status copied = copyBytes(from, out, "in memory");
+  if (copied &&
+      (::fchmod(out, 0500) != 0 ||
+       ::fcntl(out, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) != 0)) {
+    copied = Error(std::string("cannot seal the private copy in memory: ") + std::strerror(errno),
+                   Error::Code::kIo);
+  }
+  if (!copied) {
+    ::close(out);
+    return copied.error();
+  }
+  return out;
+}
+
 }  // namespace
 
 Expected<std::unique_ptr<PluginMirror>> PluginMirror::create(const fs::path& parent) {
-  const fs::path base = parent.empty() ? fs::temp_directory_path() : parent;
-  for (const auto& dir : removeDeadRuntimeDirs(base)) {
-    spdlog::info("removed {}, left by a run that ended without removing it", dir.string());
+  std::error_code ec;
+  const fs::path base = parent.empty() ? fs::temp_directory_path(ec) : parent;
+  Expected<fs::path> dir =
+      ec ? Expected<fs::path>(Error("cannot create a runtime directory in $TMPDIR (" +
+                                    std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "") +
+                                    "): " + ec.message()))
+         : makeRuntimeDir(base);
+  if (dir) {
+    for (const auto& dead : removeDeadRuntimeDirs(base)) {
+      spdlog::info("removed {}, left by a run that ended without removing it", dead.string());
+    }
+    return std::unique_ptr<PluginMirror>(new PluginMirror(std::move(*dir)));
   }
-  auto dir = makeRuntimeDir(base);
-  if (!dir) return dir.error();
-  return std::unique_ptr<PluginMirror>(new PluginMirror(std::move(*dir)));
+  spdlog::info("{}; private copies of plugins are kept in memory", dir.error().message());
+  // Memory copies need memfd_create (Linux 3.17): a seccomp filter may refuse it.
+  const int probe = ::memfd_create("plugboard:probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (probe < 0) {
+    return Error(
+        dir.error().message() +
+            "; and no private copies in memory either: memfd_create: " + std::strerror(errno),
+        Error::Code::kIo);
+  }
+  ::close(probe);
+  return std::unique_ptr<PluginMirror>(new PluginMirror(fs::path()));
 }
 
 PluginMirror::~PluginMirror() {
   current_.clear();
+  for (int fd : parked_) ::close(fd);
+  if (dir_.empty()) return;
   std::error_code ec;
   fs::remove_all(dir_, ec);
+}
+
+Expected<std::pair<fs::path, std::shared_ptr<const void>>> PluginMirror::copy(
+    int from, const fs::path& file) {
+  const std::string name = std::to_string(++counter_) + "-" + file.filename().string();
+  if (!dir_.empty()) {
+    const fs::path to = dir_ / name;
+    if (Status copied = copyFrom(from, to); !copied) return copied.error();
+    return std::pair{to, std::shared_ptr<const void>(new CopyFile{to})};
+  }
+  for (;;) {
+    auto fd = copyToMemory(from, name);
+    if (!fd) return fd.error();
+    // dlopen knows a library by the path it was opened with. A library loaded from an
+    // earlier copy with this descriptor's number, and still mapped (one that cannot be
+    // unloaded), would be taken for this copy: park the number for good and take another.
+    void* loaded = ::dlopen(inMemoryPath(*fd).c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (loaded == nullptr) {
+      return std::pair{fs::path(inMemoryPath(*fd)),
+                       std::shared_ptr<const void>(new MemoryCopy{*fd})};
+    }
+    ::dlclose(loaded);
+    parked_.push_back(*fd);
+  }
 }
 
 MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPolicy& policy) {
@@ -113,20 +193,20 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
       keepPrevious(trusted.error().message());
       continue;
     }
-    const fs::path copy = dir_ / (std::to_string(++counter_) + "-" + file.filename().string());
-    if (Status copied = copyFrom(handle.fd(), copy); !copied) {
+    auto copied = copy(handle.fd(), file);
+    if (!copied) {
       keepPrevious(copied.error().message());
       continue;
     }
-    auto keep = std::shared_ptr<CopyFile>(new CopyFile{copy});  // one object: it deletes the copy
-    TrustPolicy copy_policy = policy;  // the copy is ours (0500 in a 0700 directory)
-    auto entry = readPluginFile(copy, copy_policy);
+    auto [copy_path, keep] = std::move(*copied);  // one `keep`: it deletes or closes the copy
+    TrustPolicy copy_policy = policy;  // the copy is ours (0500 in a 0700 directory, or sealed)
+    auto entry = readPluginFile(copy_path, copy_policy);
     if (!entry) {
       keepPrevious(entry.error().message());
       continue;
     }
     entry->file = file;
-    entry->load_path = copy;
+    entry->load_path = copy_path;
     entry->keep = keep;
     MirrorChange change{file, entry->manifest.name,
                         cur == current_.end() ? "" : cur->second.entry.manifest.version.text(),

@@ -1,14 +1,17 @@
 // core/manifests/plugin_mirror.h: private copies of the plugin files, for hot-loading.
 //
-// A plugin is loaded from a copy in a private runtime directory (mode 0700), never from
-// the installed file, so that a later write to the installed file cannot touch code that
-// is mapped. sync() brings the copies up to date with the plugin directories: a new or
-// changed file (by inode, size and modification time) is checked against the trust
-// rules on its opened descriptor, copied from that descriptor, and its manifest read
-// from the copy. A file that fails leaves its previous copy in place, so the previous
-// version keeps serving, and is reported as a problem (the caller logs it); a copy that
-// could not be finished (a full file system) is removed at once. A copy is deleted when
-// the last catalog entry that refers to it is gone. The runtime directory is made by
+// A plugin is loaded from a private copy, never from the installed file, so that a later
+// write to the installed file cannot touch code that is mapped. A copy is a file in a
+// private runtime directory (mode 0700) when one can be made; else (a read-only root file
+// system, as in an Argo agent pod) it lives in memory: a memfd, close-on-exec and sealed
+// against every write, loaded as /proc/self/fd/N. sync() brings the copies up to date
+// with the plugin directories: a new or changed file (by inode, size and modification
+// time) is checked against the trust rules on its opened descriptor, copied from that
+// descriptor, and its manifest read from the copy. A file that fails leaves its previous
+// copy in place, so the previous version keeps serving, and is reported as a problem (the
+// caller logs it); a copy that could not be finished (a full file system) is removed at
+// once. A copy is deleted (or closed) when the last catalog entry, or started plugin,
+// that refers to it is gone. The runtime directory is made by
 // core/manifests/runtime_dir.h, after removing those of runs that ended without removing
 // theirs.
 //
@@ -46,17 +49,24 @@ struct MirrorState {
 class PluginMirror {
  public:
   // Creates the runtime directory under `parent` (default: the system temp directory),
-  // first removing the runtime directories there whose owner is gone.
+  // first removing the runtime directories there whose owner is gone. When none can be
+  // made there, says so in one log line and keeps the copies in memory. Fails only when
+  // memory copies cannot be made either (memfd_create refused).
   static Expected<std::unique_ptr<PluginMirror>> create(const std::filesystem::path& parent = {});
   ~PluginMirror();
   PluginMirror(const PluginMirror&) = delete;
   PluginMirror& operator=(const PluginMirror&) = delete;
 
   MirrorState sync(const std::vector<std::filesystem::path>& dirs, const TrustPolicy& policy);
+  // The runtime directory; empty when the copies are in memory.
   const std::filesystem::path& directory() const { return dir_; }
 
  private:
   explicit PluginMirror(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  // A private copy of the opened file `from` (installed as `file`): its load path, and the
+  // object that removes it when the last holder lets it go.
+  Expected<std::pair<std::filesystem::path, std::shared_ptr<const void>>> copy(
+      int from, const std::filesystem::path& file);
   struct FileId {
     dev_t dev = 0;
     ino_t ino = 0;
@@ -68,7 +78,8 @@ class PluginMirror {
     FileId id;
     CatalogEntry entry;
   };
-  std::filesystem::path dir_;
+  std::filesystem::path dir_;  // empty: copies in memory
+  std::vector<int> parked_;    // descriptor numbers a still-mapped library's path names
   std::map<std::filesystem::path, Current> current_;  // by installed file
   unsigned long long counter_ = 0;
 };

@@ -1,6 +1,10 @@
 #include "deployers/common/launch.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <stdexcept>
@@ -36,14 +40,27 @@ std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name, std:
 
 std::shared_ptr<const Launch> makeHostLaunch(std::string plugin, std::string host,
                                              Settings settings, plugboard::Logger log) {
-  std::vector<std::string> args = {plugin};
+  constexpr std::string_view kOwnDescriptor = "/proc/self/fd/";
+  constexpr int kPassedAs = 3;
+  std::shared_ptr<const Fd> passed;
+  if (plugin.starts_with(kOwnDescriptor)) {
+    // The child's /proc/self is its own: it gets the file itself.
+    Fd fd(::open(plugin.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0)
+      throw std::runtime_error("cannot open " + plugin + ": " + std::strerror(errno));
+    passed = std::make_shared<const Fd>(std::move(fd));
+  }
+  std::vector<std::string> args = {passed ? std::string(kOwnDescriptor) + std::to_string(kPassedAs)
+                                          : plugin};
   if (settings.config) {
     args.push_back("--config");
     args.push_back(settings.config->dump(-1, ' ', false, Json::error_handler_t::replace));
   }
   std::string stem = std::filesystem::path(plugin).stem().string();
-  return makeLaunch(std::move(plugin), std::move(stem), "process", std::move(host), std::move(args),
-                    {}, std::move(settings), log);
+  auto launch = makeLaunch(std::move(plugin), std::move(stem), "process", std::move(host),
+                           std::move(args), {}, std::move(settings), log);
+  launch->passed = std::move(passed);
+  return launch;
 }
 
 Spawned spawnChild(const Launch& launch, const std::vector<std::string>& argv) {
@@ -55,6 +72,10 @@ Spawned spawnChild(const Launch& launch, const std::vector<std::string>& argv) {
   options.cwd = s.cwd;
   options.cwd_what = "option 'cwd'";
   options.channel_on_fds_3_4 = launch.channel_on_fds_3_4;
+  if (launch.passed) {
+    options.pass_fd = launch.passed->get();
+    options.pass_fd_as = launch.channel_on_fds_3_4 ? 5 : 3;
+  }
   if (s.memory)
     options.limits.push_back({RLIMIT_AS, *s.memory, *s.memory, "option 'memory'", s.memory_text});
   // SIGXCPU at the soft limit names the cause; SIGKILL a second later if it is caught.

@@ -51,6 +51,8 @@ struct Launch {
   bool exit_code_is_signal = false;
   // the channel on descriptors 3 and 4 instead of stdin and stdout (SpawnOptions).
   bool channel_on_fds_3_4 = false;
+  // a descriptor each child gets as descriptor 3 (SpawnOptions::pass_fd), when set.
+  std::shared_ptr<const Fd> passed;
   // what each child speaks, when set; else protocol v1 (makeV1Wire).
   std::function<std::unique_ptr<Wire>()> make_wire;
   std::shared_ptr<std::atomic<unsigned>> starts = std::make_shared<std::atomic<unsigned>>(0);
@@ -63,7 +65,10 @@ std::shared_ptr<Launch> makeLaunch(std::string label, std::string log_name, std:
                                    const std::map<std::string, std::string>& extra_env,
                                    Settings settings, plugboard::Logger log);
 
-// The process deployer's launch: plugboard-host serving the plugin .so `plugin`.
+// The process deployer's launch: plugboard-host serving the plugin .so `plugin`. A plugin
+// named by one of this process's descriptors (/proc/self/fd/N: the runtime's private copy
+// in memory) is opened here and handed to each child as its descriptor 3, which it loads
+// as /proc/self/fd/3. Throws std::runtime_error when that descriptor cannot be opened.
 std::shared_ptr<const Launch> makeHostLaunch(std::string plugin, std::string host,
                                              Settings settings, plugboard::Logger log);
 

@@ -112,6 +112,13 @@ Expected<Spawned> spawn(const SpawnOptions& options) {
   enum Stage : int { kSetUpFds, kChangeDir, kSetLimit, kExec };
   const int in_fd = in_read.get(), out_fd = out_write.get(), err_fd = err_write.get();
   const bool on_fds = options.channel_on_fds_3_4;
+  const int pass_fd = options.pass_fd, pass_as = options.pass_fd_as;
+  if (pass_fd >= 0 && (pass_as < (on_fds ? 5 : 3) || pass_as >= kHighFd)) {
+    return Error("cannot pass descriptor " + std::to_string(pass_fd) + " to the child as " +
+                 std::to_string(pass_as) + ": that number is taken or too high");
+  }
+  // The child keeps 0-2, the channel (3 and 4) and the passed descriptor; all others close.
+  const int first_closed = on_fds ? 5 : 3;
   // The report pipe's write end, above every descriptor the child sets up.
   Fd report_high(::fcntl(report_write.get(), F_DUPFD_CLOEXEC, kHighFd));
   if (report_high.get() < 0) return Error("cannot move a descriptor: " + errnoText(errno));
@@ -131,12 +138,12 @@ Expected<Spawned> spawn(const SpawnOptions& options) {
     // A process group of its own: a terminal's Ctrl-C reaches the runtime, which cancels
     // the calls itself; and SIGKILL to the group also ends what the plugin started.
     ::setpgid(0, 0);
+    // The passed descriptor out of the way of those set up below (it may be one of them).
+    const int passed = pass_fd >= 0 ? ::fcntl(pass_fd, F_DUPFD, kHighFd) : -1;
+    if (pass_fd >= 0 && passed < 0) fail(kSetUpFds, 0);
     if (!on_fds) {
       if (::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0)
         fail(kSetUpFds, 0);
-      // Descriptors the runtime opened without O_CLOEXEC stay out of the child.
-      ::close_range(3, static_cast<unsigned>(report) - 1, 0);
-      ::close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
     } else {
       // Out of the way of 0-4 first (any of the pipes may be one of them), then in place.
       const int in = ::fcntl(in_fd, F_DUPFD, kHighFd), out = ::fcntl(out_fd, F_DUPFD, kHighFd),
@@ -145,9 +152,17 @@ Expected<Spawned> spawn(const SpawnOptions& options) {
           ::dup2(err, 2) < 0 || ::dup2(in, 3) < 0 || ::dup2(out, 4) < 0) {
         fail(kSetUpFds, 0);
       }
-      ::close_range(5, static_cast<unsigned>(report) - 1, 0);
-      ::close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
     }
+    if (passed >= 0 && ::dup2(passed, pass_as) < 0) fail(kSetUpFds, 0);  // not close-on-exec
+    // Descriptors the runtime opened without O_CLOEXEC stay out of the child.
+    if (passed < 0) {
+      ::close_range(static_cast<unsigned>(first_closed), static_cast<unsigned>(report) - 1, 0);
+    } else {
+      if (pass_as > first_closed)
+        ::close_range(static_cast<unsigned>(first_closed), static_cast<unsigned>(pass_as) - 1, 0);
+      ::close_range(static_cast<unsigned>(pass_as) + 1, static_cast<unsigned>(report) - 1, 0);
+    }
+    ::close_range(static_cast<unsigned>(report) + 1, ~0U, 0);
     if (cwd != nullptr && ::chdir(cwd) != 0) fail(kChangeDir, 0);
     for (std::size_t i = 0; i < limits.size(); ++i) {
       if (::setrlimit(static_cast<__rlimit_resource_t>(limits[i].resource), &values[i]) != 0)

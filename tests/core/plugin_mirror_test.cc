@@ -1,7 +1,9 @@
 // Private copies of plugin files for hot-loading, on real plugin files in temp dirs.
 #include "core/manifests/plugin_mirror.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -154,6 +156,44 @@ TEST_F(PluginMirrorTest, TheDirectoryGoesWithTheMirror) {
   ASSERT_EQ(sync().entries.size(), 1u);
   mirror_.reset();
   EXPECT_FALSE(fs::exists(dir));
+}
+
+// No writable runtime directory (here: its parent does not exist): the copies are sealed
+// memfds, loaded as /proc/self/fd/N, that nobody can write, and that close with the last
+// entry that refers to them.
+TEST_F(PluginMirrorTest, WithoutAWritableDirectoryTheCopiesAreSealedInMemory) {
+  auto created = PluginMirror::create(dir_ / "absent");
+  ASSERT_TRUE(created.ok()) << created.error().message();
+  std::unique_ptr<PluginMirror> mirror = std::move(*created);
+  EXPECT_TRUE(mirror->directory().empty());
+  EXPECT_FALSE(fs::exists(dir_ / "absent"));
+  install(helloVersion("1.2.0"));
+  auto first = std::make_unique<MirrorState>(mirror->sync({plugins_}, TrustPolicy{}));
+  ASSERT_EQ(first->entries.size(), 1u);
+  const fs::path copy = first->entries[0].load_path;
+  EXPECT_TRUE(copy.string().starts_with("/proc/self/fd/")) << copy;
+  EXPECT_EQ(first->entries[0].manifest.version.text(), "1.2.0");
+  EXPECT_EQ(readFile(copy), readFile(hello_));
+  EXPECT_EQ(modeOf(copy), 0500u);
+  EXPECT_TRUE(fs::read_symlink(copy).string().starts_with("/memfd:plugboard:")) << copy;
+  const int fd = std::stoi(copy.filename().string());
+  EXPECT_EQ(::fcntl(fd, F_GET_SEALS), F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+  EXPECT_EQ(::fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "a child would inherit it";
+  const int writer = ::open(copy.c_str(), O_WRONLY);  // as root, whom no mode stops
+  if (writer >= 0) {
+    EXPECT_LT(::write(writer, "x", 1), 0) << "the sealed copy was written";
+    ::close(writer);
+  }
+  // A new version gets a copy of its own; the old one closes with its last entry.
+  install(helloVersion("1.3.0"));
+  MirrorState second = mirror->sync({plugins_}, TrustPolicy{});
+  ASSERT_EQ(second.entries.size(), 1u);
+  EXPECT_EQ(second.entries[0].manifest.version.text(), "1.3.0");
+  EXPECT_NE(second.entries[0].load_path, copy);
+  EXPECT_NE(::fcntl(fd, F_GETFD), -1) << "the old version's calls still use it";
+  first.reset();
+  EXPECT_EQ(::fcntl(fd, F_GETFD), -1);
+  EXPECT_EQ(readFile(second.entries[0].load_path), readFile(hello_));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // and the errors that name what failed.
 #include "plugboard/host/spawn.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
@@ -58,6 +60,29 @@ TEST(SpawnTest, AppliesLimits) {
   ASSERT_TRUE(child.ok()) << child.error().message();
   EXPECT_EQ(readAll(child->out), "42\n");
   EXPECT_EQ(reap(child->pid), 0);
+}
+
+// The passed descriptor (here a close-on-exec memfd, as the runtime's private copies are)
+// is the child's descriptor 3 and the only one above 2; on the channel's descriptors 3
+// and 4 it would clash, and is refused.
+TEST(SpawnTest, PassesOneDescriptorAsTheNumberAskedFor) {
+  Fd memory(::memfd_create("spawn-test", MFD_CLOEXEC));
+  ASSERT_GE(memory.get(), 0);
+  ASSERT_EQ(::write(memory.get(), "in memory\n", 10), 10);
+  Fd other(::open("/dev/null", O_RDONLY));  // not close-on-exec: still not inherited
+  auto o = shell("cat /proc/self/fd/3; ls /proc/$$/fd");
+  o.pass_fd = memory.get();
+  o.pass_fd_as = 3;
+  auto child = spawn(o);
+  ASSERT_TRUE(child.ok()) << child.error().message();
+  EXPECT_EQ(readAll(child->out), "in memory\n0\n1\n2\n3\n");
+  EXPECT_EQ(reap(child->pid), 0);
+
+  o.channel_on_fds_3_4 = true;
+  auto clash = spawn(o);
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.error().message().find("that number is taken"), std::string::npos)
+      << clash.error().message();
 }
 
 TEST(SpawnTest, SaysWhatFailedBeforeTheProgramRan) {

@@ -3,8 +3,11 @@
 // from that manifest and a token made as Argo's agent makes it (32 characters, no newline,
 // owner 8737:0, mode 0440, in a directory of mode 0770, mounted read-only at
 // /var/run/argo). The agent is a second container sharing the first one's network
-// namespace, so both see one localhost as an agent pod's containers do. After every test
-// no container is left (podman ps -a).
+// namespace, so both see one localhost as an agent pod's containers do. As in a cluster,
+// nothing in the sidecar is writable: its root file system is read-only with no tmpfs on
+// /tmp (Argo's sidecar spec cannot mount a volume), every capability is dropped and no
+// privilege can be gained, as the manifest's securityContext says. After every test no
+// container is left (podman ps -a).
 //
 // The images come from tests/support/make_argo_images.sh (a CTest fixture).
 #include <sys/stat.h>
@@ -175,9 +178,17 @@ class ArgoPodTest : public ::testing::Test {
                  podmanMemory(one(yaml_, std::string(kContainer) + "resources.limits.memory")),
                  "--cpus", podmanCpus(one(yaml_, std::string(kContainer) + "resources.limits.cpu")),
                  "--volume", token_dir_.string() + ":/var/run/argo:ro"});
-    if (one(yaml_, std::string(kContainer) + "securityContext.readOnlyRootFilesystem", false) ==
-        "true") {
-      argv.push_back("--read-only");
+    const std::string security = std::string(kContainer) + "securityContext.";
+    if (one(yaml_, security + "readOnlyRootFilesystem", false) == "true") {
+      // podman's --read-only alone mounts a tmpfs on /tmp and more, and podman adds the
+      // user to the image's /etc/passwd and /etc/group; Kubernetes does neither.
+      argv.insert(argv.end(), {"--read-only", "--read-only-tmpfs=false", "--passwd=false"});
+    }
+    if (one(yaml_, security + "allowPrivilegeEscalation", false) == "false") {
+      argv.insert(argv.end(), {"--security-opt", "no-new-privileges"});
+    }
+    if (one(yaml_, security + "capabilities.drop", false) == R"(["ALL"])") {
+      argv.insert(argv.end(), {"--cap-drop", "all"});
     }
     argv.push_back(image.empty() ? one(yaml_, std::string(kContainer) + "image") : image);
     const auto args = yaml_.find(std::string(kContainer) + "args");
@@ -280,6 +291,51 @@ TEST_F(ArgoPodTest, APluginAddedToTheImageCannotTakeTheSidecarDown) {
   EXPECT_NE(node.value("message", "").find("crash-on-load"), std::string::npos) << crashed.body;
   EXPECT_NE(node.value("message", "").find("SIGABRT"), std::string::npos) << crashed.body;
   EXPECT_EQ(phase(agentPost(token_, argoBody("hello", {{"name", "Argo"}}))), "Succeeded");
+  EXPECT_EQ(run({"podman", "inspect", "--format", "{{.State.Running}}", sidecar_}).out, "true\n");
+}
+
+// The plugins added to the image's (read-only) plugin directory when it was built load and
+// answer, in-process and in child processes, with nothing writable: their private copies
+// are in memory, and the container's file system is exactly the image's.
+TEST_F(ArgoPodTest, TheSidecarServesWithNothingWritable) {
+  auto started = run(sidecarArgs("", true, kAddedImage));
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  std::string log;
+  ASSERT_TRUE(waitServing(log)) << log << run({"podman", "logs", sidecar_}).err;
+  const std::string messages = run({"podman", "logs", sidecar_}).err;  // the log is on stderr
+  EXPECT_NE(messages.find("cannot create a runtime directory in /tmp: Read-only file system; "
+                          "private copies of plugins are kept in memory"),
+            std::string::npos)
+      << messages;
+  const auto phase = [&](const Reply& r) {
+    return r.status == 200 ? Json::parse(r.body).at("node").value("phase", "") : r.body;
+  };
+  EXPECT_EQ(phase(agentPost(token_, argoBody("hello", {{"name", "Argo"}}))), "Succeeded");
+  // Added at build time: runs in a child process (the image's [deploy] "*" = "process").
+  EXPECT_EQ(phase(agentPost(token_, argoBody("parallel-probe", {{"ms", 1}}))), "Succeeded");
+  EXPECT_EQ(agentPost(token_, argoBody("not-hosted-here", Json::object())).body, "{}");
+  std::string wrong = token_;
+  wrong[0] = wrong[0] == 'b' ? 'c' : 'b';
+  EXPECT_EQ(agentPost(wrong, argoBody("hello", {{"name", "Argo"}})).status, 403);
+
+  // The copies are mapped from memory: hello's in serve, the probe's in its child.
+  const std::string pid = std::to_string(
+      std::atoi(run({"podman", "inspect", "--format", "{{.State.Pid}}", sidecar_}).out.c_str()));
+  ASSERT_FALSE(pid.empty());
+  const std::string maps = readFile("/proc/" + pid + "/maps");
+  EXPECT_NE(maps.find("/memfd:plugboard:"), std::string::npos) << maps;
+  EXPECT_EQ(maps.find("/usr/lib/plugboard/plugins/"), std::string::npos) << maps;
+  const auto children = run({"pgrep", "--parent", pid, "--exact", "plugboard-host"});
+  ASSERT_EQ(children.exit_code, 0) << "no plugboard-host child of " << pid;
+  const std::string child = std::to_string(std::atoi(children.out.c_str()));
+  EXPECT_NE(readFile("/proc/" + child + "/maps").find("/memfd:plugboard:"), std::string::npos);
+  // Nothing added, changed or deleted, but /etc: podman makes the mount points of
+  // /etc/hosts, /etc/hostname and /etc/resolv.conf before the sidecar starts, as a
+  // kubelet's runtime does.
+  auto diff = run({"podman", "diff", sidecar_});
+  EXPECT_EQ(diff.exit_code, 0) << diff.err;
+  EXPECT_TRUE(diff.out == "" || diff.out == "C /etc\n") << "the sidecar changed its file system:\n"
+                                                         << diff.out;
   EXPECT_EQ(run({"podman", "inspect", "--format", "{{.State.Running}}", sidecar_}).out, "true\n");
 }
 

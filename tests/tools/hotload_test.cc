@@ -200,5 +200,47 @@ TEST_F(HotLoadTest, ReloadUnderLoadLosesNoRequestAndUnmapsOldVersions) {
   })) << maps;
 }
 
+// Nothing writable at all, as on a read-only root file system: TMPDIR, HOME and
+// XDG_CACHE_HOME are a directory serve's user (nobody: root writes anywhere) cannot write.
+// serve keeps its private copies in memory and hot-loads as before, in its own process and
+// in child processes (plugboard-host gets the copy's descriptor), writing nothing. Swaps
+// under calls reuse descriptor numbers: each call still reaches the version installed.
+TEST_F(HotLoadTest, WithNothingWritableTheCopiesLiveInMemory) {
+  if (::geteuid() != 0) GTEST_SKIP() << "runs serve as nobody, which needs root";
+  const fs::path readonly = tmp_ / "readonly";
+  fs::create_directory(readonly);
+  fs::permissions(readonly, fs::perms(0555));
+  writeFile(tmp_ / "echo-1.1.0.so",
+            withEdit(readFile(plugin("echo")), R"("version":"1.0.0")", R"("version":"1.1.0")"));
+  installByMove(plugin("hello"), "hello.so");
+  installByMove(plugin("echo"), "echo.so");
+  const std::string config =
+      tmp_.write("plugboard.toml", "reload_debounce = \"1ms\"\n[deploy]\n\"echo\" = \"process\"\n");
+  const std::string in_readonly = "=" + readonly.string();
+  ServeLaunch as_nobody{{"env", "TMPDIR" + in_readonly, "HOME" + in_readonly,
+                         "XDG_CACHE_HOME" + in_readonly, "setpriv", "--reuid=65534",
+                         "--regid=65534", "--clear-groups", "--"}};
+  ServeProcess serve({"--plugins", dir().string(), "--config", config, "--log-level", "info"},
+                     as_nobody);
+  HttpClient client(serve.port());
+  EXPECT_EQ(answering(client, "hello"), "hello@1.2.0");
+  EXPECT_EQ(answering(client, "echo"), "echo@1.0.0");
+  for (int swap = 0; swap < 20; ++swap) {
+    const bool up = swap % 2 == 0;
+    installByMove(up ? tmp_ / "hello-1.3.0.so" : plugin("hello"), "hello.so");
+    installByMove(up ? tmp_ / "echo-1.1.0.so" : plugin("echo"), "echo.so");
+    ASSERT_TRUE(waitFor(client, "hello", up ? "hello@1.3.0" : "hello@1.2.0")) << "swap " << swap;
+    ASSERT_TRUE(waitFor(client, "echo", up ? "echo@1.1.0" : "echo@1.0.0")) << "swap " << swap;
+  }
+  const std::string maps = readFile("/proc/" + std::to_string(serve.pid()) + "/maps");
+  EXPECT_NE(maps.find("/memfd:plugboard:"), std::string::npos) << maps;
+  EXPECT_EQ(maps.find(dir().string()), std::string::npos) << maps;
+  EXPECT_TRUE(fs::is_empty(readonly));
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_NE(serve.output().find("private copies of plugins are kept in memory"), std::string::npos)
+      << serve.output();
+  EXPECT_EQ(serve.output().find("error"), std::string::npos) << serve.output();
+}
+
 }  // namespace
 }  // namespace plugboard::testing

@@ -74,6 +74,11 @@ struct SpawnOptions {
   // stdin and stdout, which are then /dev/null and the stderr pipe: a container engine
   // passes descriptors through to the plugin (and kProtocolFdsVariable names them).
   bool channel_on_fds_3_4 = false;
+  // A descriptor of this process that the child gets as descriptor `pass_fd_as` (3, or 5
+  // with the channel on 3 and 4, or higher), for a file that only this process can name,
+  // such as a memfd: the child opens it as /proc/self/fd/<pass_fd_as>. -1: none.
+  int pass_fd = -1;
+  int pass_fd_as = -1;
 };
 
 struct Spawned {
