@@ -393,8 +393,8 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::open(const CatalogEntry& entr
     return std::static_pointer_cast<StartedPlugin>(std::const_pointer_cast<void>(entry.keep));
   }
   if (entry.load_path.string().starts_with(kRegistryPrefix)) {
-    auto target = place(PluginRef{entry.manifest.name, entry.manifest.version.text(), "", {}},
-                        nullptr);
+    const PluginRef ref{entry.manifest.name, entry.manifest.version.text(), "", Json::object()};
+    auto target = place(ref, nullptr);
     if (!target) return target.error();
     return start(*target);
   }
