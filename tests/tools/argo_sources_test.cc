@@ -39,7 +39,7 @@ class ArgoSourcesTest : public ::testing::Test {
     std::filesystem::create_directory(dir_.path() / "adder");
     dir_.write("adder/plugin.yaml", readFile(fixture("plugin.yaml")));
     dir_.write("adder/server.py", readFile(fixture("server.py")));
-    configmap_ = dir_.write("greeter.yaml", readFile(fixture("greeter-executor-plugin-configmap.yaml")));
+    configmap_ = dir_.write("saluter.yaml", readFile(fixture("saluter-executor-plugin-configmap.yaml")));
   }
   void TearDown() override {
     EXPECT_EQ(containersLeft("name=^plugboard-argo-"), "") << "containers left behind";
@@ -141,11 +141,11 @@ parameters = { value = "${inputs.nothing}" }
 }
 
 TEST_F(ArgoSourcesTest, RunPollsTheRegistrysPolledSidecarsAndNullMeansNotMine) {
-  // The greeter's key is not a name the registry or the plugin directories know, so the
-  // step polls: adder (first by name) answers null, old-greeter handles it; quiet, the
+  // The saluter's key is not a name the registry or the plugin directories know, so the
+  // step polls: adder (first by name) answers null, old-saluter handles it; quiet, the
   // same sidecar without `polled`, is never asked.
   registry("[plugins.adder.\"1.0.0\"]\nargo = { path = \"" + adder() + "\", polled = true }\n" +
-           "[plugins.old-greeter.\"1.0.0\"]\nargo = { path = \"" + configmap_ +
+           "[plugins.old-saluter.\"1.0.0\"]\nargo = { path = \"" + configmap_ +
            "\", polled = true }\n" + "[plugins.quiet.\"1.0.0\"]\nargo = \"" + configmap_ + "\"\n");
   auto r = run(runWithRegistry(dir_, R"(
 name = "polls"
@@ -155,14 +155,14 @@ plugin = "adder"
 parameters = { value = "1" }
 [[steps]]
 id = "polled"
-plugin = "greeter"
+plugin = "saluter"
 poll = true
 depends = ["named"]
 )"));
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const Json report = Json::parse(r.out);
   const Json polled = reportStep(report, "polled");
-  EXPECT_EQ(polled["plugin"], "old-greeter@1.0.0") << polled;
+  EXPECT_EQ(polled["plugin"], "old-saluter@1.0.0") << polled;
   EXPECT_EQ(polled["message"], "Greetings!") << polled;
   EXPECT_EQ(polled["outputs"]["parameters"]["to"], "polled") << polled;
   EXPECT_EQ(r.err.find("quiet"), std::string::npos) << r.err;
@@ -173,7 +173,7 @@ depends = ["named"]
 name = "polls"
 [[steps]]
 id = "polled"
-plugin = "greeter"
+plugin = "saluter"
 poll = true
 )"));
   EXPECT_EQ(none.exit_code, 1) << none.err << none.out;
