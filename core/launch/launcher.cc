@@ -218,8 +218,9 @@ Expected<LaunchTarget> Launcher::place(const CatalogEntry& entry) const {
 }
 
 Status Launcher::unambiguous(const std::string& name, const std::string& version,
-                             const Catalog* catalog) const {
+                             const Catalog* catalog, const std::string& deployer) const {
   if (!version.empty() || registry_ == nullptr) return Status::Ok();
+  const CatalogEntry* chosen = deployer.empty() ? nullptr : deployers_->find(deployer);
   const std::string lowered = toLower(name);
   // Versions, highest first, with the artifact kinds each has.
   std::vector<std::pair<Version, std::set<std::string>>> versions;
@@ -239,6 +240,14 @@ Status Launcher::unambiguous(const std::string& name, const std::string& version
     for (const auto& e : catalog->entries()) {
       if (toLower(e.manifest.name) == lowered) kindsOf(e.manifest.version).insert("native");
     }
+  }
+  if (chosen != nullptr) {  // the step's deployer runs only the versions of its kinds
+    const auto& deploys = chosen->manifest.deploys;
+    std::erase_if(versions, [&](const auto& v) {
+      return std::none_of(v.second.begin(), v.second.end(), [&](const std::string& k) {
+        return std::find(deploys.begin(), deploys.end(), k) != deploys.end();
+      });
+    });
   }
   // Versions sharing a kind are one plugin; so are the versions linked through them.
   std::vector<std::size_t> family(versions.size());
@@ -277,7 +286,8 @@ bool Launcher::dispatched(const PluginRef& ref, const Catalog& catalog) const {
 }
 
 Expected<LaunchTarget> Launcher::place(const PluginRef& ref, const Catalog* catalog) const {
-  if (Status st = unambiguous(ref.name, ref.version, catalog); !st) return st.error();
+  if (Status st = unambiguous(ref.name, ref.version, catalog, ref.deployer); !st)
+    return st.error();
   if (registry_ != nullptr) {
     auto entry = registry_->resolve(ref.name, ref.version);
     if (entry) return placeEntry(*entry, ref.deployer, ref.options, nullptr);

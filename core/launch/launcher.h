@@ -80,9 +80,10 @@ class Launcher {
   // and in `catalog`, which may be null) are different plugins: versions that share no
   // artifact kind, directly or through other versions, such as a bundled hello@1.2.0
   // (native, python, container) and Argo's hello@0.0.1 (argo). The error lists each version
-  // with its artifact kinds and asks for NAME@VERSION.
-  Status unambiguous(const std::string& name, const std::string& version,
-                     const Catalog* catalog) const;
+  // with its artifact kinds and asks for NAME@VERSION. With `deployer` (a step's own),
+  // only the versions it can run count.
+  Status unambiguous(const std::string& name, const std::string& version, const Catalog* catalog,
+                     const std::string& deployer = {}) const;
   // Whether `ref` goes through the dispatcher rather than a deployer of its own: no deployer
   // is chosen, and the plugin is in `catalog`, or the registry does not know it either
   // (the dispatcher then reports it, or polls the providers of the RPC).
