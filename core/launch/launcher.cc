@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -19,6 +20,7 @@ namespace plugboard::core {
 namespace {
 
 constexpr std::string_view kStartedPrefix = "started:";
+constexpr std::string_view kRegistryPrefix = "registry:";
 
 // What identifies an artifact's content: the SHA-256 of its file when it names one (so a
 // changed file is a different plugin), else the artifact itself.
@@ -229,13 +231,77 @@ Expected<LaunchTarget> Launcher::place(const CatalogEntry& entry) const {
   return holdingCopy(placeEntry(asNative(entry), "", Json::object(), &entry.manifest), entry);
 }
 
+Status Launcher::unambiguous(const std::string& name, const std::string& version,
+                             const Catalog* catalog, const std::string& deployer) const {
+  if (!version.empty() || registry_ == nullptr) return Status::Ok();
+  const CatalogEntry* chosen = deployer.empty() ? nullptr : deployers_->find(deployer);
+  const std::string lowered = toLower(name);
+  // Versions, highest first, with the artifact kinds each has.
+  std::vector<std::pair<Version, std::set<std::string>>> versions;
+  const auto kindsOf = [&](const Version& v) -> std::set<std::string>& {
+    for (auto& [known, kinds] : versions) {
+      if (known.text() == v.text()) return kinds;
+    }
+    return versions.emplace_back(v, std::set<std::string>()).second;
+  };
+  for (const auto& e : registry_->entries()) {
+    if (toLower(e.name) != lowered) continue;
+    auto& kinds = kindsOf(e.version);
+    for (const auto& [kind, _] : e.artifacts) kinds.insert(kind);
+  }
+  if (versions.empty()) return Status::Ok();
+  if (catalog != nullptr) {
+    for (const auto& e : catalog->entries()) {
+      if (toLower(e.manifest.name) == lowered) kindsOf(e.manifest.version).insert("native");
+    }
+  }
+  if (chosen != nullptr) {  // the step's deployer runs only the versions of its kinds
+    const auto& deploys = chosen->manifest.deploys;
+    std::erase_if(versions, [&](const auto& v) {
+      return std::none_of(v.second.begin(), v.second.end(), [&](const std::string& k) {
+        return std::find(deploys.begin(), deploys.end(), k) != deploys.end();
+      });
+    });
+  }
+  // Versions sharing a kind are one plugin; so are the versions linked through them.
+  std::vector<std::size_t> family(versions.size());
+  for (std::size_t i = 0; i < versions.size(); ++i) family[i] = i;
+  const auto root = [&](std::size_t i) {
+    while (family[i] != i) i = family[i];
+    return i;
+  };
+  for (std::size_t i = 0; i < versions.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& a = versions[i].second;
+      const auto& b = versions[j].second;
+      if (std::any_of(a.begin(), a.end(), [&](const std::string& k) { return b.count(k) > 0; }))
+        family[root(i)] = root(j);
+    }
+  }
+  std::set<std::size_t> families;
+  for (std::size_t i = 0; i < versions.size(); ++i) families.insert(root(i));
+  if (families.size() < 2) return Status::Ok();
+  std::sort(versions.begin(), versions.end(),
+            [](const auto& a, const auto& b) { return b.first < a.first; });
+  std::vector<std::string> listed;
+  for (const auto& [v, kinds] : versions) {
+    listed.push_back(name + "@" + v.text() + " (" +
+                     join(std::vector<std::string>(kinds.begin(), kinds.end())) + ")");
+  }
+  return Error("plugin '" + name + "' is ambiguous: " + join(listed) +
+               "; name one as NAME@VERSION");
+}
+
 bool Launcher::dispatched(const PluginRef& ref, const Catalog& catalog) const {
   if (!ref.deployer.empty()) return false;
+  if (!unambiguous(ref.name, ref.version, &catalog)) return false;  // place() says why
   if (catalog.find(ref.name, ref.version) != nullptr) return true;
   return registry_ == nullptr || !registry_->resolve(ref.name, ref.version).ok();
 }
 
 Expected<LaunchTarget> Launcher::place(const PluginRef& ref, const Catalog* catalog) const {
+  if (Status st = unambiguous(ref.name, ref.version, catalog, ref.deployer); !st)
+    return st.error();
   if (registry_ != nullptr) {
     auto entry = registry_->resolve(ref.name, ref.version);
     if (entry) return placeEntry(*entry, ref.deployer, ref.options, nullptr);
@@ -331,6 +397,17 @@ CatalogEntry Launcher::entryFor(std::shared_ptr<StartedPlugin> plugin, std::file
   return e;
 }
 
+CatalogEntry Launcher::pollEntryFor(const RegistryEntry& entry, std::filesystem::path file) {
+  CatalogEntry e;
+  e.manifest.kind = "executor";
+  e.manifest.name = entry.name;
+  e.manifest.version = entry.version;
+  e.file = std::move(file);
+  e.label = entry.name + "@" + entry.version.text();
+  e.load_path = std::string(kRegistryPrefix) + e.label;
+  return e;
+}
+
 std::string Launcher::deployerOf(const CatalogEntry& entry) const {
   if (!entry.deployer.empty()) return entry.deployer;
   auto target = place(entry);
@@ -340,6 +417,12 @@ std::string Launcher::deployerOf(const CatalogEntry& entry) const {
 Expected<std::shared_ptr<StartedPlugin>> Launcher::open(const CatalogEntry& entry) {
   if (entry.load_path.string().starts_with(kStartedPrefix) && entry.keep) {
     return std::static_pointer_cast<StartedPlugin>(std::const_pointer_cast<void>(entry.keep));
+  }
+  if (entry.load_path.string().starts_with(kRegistryPrefix)) {
+    const PluginRef ref{entry.manifest.name, entry.manifest.version.text(), "", Json::object()};
+    auto target = place(ref, nullptr);
+    if (!target) return target.error();
+    return start(*target);
   }
   auto target = place(entry);
   if (!target) return target.error();

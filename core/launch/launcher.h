@@ -81,6 +81,14 @@ class Launcher {
   Launcher(std::shared_ptr<DeployerSet> deployers, std::shared_ptr<const Registry> registry,
            LaunchOptions options);
 
+  // Ok, or the error for a name written without a version whose versions (in the registry
+  // and in `catalog`, which may be null) are different plugins: versions that share no
+  // artifact kind, directly or through other versions, such as a bundled hello@1.2.0
+  // (native, python, container) and Argo's hello@0.0.1 (argo). The error lists each version
+  // with its artifact kinds and asks for NAME@VERSION. With `deployer` (a step's own),
+  // only the versions it can run count.
+  Status unambiguous(const std::string& name, const std::string& version, const Catalog* catalog,
+                     const std::string& deployer = {}) const;
   // Whether `ref` goes through the dispatcher rather than a deployer of its own: no deployer
   // is chosen, and the plugin is in `catalog`, or the registry does not know it either
   // (the dispatcher then reports it, or polls the providers of the RPC).
@@ -112,6 +120,9 @@ class Launcher {
   // `deployer` (its name): `id` tells one start from another; open() returns `plugin` for it.
   static CatalogEntry entryFor(std::shared_ptr<StartedPlugin> plugin, std::filesystem::path file,
                                const std::string& id, std::string deployer);
+  // A poll-only catalog entry (Catalog::addPollOnly()) for registry plugin `entry`, not
+  // started: its manifest holds only the name and version; open() places and starts it.
+  static CatalogEntry pollEntryFor(const RegistryEntry& entry, std::filesystem::path file);
   // The name of the deployer that runs `entry`: the one it was started through, else where
   // place(entry) puts it; empty when it cannot be placed. Starts nothing.
   std::string deployerOf(const CatalogEntry& entry) const;

@@ -116,6 +116,28 @@ std::vector<Wanted> wanted(const Registry& registry, const Launcher& launcher,
 
 }  // namespace
 
+bool polledByRegistry(const LaunchTarget& target) {
+  auto polled = target.artifact.find("polled");
+  return polled != target.artifact.end() && polled->is_boolean() && polled->get<bool>();
+}
+
+std::vector<CatalogEntry> pollOnlyEntries(const Registry& registry, const Launcher& launcher,
+                                          const Catalog& catalog) {
+  std::set<std::string> present;
+  for (const auto& e : catalog.entries()) present.insert(toLower(e.manifest.name));
+  std::vector<CatalogEntry> out;
+  for (auto& w : wanted(registry, launcher, &present)) {
+    if (!w.target || !polledByRegistry(*w.target)) continue;
+    const auto files = artifactFiles(w.target->artifact);
+    for (const auto& entry : registry.entries()) {
+      if (entry.name + "@" + entry.version.text() != w.label) continue;
+      out.push_back(Launcher::pollEntryFor(entry, files.empty() ? fs::path() : files.front()));
+      break;
+    }
+  }
+  return out;
+}
+
 bool RegistryPlugins::changed() {
   if (registryState() != registry_state_) return true;
   std::map<std::string, std::string> keys;
@@ -143,6 +165,7 @@ void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
     if (previous.key != w.key) {  // new or changed: start it
       s.key = w.key;
       s.deployer = w.target ? w.target->deployer->manifest.name : std::string();
+      s.polled = w.target && polledByRegistry(*w.target);
       s.plugin = w.target ? launcher_.start(*w.target)
                           : Error("plugin " + w.label + ": " + w.target.error().message());
       if (s.plugin && toLower((*s.plugin)->handle->manifest().name) != w.name) {
@@ -169,6 +192,7 @@ void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
       entries.push_back(Launcher::entryFor(
           *s.plugin, where, w.name + "/" + std::to_string(std::hash<std::string>{}(s.key)),
           s.deployer));
+      entries.back().polled = s.polled;
     }
     now.emplace(w.name, std::move(s));
   }

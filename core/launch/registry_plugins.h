@@ -29,6 +29,16 @@
 
 namespace plugboard::core {
 
+// Whether polling may call the plugin placed at `target`: the artifact it runs from says
+// `polled = true`. The one rule for plugins only the registry knows, in every command.
+bool polledByRegistry(const LaunchTarget& target);
+
+// The one-shot commands' (run, exec): a poll-only entry (Launcher::pollEntryFor()) for
+// each registry plugin that `catalog` does not name (its highest version) and that
+// polledByRegistry() allows; nothing is started.
+std::vector<CatalogEntry> pollOnlyEntries(const Registry& registry, const Launcher& launcher,
+                                          const Catalog& catalog);
+
 class RegistryPlugins {
  public:
   // `registry` was loaded from `file`. `launcher` must outlive this object.
@@ -46,6 +56,7 @@ class RegistryPlugins {
   struct Started {
     std::string key;  // deployer, artifact and the state of its files
     std::string deployer;  // the name of the deployer it was started through
+    bool polled = false;   // polledByRegistry()
     // The plugin, or why it did not start.
     Expected<std::shared_ptr<StartedPlugin>> plugin = Error("not started");
   };

@@ -144,6 +144,7 @@ void Catalog::buildIndex(const Catalog* incumbent) {
     auto& versions = by_name_[toLower(m.name)];
     versions.push_back(i);
     if (versions.size() > 1) continue;  // only the highest version feeds the indexes below
+    if (!entries_[i].polled) continue;  // the indexes below are polling's
     for (const auto& rpc : m.provides) by_rpc_[rpc].push_back(i);
     if (m.legacy()) legacy_.push_back(i);
   }
@@ -187,7 +188,15 @@ std::vector<const CatalogEntry*> Catalog::providers(std::string_view rpc) const 
 std::vector<const CatalogEntry*> Catalog::legacy() const {
   std::vector<const CatalogEntry*> out;
   for (std::size_t i : legacy_) out.push_back(&entries_[i]);
+  for (const auto& e : poll_only_) out.push_back(&e);
   return out;
+}
+
+void Catalog::addPollOnly(std::vector<CatalogEntry> entries) {
+  for (auto& e : entries) {
+    if (by_name_.count(toLower(e.manifest.name))) continue;  // a plugin file has the name
+    poll_only_.push_back(std::move(e));
+  }
 }
 
 }  // namespace plugboard::core

@@ -43,6 +43,10 @@ struct CatalogEntry {
   // The deployer (by name) that runs it, when that was decided before the catalog was made
   // (plugins serve started from the registry); empty: decided when it is loaded.
   std::string deployer;
+  // Whether polling may call it (providers() and legacy() list it): a plugin of the plugin
+  // directories may be; one only the registry knows, when its artifact says `polled =
+  // true` (core/launch/registry_plugins.h decides that, for every command).
+  bool polled = true;
 
   const std::filesystem::path& loadPath() const { return load_path.empty() ? file : load_path; }
 };
@@ -116,8 +120,16 @@ class Catalog {
 
   // The highest version of every plugin that lists `rpc` in `provides`, sorted by name.
   std::vector<const CatalogEntry*> providers(std::string_view rpc) const;
-  // The highest version of every legacy plugin (no `provides`), sorted by name.
+  // The highest version of every legacy plugin (no `provides`), sorted by name, then the
+  // poll-only entries.
   std::vector<const CatalogEntry*> legacy() const;
+
+  // Entries that polling calls but no name reaches: plugins only the registry knows,
+  // not started yet, whose manifest is read when they start (so they are polled for every
+  // RPC, as legacy plugins are, and decline the RPCs they turn out not to provide).
+  // REQUIRES: called before the catalog is shared.
+  void addPollOnly(std::vector<CatalogEntry> entries);
+  const std::vector<CatalogEntry>& pollOnly() const { return poll_only_; }
 
  private:
   void buildIndex(const Catalog* incumbent);
@@ -137,6 +149,7 @@ class Catalog {
   // rpc -> indexes of the highest version of each provider, sorted by name
   std::unordered_map<std::string, std::vector<std::size_t>> by_rpc_;
   std::vector<std::size_t> legacy_;
+  std::vector<CatalogEntry> poll_only_;
 };
 
 }  // namespace plugboard::core

@@ -93,8 +93,9 @@ std::string requestText(const DispatchRequest& request, Route route) {
 
 Dispatcher::Dispatcher(const Catalog& catalog, DispatcherOptions options)
     : catalog_(catalog), options_(std::move(options)) {
-  slots_.reserve(catalog_.entries().size());
-  for (std::size_t i = 0; i < catalog_.entries().size(); ++i)
+  const std::size_t n = catalog_.entries().size() + catalog_.pollOnly().size();
+  slots_.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
     slots_.push_back(std::make_shared<Slot>());
   std::unordered_map<std::string, int> lowered;
   for (const auto& [name, priority] : options_.priority) lowered[toLower(name)] = priority;
@@ -145,17 +146,24 @@ std::vector<const CatalogEntry*> Dispatcher::pollOrder(const std::string& rpc) c
   return order;
 }
 
+std::size_t Dispatcher::slotIndex(const CatalogEntry& entry) const {
+  const auto& entries = catalog_.entries();
+  if (!entries.empty() && &entry >= entries.data() && &entry < entries.data() + entries.size())
+    return static_cast<std::size_t>(&entry - entries.data());
+  return entries.size() + static_cast<std::size_t>(&entry - catalog_.pollOnly().data());
+}
+
 bool Dispatcher::isLoaded(const CatalogEntry& entry) const { return state(entry).loaded; }
 
 Dispatcher::PluginState Dispatcher::state(const CatalogEntry& entry) const {
   std::lock_guard lock(mu_);
-  const Slot& slot = *slots_[&entry - catalog_.entries().data()];
+  const Slot& slot = *slots_[slotIndex(entry)];
   return {slot.plugin.ok(), slot.loaded_at,
           slot.tried && !slot.plugin.ok() ? slot.plugin.error().message() : std::string()};
 }
 
 Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
-  Slot* slot = slots_[&entry - catalog_.entries().data()].get();
+  Slot* slot = slots_[slotIndex(entry)].get();
   std::call_once(slot->loaded, [&] {
     auto opened = options_.open(entry);
     std::lock_guard lock(mu_);
@@ -181,6 +189,10 @@ Outcome Dispatcher::call(const CatalogEntry& entry, const DispatchRequest& reque
     return Outcome::error("plugin '" + entry.manifest.name +
                           "' could not be loaded: " + slot.plugin.error().message());
   }
+  // A plugin polled before its manifest was known declines the RPCs it does not provide.
+  const Manifest& m = (*slot.plugin)->handle->manifest();
+  if (route == Route::kPolled && !m.legacy() && !m.providesRpc(request.rpc))
+    return Outcome{Phase::kNotHandled, "", Json::object(), {}};
   return callOnce(**slot.plugin, requestText(request, route), control);
 }
 

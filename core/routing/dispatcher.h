@@ -7,7 +7,8 @@
 // A key that more than one plugin claims and none holds (Catalog::conflictFor) is an Error
 // naming their files; it is neither called nor polled for.
 // Polling route: when the key names no installed plugin, the providers of the RPC and the
-// legacy plugins are called in order (priority, highest first, then name) until one
+// legacy plugins (Catalog::providers(), Catalog::legacy(): the entries that may be polled,
+// with the poll-only ones) are called in order (priority, highest first, then name) until one
 // handles the call; an Error stops the poll; if none handles it the result says so and
 // lists the plugins tried.
 //
@@ -131,6 +132,8 @@ class Dispatcher {
  private:
   struct Slot;
   Slot& slotFor(const CatalogEntry& entry);
+  // The index of `entry` (of entries(), then of pollOnly()) in slots_.
+  std::size_t slotIndex(const CatalogEntry& entry) const;
   Outcome call(const CatalogEntry& entry, const DispatchRequest& request, Route route,
                CallControl& control);
   static Outcome callOnce(StartedPlugin& plugin, const std::string& body, CallControl& control);

@@ -49,6 +49,9 @@ Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config) {
   for (const auto& c : catalog.conflicts()) spdlog::warn("{}", c.oneLine());
   auto launcher = makeLauncher(config);
   if (!launcher) return launcher.error();
+  // Registry plugins that may be polled are polled as in `serve`, started when first polled.
+  if (const Registry* registry = (*launcher)->registry())
+    catalog.addPollOnly(pollOnlyEntries(*registry, **launcher, catalog));
   return std::unique_ptr<Runtime>(new Runtime(config, std::move(catalog), std::move(*launcher)));
 }
 

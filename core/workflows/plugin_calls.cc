@@ -33,13 +33,24 @@ Dispatch callThroughDeployer(Launcher& launcher, const LaunchTarget& target,
   return d;
 }
 
-// {"workflow":{"metadata":{"name":W}},"template":{"name":T}}, as text.
-std::string contextText(std::string_view workflow, const std::string& step) {
+// {"workflow":{"metadata":{"name":W}},"template":{"name":T}}, as text; with parameters,
+// the template also has Argo's "inputs":{"parameters":[{"name","value"}]}, each value a
+// string (a number or boolean as its JSON text), as Argo's controller writes the template
+// into the WorkflowTaskSet its agent reads (workflow/controller/plugin_template.go).
+std::string contextText(std::string_view workflow, const std::string& step,
+                        const Json& parameters) {
   auto quoted = [](const Json& s) {
     return s.dump(-1, ' ', false, Json::error_handler_t::replace);
   };
-  return R"({"workflow":{"metadata":{"name":)" + quoted(Json(workflow)) +
-         R"(}},"template":{"name":)" + quoted(Json(step)) + "}}";
+  std::string text = R"({"workflow":{"metadata":{"name":)" + quoted(Json(workflow)) +
+                     R"(}},"template":{"name":)" + quoted(Json(step));
+  if (parameters.is_object() && !parameters.empty()) {
+    Json list = Json::array();
+    for (const auto& [name, value] : parameters.items())
+      list.push_back({{"name", name}, {"value", value.is_string() ? value : Json(quoted(value))}});
+    text += R"(,"inputs":{"parameters":)" + quoted(list) + "}";
+  }
+  return text + "}}";
 }
 
 }  // namespace
@@ -82,7 +93,7 @@ Dispatch PluginCalls::call(StepCall call, CallControl& control) {
   request.version = step.version;
   request.rpc = step.rpc;
   request.args = std::move(call.args);
-  request.context_text = contextText(call.workflow, step.id);
+  request.context_text = contextText(call.workflow, step.id, call.parameters);
   if (const auto r = route(step); !r->dispatched) {
     if (!r->target) {
       Dispatch d;

@@ -27,6 +27,7 @@ struct StepCall {
   const WorkflowStep* step = nullptr;
   std::string_view workflow;  // the workflow's name
   Json args;                  // the step's args, references substituted
+  Json parameters = Json::object();  // the step's parameters, references substituted
 };
 
 class StepCalls {

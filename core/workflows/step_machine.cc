@@ -60,7 +60,7 @@ StepMachine::StepMachine(const Workflow& workflow, const Json& inputs, const Run
   // Outputs are kept for substitution only while a step that uses them may still run.
   for (std::size_t i = 0; i < n; ++i) {
     reads_.begin.push_back(static_cast<std::uint32_t>(reads_.items.size()));
-    if (auto refs = findReferences(workflow.steps[i].args)) {
+    if (auto refs = stepReferences(workflow.steps[i])) {
       for (const auto& r : *refs) {
         auto it = r.kind == Reference::Kind::kStepOutput ? index.find(r.step) : index.end();
         if (it == index.end()) continue;
@@ -125,8 +125,11 @@ std::optional<StepMachine::Call> StepMachine::makeCall(std::size_t i, TimePoint 
   statuses_[i].phase = StepPhase::kRunning;
 
   auto args = substitute(s.def->args, context_);
-  if (!args) {
-    end(i, StepPhase::kError, "args: " + args.error().message(), now);
+  auto parameters = args ? substitute(s.def->parameters, context_) : Expected<Json>(Json());
+  if (!args || !parameters) {
+    end(i, StepPhase::kError,
+        !args ? "args: " + args.error().message() : "parameters: " + parameters.error().message(),
+        now);
     skipDependents(i, now);
     return std::nullopt;
   }
@@ -146,7 +149,7 @@ std::optional<StepMachine::Call> StepMachine::makeCall(std::size_t i, TimePoint 
   s.in_flight = true;
   ++statuses_[i].calls;
   ++in_flight_;
-  return Call{i, ++s.token, s.control, StepCall{s.def, workflow_.name, std::move(*args)}};
+  return Call{i, ++s.token, s.control, StepCall{s.def, workflow_.name, std::move(*args), std::move(*parameters)}};
 }
 
 void StepMachine::callReturned(std::size_t i, std::uint64_t token, Dispatch dispatch,

@@ -192,6 +192,8 @@ class Parser {
         step.rpc = string(node, id, k);
       } else if (k == "args") {
         step.args = tomlToJson(node);
+      } else if (k == "parameters") {
+        parseParameters(node, step);
       } else if (k == "depends") {
         const auto* deps = node.as_array();
         if (deps == nullptr) {
@@ -231,12 +233,33 @@ class Parser {
       } else {
         problem(posOf(key.source()), id,
                 "unknown key '" + k +
-                    "' (expected id, plugin, rpc, args, depends, timeout, retry, poll, deploy, description)");
+                    "' (expected id, plugin, rpc, args, parameters, depends, timeout, retry, poll, deploy, "
+                    "description)");
       }
     }
     if (!has_plugin) problem(step.pos, id, "the step has no 'plugin'");
-    auto refs = findReferences(step.args);
-    if (!refs) problem(step.pos, id, "args: " + refs.error().message());
+    auto refs = stepReferences(step);
+    if (!refs) problem(step.pos, id, refs.error().message());
+  }
+
+  // parameters = { value = "1", who = "${inputs.who}" }: Argo's input parameters, whose
+  // values are strings (a number or boolean is sent as its text).
+  void parseParameters(const toml::node& node, WorkflowStep& step) {
+    const auto* t = node.as_table();
+    if (t == nullptr) {
+      problem(posOf(node.source()), step.id,
+              "'parameters' must be a table of strings: parameters = { value = \"1\" }");
+      return;
+    }
+    for (auto&& [key, v] : *t) {
+      if (!(v.is_string() || v.is_integer() || v.is_floating_point() || v.is_boolean())) {
+        problem(posOf(v.source()), step.id,
+                "parameter '" + std::string(key.str()) +
+                    "' must be a string, a number or a boolean (Argo's parameters are strings)");
+        continue;
+      }
+      step.parameters[std::string(key.str())] = tomlToJson(v);
+    }
   }
 
   void parseRetry(const toml::node& node, WorkflowStep& step) {
@@ -293,7 +316,7 @@ class Parser {
     std::size_t search = 0;
     for (std::size_t i = 0; i < wf.steps.size(); ++i) {
       const WorkflowStep& s = wf.steps[i];
-      auto refs = findReferences(s.args);
+      auto refs = stepReferences(s);
       if (!refs) continue;  // reported by parseStep
       for (const auto& r : *refs) {
         if (r.kind == Reference::Kind::kInput && !input_names.count(r.input)) {
@@ -382,6 +405,16 @@ std::string WorkflowProblem::oneLine() const {
   out += ": ";
   if (!step.empty()) out += "step '" + step + "': ";
   return out + message;
+}
+
+Expected<std::vector<Reference>> stepReferences(const WorkflowStep& step) {
+  auto refs = findReferences(step.args);
+  if (!refs) return Error("args: " + refs.error().message());
+  auto more = findReferences(step.parameters);
+  if (!more) return Error("parameters: " + more.error().message());
+  refs->insert(refs->end(), std::make_move_iterator(more->begin()),
+               std::make_move_iterator(more->end()));
+  return refs;
 }
 
 LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label) {

@@ -19,6 +19,7 @@
 
 #include "core/base/duration.h"
 #include "core/base/expected.h"
+#include "core/workflows/substitution.h"
 
 namespace plugboard::core {
 
@@ -41,6 +42,9 @@ struct WorkflowStep {
   std::string version;  // empty: the highest installed
   std::string rpc = "template.execute";
   Json args;  // may hold ${...} references
+  // The template's input parameters, as Argo's agent sends them to a sidecar
+  // (template.inputs.parameters): name -> string, number or boolean; may hold ${...}.
+  Json parameters = Json::object();
   std::vector<std::string> depends;
   std::optional<Millis> timeout;
   RetryPolicy retry;
@@ -84,6 +88,10 @@ struct LoadedWorkflow {
   std::vector<WorkflowProblem> problems;
   bool ok() const { return workflow.has_value() && problems.empty(); }
 };
+
+// The references of a step's args, then of its parameters. The error says which of the two
+// holds the malformed one ("args: ...", "parameters: ...").
+Expected<std::vector<Reference>> stepReferences(const WorkflowStep& step);
 
 LoadedWorkflow loadWorkflow(const std::filesystem::path& file);
 LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label);

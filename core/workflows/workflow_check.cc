@@ -111,7 +111,7 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
     }
     if (!checkArgs(step, entry->manifest, ctx, report)) continue;
     // Outputs used from other steps must be ones their plugins declare, when they declare any.
-    auto refs = findReferences(step.args);
+    auto refs = stepReferences(step);
     if (!refs) continue;
     for (const auto& r : *refs) {
       if (r.kind != Reference::Kind::kStepOutput) continue;

@@ -8,7 +8,11 @@
 // Artifacts (docs/registry.md):
 //   "plugins/hello/plugin.yaml"                 the manifest, or the ConfigMap `argo
 //                                               executor-plugin build` writes
-//   { path = "...", version = "1.0.0", polled = true }
+//   "plugins/hello"                             a directory holding plugin.yaml: with a
+//                                               server.* beside it, that script becomes the
+//                                               container's args, as `argo executor-plugin
+//                                               build` makes them
+//   { path = "...", version = "1.0.0", polled = true }   (polled: read by the runtime)
 //   { url = "http://127.0.0.1:4355", name = "hello", token_file = "...", version = "..." }
 // Replies: 200 with a node -> its phase, message, outputs and requeue; 200 with {} -> not
 // handled; 404 -> the RPC is unavailable for the handle's life; 503 and connection errors
@@ -16,6 +20,7 @@
 // used up; anything else -> an Error quoting the status and body.
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -115,6 +120,41 @@ std::string readText(const std::string& path, const std::string& what) {
   return text.str();
 }
 
+// The sidecar of the artifact's `path`: a plugin.yaml (or the ConfigMap Argo's build
+// writes), or a directory holding plugin.yaml. As `argo executor-plugin build DIR` does
+// (cmd/argo/commands/executorplugin/io.go, loadPluginManifest), the one file named
+// server.* beside a plugin.yaml becomes the container's args; two such files are an
+// error. Each file read is checked against `rules` first.
+SidecarSpec specOfPath(const std::string& path, const host::TrustRules& rules) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const bool dir = fs::is_directory(path, ec);
+  const fs::path manifest = dir ? fs::path(path) / "plugin.yaml" : fs::path(path);
+  if (dir && !fs::exists(manifest, ec))
+    throw std::runtime_error(path + ": the directory holds no plugin.yaml");
+  deployer_common::requireTrusted(manifest.string(), host::checkFile(manifest, rules));
+  auto read = readExecutorPlugin(readText(manifest.string(), "plugin manifest"));
+  if (!read) throw std::runtime_error(manifest.string() + ": " + read.error().message());
+  if (read->from_config_map) return std::move(*read);  // built already
+  std::vector<fs::path> servers;
+  for (const auto& e : fs::directory_iterator(manifest.parent_path(), ec)) {
+    if (e.path().filename().string().starts_with("server.")) servers.push_back(e.path());
+  }
+  if (servers.size() > 1) {
+    std::sort(servers.begin(), servers.end());
+    std::string names;
+    for (const auto& f : servers) names += (names.empty() ? "" : ", ") + f.filename().string();
+    throw std::runtime_error(manifest.parent_path().string() + ": plugin '" + read->name +
+                             "' has more than one server.* file (" + names +
+                             "); Argo's build takes exactly one");
+  }
+  if (servers.size() == 1) {
+    deployer_common::requireTrusted(servers[0].string(), host::checkFile(servers[0], rules));
+    read->args = {readText(servers[0].string(), "plugin server")};
+  }
+  return std::move(*read);
+}
+
 // The plugin's version: the artifact's, else the manifest's annotation plugboard/version,
 // else the image's tag when it is one ("v1.2.0" or "1.2.0"), else 0.0.0.
 std::string versionOf(const Json& artifact, const SidecarSpec& spec) {
@@ -155,10 +195,9 @@ std::string errorResult(const std::string& message) {
 
 class ArgoHandle : public plugboard::Handle {
  public:
-  ArgoHandle(std::string name, bool polled, Settings settings, HttpTarget target, std::string token,
+  ArgoHandle(std::string name, Settings settings, HttpTarget target, std::string token,
              std::unique_ptr<Sidecar> sidecar)
       : name_(std::move(name)),
-        polled_(polled),
         settings_(std::move(settings)),
         sidecar_(std::move(sidecar)),
         client_(std::move(target)),
@@ -169,8 +208,8 @@ class ArgoHandle : public plugboard::Handle {
     if (!request.is_object())
       return errorResult("plugin '" + name_ + "' (argo): the request is not a JSON object");
     const std::string rpc = request.value("rpc", std::string("template.execute"));
+    // Whether it is polled at all is the runtime's decision (the registry's `polled`).
     const bool polled = request.value("via", std::string()) == "poll";
-    if (polled && !polled_) return plugboard::Result::NotHandled().toText();
     if (rpc != "template.execute" || unavailable_) {
       return errorResult("plugin '" + name_ + "' (argo) does not provide " + rpc +
                          (unavailable_ ? " (its sidecar answered 404 before)" : ""));
@@ -240,7 +279,6 @@ class ArgoHandle : public plugboard::Handle {
   }
 
   const std::string name_;
-  const bool polled_;
   const Settings settings_;
   const std::unique_ptr<Sidecar> sidecar_;  // null for a sidecar reached by URL
   HttpClient client_;
@@ -280,14 +318,12 @@ class ArgoDeployer : public plugboard::Deployer {
     if (!artifact.is_object()) throw std::invalid_argument("the artifact must be a table");
     Settings s = defaults_;
     applySettings(s, options);
-    const bool polled = artifact.value("polled", false);
+    if (auto polled = artifact.find("polled"); polled != artifact.end() && !polled->is_boolean())
+      throw std::invalid_argument("the artifact's 'polled' must be true or false");
     const host::TrustRules rules = host::rulesOf(artifact);
     std::optional<SidecarSpec> spec;
-    if (auto path = artifact.find("path"); path != artifact.end() && path->is_string()) {
-      auto read = readExecutorPlugin(readText(*path, "plugin manifest"));
-      if (!read) throw std::runtime_error(path->get<std::string>() + ": " + read.error().message());
-      spec = std::move(*read);
-    }
+    if (auto path = artifact.find("path"); path != artifact.end() && path->is_string())
+      spec = specOfPath(*path, rules);
     if (auto url = artifact.find("url"); url != artifact.end()) {
       if (!url->is_string()) throw std::invalid_argument("the artifact's 'url' must be a string");
       std::string name = artifact.value("name", spec ? spec->name : std::string());
@@ -298,7 +334,7 @@ class ArgoDeployer : public plugboard::Deployer {
         token = readText(*file, "token file");
       const SidecarSpec known = spec ? *spec : SidecarSpec{};
       auto handle =
-          std::make_unique<ArgoHandle>(name, polled, s, targetOfUrl(*url), token, nullptr);
+          std::make_unique<ArgoHandle>(name, s, targetOfUrl(*url), token, nullptr);
       return {manifestOf(name, versionOf(artifact, known), known.description), std::move(handle)};
     }
     if (!spec)
@@ -313,7 +349,7 @@ class ArgoDeployer : public plugboard::Deployer {
     HttpTarget target = sidecar->target();
     std::string token = sidecar->token();
     const Json manifest = manifestOf(spec->name, versionOf(artifact, *spec), spec->description);
-    auto handle = std::make_unique<ArgoHandle>(spec->name, polled, s, std::move(target),
+    auto handle = std::make_unique<ArgoHandle>(spec->name, s, std::move(target),
                                                std::move(token), std::move(sidecar));
     return {manifest, std::move(handle)};
   }

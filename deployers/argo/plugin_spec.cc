@@ -309,6 +309,7 @@ Expected<SidecarSpec> readExecutorPlugin(std::string_view yaml_text) {
     // FromConfigMap (workflow/util/plugin/configmap.go): the plugin is the map's name
     // without the suffix `argo executor-plugin build` adds.
     s.name = *name;
+    s.from_config_map = true;
     if (s.name.ends_with("-executor-plugin")) s.name.resize(s.name.size() - 16);
     const Json* data = find(*doc, "data");
     const Json* text_of_container = data ? find(*data, "sidecar.container") : nullptr;

@@ -37,6 +37,7 @@ struct SidecarSpec {
   std::vector<std::string> cap_add, cap_drop;
   std::string version;      // annotation plugboard/version, else ""
   std::string description;  // annotation workflows.argoproj.io/description
+  bool from_config_map = false;  // read from the ConfigMap `argo executor-plugin build` wrote
 };
 
 // YAML text (one document) as JSON: mappings, sequences and scalars; plain scalars that

@@ -137,6 +137,8 @@ Expected<std::string> resultOfExecuteTemplateReply(std::string_view body) {
   if (jsonDeeperThan(body)) return Error("the reply is " + tooDeepText());
   Json reply = Json::parse(body, nullptr, false);
   if (reply.is_discarded()) return Error("the reply is not JSON");
+  // Go's decoder reads `null` into the reply as nothing at all: no node, as {} has none.
+  if (reply.is_null()) return std::string(R"({"phase":"NotHandled"})");
   if (!reply.is_object()) return Error("the reply is not a JSON object");
   auto node = reply.find("node");
   if (node == reply.end() || node->is_null()) return std::string(R"({"phase":"NotHandled"})");

@@ -39,12 +39,16 @@ TEST(ArgoMessagesTest, ARepliesNodeBecomesTheResult) {
   EXPECT_EQ(Json::parse(*r), Json::parse(R"({"phase":"Running","requeue_ms":90000})"));
   EXPECT_EQ(*resultOfExecuteTemplateReply("{}"), R"({"phase":"NotHandled"})");
   EXPECT_EQ(*resultOfExecuteTemplateReply(R"({"node":null})"), R"({"phase":"NotHandled"})");
+  // Argo's own sidecars answer null for a template that is not theirs (the e2e hello).
+  EXPECT_EQ(*resultOfExecuteTemplateReply("null"), R"({"phase":"NotHandled"})");
+  EXPECT_EQ(*resultOfExecuteTemplateReply(" null\n"), R"({"phase":"NotHandled"})");
 }
 
 TEST(ArgoMessagesTest, MalformedRepliesAreRefusedWithTheirReason) {
   const std::pair<std::string, const char*> cases[] = {
       {"not json", "the reply is not JSON"},
       {"[]", "the reply is not a JSON object"},
+      {"\"null\"", "the reply is not a JSON object"},
       {R"({"node":{"phase":"Exploded"}})", "node.phase is \"Exploded\""},
       {R"({"node":{}})", "node.phase is missing"},
       {R"({"node":{"phase":"Succeeded","outputs":{"parameters":{"a":"b"}}}})",

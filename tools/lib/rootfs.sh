@@ -49,14 +49,16 @@ rootfs_import() {
     "$podman" import --quiet "$@" - "$image" >/dev/null
 }
 
-# rootfs_add_python ROOTFS: this machine's /usr/bin/python3 (the Debian package's), its
-# libraries and its standard library, without what a plugin never needs (tests, IDLE, Tk,
-# pip's bootstrap, 2to3, site-packages). Prints the standard library's directory.
+# rootfs_add_python ROOTFS: this machine's /usr/bin/python3 (the Debian package's, also as
+# /usr/bin/python), its libraries and its standard library, without what a plugin never
+# needs (tests, IDLE, Tk, pip's bootstrap, 2to3, site-packages). Prints the standard
+# library's directory.
 rootfs_add_python() {
   local rootfs=$1 python stdlib
   python=$(readlink -f /usr/bin/python3)
   stdlib=$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["stdlib"])')
   rootfs_install "$rootfs" 0755 "$python" /usr/bin/python3
+  ln -s python3 "$rootfs/usr/bin/python"  # the name Argo's plugin manifests run
   install -d -m 0755 "$rootfs$stdlib"
   tar -C "$stdlib" --exclude=__pycache__ --exclude=test --exclude=idlelib --exclude=tkinter \
     --exclude=ensurepip --exclude=lib2to3 --exclude=turtledemo --exclude=site-packages \

@@ -88,6 +88,10 @@ int cmdCall(const Args& args) {
   auto runtime = openRuntime(*config);
   if (!runtime) return kExitUsage;
   const core::Catalog& catalog = runtime->catalog();
+  if (core::Status st = runtime->launcher().unambiguous(key, version, &catalog); !st) {
+    std::cerr << "plugboard: " << st.error().message() << "\n";
+    return kExitFailed;
+  }
   const core::CatalogEntry* entry = catalog.find(key, version);
   if (const core::CatalogConflict* conflict =
           entry == nullptr ? catalog.conflictFor(key) : nullptr) {

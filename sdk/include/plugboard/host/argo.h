@@ -38,7 +38,8 @@ std::string executeTemplateArgs(const nlohmann::json& request, std::string_view 
 // The plugboard result JSON text for an ExecuteTemplateReply body: the node's phase,
 // message and outputs (Argo's parameter list as an object; numbers and booleans become
 // their text, as Argo's AnyString reads them), and requeue as requeue_ms. A reply without
-// a node ({}) is {"phase":"NotHandled"}. Errors say what is wrong with the body: not
+// a node ({}, or JSON null, which Argo's decoder reads as no node) is
+// {"phase":"NotHandled"}. Errors say what is wrong with the body: not
 // JSON, not an object, an unknown phase, outputs Argo could not decode, a bad duration.
 Expected<std::string> resultOfExecuteTemplateReply(std::string_view body);
 
