@@ -21,6 +21,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "core/base/read_file.h"
 #include "core/serving/accept_limits.h"
 #include "core/serving/http_router.h"
 
@@ -510,13 +511,12 @@ int HttpServer::shutdown() {
 }
 
 Expected<std::string> readTokenFile(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return Error(file.string() + ": cannot read the token file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string token = buf.str();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  if (token.empty()) return Error(file.string() + ": the token file is empty");
+  auto token = readTextFile(file, "token file", defaults::kMaxTokenBytes);
+  if (!token) return token.error();
+  while (!token->empty() && std::isspace(static_cast<unsigned char>(token->back()))) {
+    token->pop_back();
+  }
+  if (token->empty()) return Error(file.string() + ": the token file is empty");
   return token;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -175,6 +176,60 @@ TEST_F(ServeLimitsTest, AnswersAConnectionBeyondTheLimit503AndServesItOnceOneClo
   const HttpReply metrics = second.request("GET", "/metrics");
   EXPECT_NE(metrics.body.find("plugboard_http_responses_total{code=\"503\"} "), std::string::npos)
       << metrics.body;
+}
+
+}  // namespace
+}  // namespace plugboard::testing
+
+namespace plugboard::testing {
+namespace {
+
+// serve's resident memory, in MiB.
+double rssMiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("VmRSS:")) return std::stod(line.substr(6)) / 1024;
+  }
+  return -1;
+}
+
+// The value of the gauge `name` in serve's /metrics.
+double gauge(HttpClient& client, const std::string& name) {
+  const std::string metrics = client.request("GET", "/metrics").body;
+  const auto at = metrics.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(metrics.substr(at + name.size() + 2));
+}
+
+TEST(ServeMemoryTest, DistinctLargeRequestsKeepTheOutcomeTableUnderItsBytes) {
+  PluginDir dir{{"echo"}, {}};
+  ServeProcess serve({"--plugins", dir.path().string()});
+  constexpr int kRequests = 1'000;
+  constexpr int kConnections = 4;
+  std::vector<std::thread> senders;
+  std::atomic<int> answered{0};
+  for (int c = 0; c < kConnections; ++c) {
+    senders.emplace_back([&, c] {
+      HttpClient client(serve.port());
+      for (int i = c; i < kRequests; i += kConnections) {
+        // Just under the 1 MiB body limit, each one distinct: each is a new call.
+        std::string value(1'000'000, 'a' + static_cast<char>(i % 26));
+        value.replace(0, std::to_string(i).size(), std::to_string(i));
+        const auto reply = client.request("POST", "/api/v1/template.execute",
+                                          argoBody("echo", {{"v", value}}));
+        if (reply.status == 200 && reply.body.find("Succeeded") != std::string::npos) ++answered;
+      }
+    });
+  }
+  for (auto& t : senders) t.join();
+  EXPECT_EQ(answered, kRequests);
+  HttpClient client(serve.port());
+  const double kept = gauge(client, "plugboard_argo_outcomes_kept_bytes");
+  EXPECT_GT(kept, 0);
+  EXPECT_LE(kept, 32 << 20);  // defaults::kKeepOutcomesBytes
+  EXPECT_LE(gauge(client, "plugboard_argo_outcomes_kept"), 33);
+  // 1 GB went through; what stays is the table's 32 MiB, the runtime and the allocator's
+  // spare, well under the sidecar's 256 MiB limit (tools/argo/plugin.yaml).
+  EXPECT_LT(rssMiB(serve.pid()), 160) << "MiB";
 }
 
 }  // namespace
