@@ -98,8 +98,8 @@ TEST(HostileCliTest, AValueDoubledStepByStepStopsAtTheArgsLimitNamingIt) {
                          "args = { v = \"0123456789abcdef\" }\n";
   for (int i = 1; i < 40; ++i) {
     const std::string prev = "${steps.s" + std::to_string(i - 1) + ".outputs.parameters.v}";
-    workflow += "[[steps]]\nid = \"s" + std::to_string(i) + "\"\nplugin = \"echo\"\nargs = { v = \"" +
-                prev + prev + "\" }\n";
+    workflow += "[[steps]]\nid = \"s" + std::to_string(i) + "\"\nplugin = \"echo\"\ndepends = [\"s" +
+                std::to_string(i - 1) + "\"]\nargs = { v = \"" + prev + prev + "\" }\n";
   }
   writeFile(dir / "doubling.toml", workflow);
   writeFile(dir / "config.toml", "args_limit = 65536\n");
@@ -118,6 +118,24 @@ TEST(HostileCliTest, AValueDoubledStepByStepStopsAtTheArgsLimitNamingIt) {
                   "larger than 65536 bytes once substituted (args_limit)"))
       << steps["s12"];
   EXPECT_EQ(steps["s13"]["phase"], "Skipped");
+}
+
+TEST(HostileCliTest, APluginThatCrashesTheProcessIsNamedInTheLastLine) {
+  TempDir dir;
+  fs::copy_file(fixture("crashy"), dir / "crashy.so");
+  fs::copy_file(fixture("crash_on_load"), dir / "crash_on_load.so");
+  // (crashy's "segv" resets the handler first, so that a sanitizer does not catch it.)
+  auto r = plugboard({"call", "crashy", "--plugins", dir.path().string(), "--args",
+                      R"({"crash":"abort"})"});
+  EXPECT_GT(r.exit_code, 128) << r.err;  // killed by the signal, as before
+  EXPECT_TRUE(has(r.err, "plugboard: fatal signal 6 (ABRT) in plugin 'crashy' (" +
+                             (dir / "crashy.so").string() + "), in call 1; it runs in the runtime's process"))
+      << r.err;
+  EXPECT_TRUE(has(r.err, "place it with the `process` deployer")) << r.err;
+  auto load = plugboard({"call", "crash-on-load", "--plugins", dir.path().string()});
+  EXPECT_GT(load.exit_code, 128) << load.err;
+  EXPECT_TRUE(has(load.err, "plugboard: fatal signal 6 (ABRT) in the plugin file ")) << load.err;
+  EXPECT_TRUE(has(load.err, "crash_on_load.so, while it was loaded")) << load.err;
 }
 
 // The CPU time `plugboard call echo` takes for `keys` output parameters, best of three.

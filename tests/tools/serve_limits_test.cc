@@ -202,7 +202,7 @@ double gauge(HttpClient& client, const std::string& name) {
 
 TEST(ServeMemoryTest, DistinctLargeRequestsKeepTheOutcomeTableUnderItsBytes) {
   PluginDir dir{{"echo"}, {}};
-  ServeProcess serve({"--plugins", dir.path().string()});
+  ServeProcess serve({"--plugins", dir.plugins()});
   constexpr int kRequests = 1'000;
   constexpr int kConnections = 4;
   std::vector<std::thread> senders;
