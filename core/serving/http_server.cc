@@ -53,6 +53,12 @@ class Helpers {
     Helper* h = helper.get();
     h->thread = std::thread([&loop, h] {
       while (!h->done && !loop.stopped()) loop.run_one_for(std::chrono::milliseconds(20));
+      // A handler run here may have queued its continuation (the next read of a request
+      // being read, for one) on this thread's own queue, which Asio hands to the loop
+      // without waking its thread, expecting this one to go on running. Leaving, wake the
+      // loop's thread for it; else it would wait in epoll for the next timer, as large
+      // requests did until the idle timeout.
+      asio::post(loop, [] {});
       h->finished = true;
     });
     std::lock_guard lock(mu_);
