@@ -31,7 +31,8 @@ std::string body(int i) {
 void measure(int n, std::size_t bound) {
   const long before = rssKiB();
   {
-    ArgoCalls calls(std::chrono::seconds(10), std::chrono::minutes(10), bound);
+    ArgoCalls calls(std::chrono::seconds(10), std::chrono::minutes(10),
+                    {bound, std::size_t{1} << 30, std::size_t{1} << 30});
     for (int i = 0; i < n; ++i) {
       calls.execute(
           body(i),

@@ -56,12 +56,26 @@ inline constexpr Millis kReplyDeadline = std::chrono::seconds(20);
 // request sent again (after a requeue or a lost reply) gets the same answer.
 inline constexpr Millis kKeepOutcomesFor = std::chrono::minutes(10);
 inline constexpr std::size_t kKeepOutcomes = 10'000;
+// ...and how many bytes of replies at most, all together (the oldest go first), and the
+// largest reply kept at all (a larger one is answered and dropped: a request sent again
+// runs the call again). Well under the 256 MiB limit of tools/argo/plugin.yaml.
+inline constexpr std::size_t kKeepOutcomesBytes = std::size_t{32} << 20;
+inline constexpr std::size_t kKeepOutcomeMaxBytes = std::size_t{1} << 20;
 // serve: a call still running after this gets a helper thread for its event loop.
 inline constexpr Millis kSlowCall{10};
 // serve: connections served at once; 0 means half the descriptor limit in effect, at most
 // kAutoMaxConnections. A connection beyond the limit is answered 503 and closed.
 inline constexpr std::size_t kMaxConnections = 0;
 inline constexpr std::size_t kAutoMaxConnections = 10'000;
+// run: the largest args a step may be called with, in bytes, after its references are
+// substituted (a value being spliced that grows past it stops there); the step fails
+// naming the limit.
+inline constexpr std::size_t kArgsLimit = std::size_t{16} << 20;
+// The largest file read whole (a workflow, a configuration, a registry, an args or
+// parameter file), in bytes; a larger one is refused, naming the file.
+inline constexpr std::size_t kMaxFileBytes = std::size_t{64} << 20;
+// The largest token file, in bytes (Argo's token is 32 characters).
+inline constexpr std::size_t kMaxTokenBytes = 64 * 1024;
 // The system plugin directory, relative to the prefix plugboard is installed under (the
 // parent of its bin/): the last place the CLI looks for plugins, after --plugins, the
 // config's plugin_dirs and $PLUGBOARD_PLUGINS, and only when it exists. The Debian

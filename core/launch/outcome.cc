@@ -1,6 +1,6 @@
 #include "core/launch/outcome.h"
 
-#include <algorithm>
+#include <unordered_set>
 
 #include <plugboard/host/json_text.h>
 
@@ -26,6 +26,7 @@ std::optional<Phase> phaseFromName(std::string_view name) {
 // parameter names never do): the caller then keeps the object's order.
 std::vector<std::string> parameterOrder(std::string_view text) {
   std::vector<std::string> names;
+  std::unordered_set<std::string_view> seen;  // names' text, to keep each name once
   std::string_view top, second;  // the current key at depth 1 (the result) and 2 (outputs)
   char open[3] = {};             // the first three open containers: '{' or '['
   std::size_t depth = 0;
@@ -53,13 +54,16 @@ std::vector<std::string> parameterOrder(std::string_view text) {
           second = key;
         } else if (depth == 3 && inParameters() && open[2] == '{') {
           if (escaped) return {};
-          if (std::find(names.begin(), names.end(), key) == names.end()) names.emplace_back(key);
+          if (seen.insert(key).second) names.emplace_back(key);
         }
         expect_key = false;
       }
       i = end;
     } else if (c == '{' || c == '[') {
-      if (c == '{' && depth == 2 && inParameters()) names.clear();
+      if (c == '{' && depth == 2 && inParameters()) {
+        names.clear();
+        seen.clear();
+      }
       if (depth < 3) open[depth] = c;
       ++depth;
       expect_key = c == '{';

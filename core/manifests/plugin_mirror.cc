@@ -14,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/base/text.h"
 #include "core/manifests/elf_section.h"
 #include "core/manifests/runtime_dir.h"
 
@@ -208,10 +209,17 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
     entry->file = file;
     entry->load_path = copy_path;
     entry->keep = keep;
-    MirrorChange change{file, entry->manifest.name,
-                        cur == current_.end() ? "" : cur->second.entry.manifest.version.text(),
-                        entry->manifest.version.text()};
-    state.changes.push_back(std::move(change));
+    // Another plugin's file copied over this one: the old plugin is removed and the new
+    // one added, not one plugin changing its version.
+    const bool same_plugin =
+        cur != current_.end() && toLower(cur->second.entry.manifest.name) == toLower(entry->manifest.name);
+    if (cur != current_.end() && !same_plugin) {
+      state.changes.push_back({file, cur->second.entry.manifest.name,
+                               cur->second.entry.manifest.version.text(), ""});
+    }
+    state.changes.push_back({file, entry->manifest.name,
+                             same_plugin ? cur->second.entry.manifest.version.text() : "",
+                             entry->manifest.version.text()});
     current_[file] = Current{id, std::move(*entry)};
   }
   for (auto it = current_.begin(); it != current_.end();) {

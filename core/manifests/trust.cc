@@ -12,6 +12,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include "core/base/read_file.h"
 #include "core/base/text.h"
 #include "core/manifests/file_handle.h"
 
@@ -44,25 +45,11 @@ Expected<std::string> readTrustedFile(const std::filesystem::path& file, const T
     return Error(file.string() + ": cannot read the " + what + ": " + opened.error().message(),
                  Error::Code::kIo);
   }
-  // Opened without blocking (a FIFO); read blocking.
-  ::fcntl(opened->fd(), F_SETFL, ::fcntl(opened->fd(), F_GETFL) & ~O_NONBLOCK);
   const host::TrustRules rules = policy.rules();
   Status trusted = host::checkOpenedFile(opened->fd(), file, rules);
   if (trusted) trusted = host::checkDirectoriesAbove(file, rules);
   if (!trusted) return host::refusal(file, trusted).error();
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(opened->fd(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      return Error(file.string() + ": cannot read the " + what + ": " + std::strerror(errno),
-                   Error::Code::kIo);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  return text;
+  return readOpenedFile(opened->fd(), file, what);
 }
 
 const TrustPolicy::Pin* findPin(const std::string& name, const std::string& version,

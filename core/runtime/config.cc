@@ -292,6 +292,7 @@ constexpr ConfigKey kKeys[] = {
     {"reply_deadline", readDuration<&Config::reply_deadline>},
     {"grace_period", readDuration<&Config::grace_period>},
     {"body_limit", readInteger<&Config::body_limit, 1, 1 << 30>},
+    {"args_limit", readInteger<&Config::args_limit, 1, 1 << 30>},
     {"poll_unknown", readBool<&Config::poll_unknown>},
     {"max_connections", readInteger<&Config::max_connections, 0, 10'000'000>},
     {"log", nullptr, kLogKeys},

@@ -37,6 +37,7 @@ struct Config {
   Millis reply_deadline = defaults::kReplyDeadline;
   Millis grace_period = defaults::kGracePeriod;
   std::size_t body_limit = defaults::kBodyLimit;
+  std::size_t args_limit = defaults::kArgsLimit;  // run: a step's args after substitution
   std::size_t max_connections = defaults::kMaxConnections;  // 0: from the descriptor limit
   std::string log_level{defaults::kLogLevel};
   std::string log_format{defaults::kLogFormat};  // or "json"

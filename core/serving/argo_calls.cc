@@ -55,23 +55,27 @@ struct ArgoCalls::Impl {
     Clock::time_point at;
     Key key;
     const Entry* entry;  // the key may have been dropped and given to a new call since
+    std::size_t bytes;   // its reply's, while the table holds it
   };
 
   const Millis reply_deadline, keep_for;
-  const std::size_t keep_count;
+  const Limits limits;
 
   mutable std::mutex mu;  // guards everything below
   std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash> table;
   std::deque<Finished> finished;  // in the order the calls ended
+  std::size_t finished_bytes = 0;  // of the entries of `finished` the table still holds
 
-  Impl(Millis deadline, Millis keep, std::size_t count)
-      : reply_deadline(deadline), keep_for(keep), keep_count(count) {}
+  Impl(Millis deadline, Millis keep, Limits l)
+      : reply_deadline(deadline), keep_for(keep), limits(l) {}
 
-  // Drops the outcomes kept too long or beyond the count. REQUIRES: mu held.
+  // Drops the outcomes kept too long or beyond the count or the bytes. REQUIRES: mu held.
   void trim(Clock::time_point now) {
     while (!finished.empty() &&
-           (finished.size() > keep_count || finished.front().at + keep_for <= now)) {
+           (finished.size() > limits.count || finished_bytes > limits.bytes ||
+            finished.front().at + keep_for <= now)) {
       drop(finished.front().key, finished.front().entry);
+      finished_bytes -= finished.front().bytes;
       finished.pop_front();
     }
   }
@@ -86,7 +90,16 @@ struct ArgoCalls::Impl {
   // with the same body; a template not handled here) goes to the requests that wait for it,
   // or to the first that comes after, and is then dropped. REQUIRES: mu held.
   void settle(const Key& key, const Entry& entry) {
-    if (entry.result && !entry.result->succeeded) drop(key, &entry);
+    if (entry.result && (!entry.result->succeeded || entry.result->body.size() > limits.max_reply)) {
+      drop(key, &entry);
+      // Its bytes no longer count; it ended recently, so it is found near the back.
+      for (auto f = finished.rbegin(); f != finished.rend(); ++f) {
+        if (f->entry == &entry) {
+          finished_bytes -= std::exchange(f->bytes, 0);
+          break;
+        }
+      }
+    }
   }
   std::optional<Reply> take(const Key& key, const Entry& entry) {
     settle(key, entry);
@@ -94,14 +107,21 @@ struct ArgoCalls::Impl {
   }
 };
 
-ArgoCalls::ArgoCalls(Millis reply_deadline, Millis keep_for, std::size_t keep_count)
-    : impl_(std::make_unique<Impl>(reply_deadline, keep_for, keep_count)) {}
+ArgoCalls::ArgoCalls(Millis reply_deadline, Millis keep_for, Limits limits)
+    : impl_(std::make_unique<Impl>(reply_deadline, keep_for, limits)) {}
 
 ArgoCalls::~ArgoCalls() = default;
 
 std::size_t ArgoCalls::entries() const {
   std::lock_guard lock(impl_->mu);
   return impl_->table.size();
+}
+
+ArgoCalls::Kept ArgoCalls::kept() const {
+  std::lock_guard lock(impl_->mu);
+  std::size_t count = 0;
+  for (const auto& f : impl_->finished) count += f.bytes > 0 ? 1 : 0;
+  return {count, impl_->finished_bytes};
 }
 
 ArgoCalls::Key ArgoCalls::keyOf(std::string_view body) { return digest(body); }
@@ -134,9 +154,10 @@ std::optional<ArgoCalls::Reply> ArgoCalls::execute(const Key& key, const Run& ru
     lock.lock();
     entry->result = reply;  // a copy for the requests that wait for it, or come next
     const auto now = Clock::now();
-    s.finished.push_back({now, key, entry.get()});
-    s.trim(now);
+    s.finished.push_back({now, key, entry.get(), reply.body.size()});
+    s.finished_bytes += reply.body.size();
     if (!answered) s.settle(key, *entry);  // this request has it: keep a success only
+    s.trim(now);
     lock.unlock();
     entry->done_cv.notify_all();
     return reply;

@@ -15,9 +15,10 @@
 // What is kept is the reply's text, not the plugin's outcome: the answer is written once
 // per call, and a kept entry is about the size of its reply.
 //
-// Succeeded outcomes are kept for `keep_for` after they ended and at most `keep_count` of
-// them (the oldest go first), so that a request sent again after a lost reply gets the
-// same answer. Any other outcome (Running or Pending from the plugin, which asks to be
+// Succeeded outcomes are kept for `keep_for` after they ended, at most `limits.count` of
+// them and `limits.bytes` of their replies together (the oldest go first), so that a
+// request sent again after a lost reply gets the same answer; a reply larger than
+// `limits.max_reply` is not kept at all (sent again, its call runs again). Any other outcome (Running or Pending from the plugin, which asks to be
 // called again; Failed or Error, which Argo's retryStrategy retries with the same body; a
 // template not handled here) goes to the requests that wait for it, or, when the request
 // that ran the call was answered before it ended, to the next request with its key; it is
@@ -54,7 +55,12 @@ class SlowCallNotice {
 
 class ArgoCalls {
  public:
-  ArgoCalls(Millis reply_deadline, Millis keep_for, std::size_t keep_count);
+  struct Limits {
+    std::size_t count;      // outcomes kept
+    std::size_t bytes;      // their replies' bytes together
+    std::size_t max_reply;  // the largest reply kept
+  };
+  ArgoCalls(Millis reply_deadline, Millis keep_for, Limits limits);
   ~ArgoCalls();
   ArgoCalls(const ArgoCalls&) = delete;
   ArgoCalls& operator=(const ArgoCalls&) = delete;
@@ -87,6 +93,14 @@ class ArgoCalls {
 
   // Calls running plus outcomes kept.
   std::size_t entries() const;
+
+  // The finished outcomes kept (successes, and others not yet handed to a request) and the
+  // bytes of their replies.
+  struct Kept {
+    std::size_t count;
+    std::size_t bytes;
+  };
+  Kept kept() const;
 
  private:
   struct Impl;

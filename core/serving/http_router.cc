@@ -95,7 +95,9 @@ HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options)
         static std::atomic<std::uint64_t> routers{0};
         return ++routers;
       }()),
-      argo_calls_(options.reply_deadline, options.keep_outcomes_for, options.keep_outcomes) {}
+      argo_calls_(options.reply_deadline, options.keep_outcomes_for,
+                  {options.keep_outcomes, options.keep_outcomes_bytes,
+                   options.keep_outcome_max_bytes}) {}
 
 HttpRouter::~HttpRouter() = default;
 
@@ -421,6 +423,13 @@ std::string HttpRouter::metrics() {
       out << "plugboard_http_responses_total{code=\"" << code << "\"} " << n << "\n";
     }
   }
+  const ArgoCalls::Kept kept = argo_calls_.kept();
+  out << "# HELP plugboard_argo_outcomes_kept Finished template.execute replies kept for "
+         "requests sent again.\n# TYPE plugboard_argo_outcomes_kept gauge\nplugboard_argo_outcomes_kept "
+      << kept.count << "\n"
+      << "# HELP plugboard_argo_outcomes_kept_bytes Bytes of the replies kept.\n"
+         "# TYPE plugboard_argo_outcomes_kept_bytes gauge\nplugboard_argo_outcomes_kept_bytes "
+      << kept.bytes << "\n";
   return out.str();
 }
 

@@ -21,6 +21,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "core/base/read_file.h"
 #include "core/serving/accept_limits.h"
 #include "core/serving/http_router.h"
 
@@ -52,6 +53,12 @@ class Helpers {
     Helper* h = helper.get();
     h->thread = std::thread([&loop, h] {
       while (!h->done && !loop.stopped()) loop.run_one_for(std::chrono::milliseconds(20));
+      // A handler run here may have queued its continuation (the next read of a request
+      // being read, for one) on this thread's own queue, which Asio hands to the loop
+      // without waking its thread, expecting this one to go on running. Leaving, wake the
+      // loop's thread for it; else it would wait in epoll for the next timer, as large
+      // requests did until the idle timeout.
+      asio::post(loop, [] {});
       h->finished = true;
     });
     std::lock_guard lock(mu_);
@@ -510,13 +517,12 @@ int HttpServer::shutdown() {
 }
 
 Expected<std::string> readTokenFile(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  if (!in) return Error(file.string() + ": cannot read the token file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string token = buf.str();
-  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
-  if (token.empty()) return Error(file.string() + ": the token file is empty");
+  auto token = readTextFile(file, "token file", defaults::kMaxTokenBytes);
+  if (!token) return token.error();
+  while (!token->empty() && std::isspace(static_cast<unsigned char>(token->back()))) {
+    token->pop_back();
+  }
+  if (token->empty()) return Error(file.string() + ": the token file is empty");
   return token;
 }
 

@@ -48,6 +48,8 @@ struct ServerOptions {
   Millis reply_deadline = defaults::kReplyDeadline;  // Argo requests: answered Running after it
   Millis keep_outcomes_for = defaults::kKeepOutcomesFor;
   std::size_t keep_outcomes = defaults::kKeepOutcomes;
+  std::size_t keep_outcomes_bytes = defaults::kKeepOutcomesBytes;
+  std::size_t keep_outcome_max_bytes = defaults::kKeepOutcomeMaxBytes;
   Millis grace_period = defaults::kGracePeriod;
   Millis idle_timeout = defaults::kIdleTimeout;
   // A template for a key no hosted plugin has: poll the hosted plugins (true) or answer

@@ -47,6 +47,7 @@ struct RunOptions {
   Millis default_timeout = defaults::kTimeout;
   Millis poll_interval = defaults::kPollInterval;
   Millis cancel_grace = defaults::kCancelGrace;  // how long cancelled calls may take to return
+  std::size_t args_limit = defaults::kArgsLimit;  // bytes of a step's substituted args
 };
 
 class Runner {

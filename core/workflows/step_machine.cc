@@ -28,7 +28,7 @@ StepMachine::StepMachine(const Workflow& workflow, const Json& inputs, const Run
       observer_(observer),
       steps_(workflow.steps.size()),
       statuses_(workflow.steps.size()),
-      context_{workflow.name, inputs, {}} {
+      context_{workflow.name, inputs, {}, options.args_limit} {
   const std::size_t n = steps_.size();
   std::unordered_map<std::string_view, std::uint32_t> index;
   index.reserve(n);

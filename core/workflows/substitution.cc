@@ -142,32 +142,62 @@ bool refersToStepOutput(const Json& value) {
   return false;
 }
 
-Expected<Json> substitute(const Json& value, const SubstitutionContext& ctx) {
+namespace {
+
+Error tooLarge(std::size_t limit) {
+  return Error("the value is larger than " + std::to_string(limit) +
+               " bytes once substituted (args_limit)");
+}
+
+// `value` substituted, taking the bytes it holds from `left`: each string and name its
+// length, any other value one byte (a lower bound of its text).
+Expected<Json> substituteWithin(const Json& value, const SubstitutionContext& ctx,
+                                std::size_t& left) {
+  const auto take = [&left](std::size_t n) {
+    if (n > left) return false;
+    left -= n;
+    return true;
+  };
   if (value.is_string()) {
     const auto& s = value.get_ref<const std::string&>();
     auto refs = findReferences(value);
     if (!refs) return refs.error();
-    if (refs->empty() && s.find("$${") == std::string::npos) return value;
+    if (refs->empty() && s.find("$${") == std::string::npos) {
+      if (!take(s.size())) return tooLarge(ctx.limit);
+      return value;
+    }
     if (refs->size() == 1 && (*refs)[0].text == s && (*refs)[0].kind == Reference::Kind::kInput) {
-      return resolve((*refs)[0], ctx);
+      auto v = resolve((*refs)[0], ctx);
+      if (v && !take(v->is_string() ? v->get_ref<const std::string&>().size() : v->dump().size())) {
+        return tooLarge(ctx.limit);
+      }
+      return v;
     }
     std::string out;
+    bool over = false;  // a literal part did not fit
     Status st = scan(
         s,
         [&](const Reference& r) -> Status {
           auto v = resolve(r, ctx);
           if (!v) return v.error();
-          out += asText(*v);
+          const std::string text = asText(*v);
+          if (over || !take(text.size())) return tooLarge(ctx.limit);
+          out += text;
           return Status::Ok();
         },
-        [&](std::string_view text) { out += text; });
+        [&](std::string_view text) {
+          over = over || !take(text.size());
+          if (!over) out += text;
+        });
     if (!st) return st.error();
-    return Json(out);
+    if (over) return tooLarge(ctx.limit);
+    return Json(std::move(out));
   }
   if (value.is_object()) {
     Json out = Json::object();
     for (const auto& [k, v] : value.items()) {
-      auto r = substitute(v, ctx);
+      if (!take(k.size())) return tooLarge(ctx.limit);
+      auto r = substituteWithin(v, ctx, left);
       if (!r) return r.error();
       out[k] = std::move(*r);
     }
@@ -176,13 +206,21 @@ Expected<Json> substitute(const Json& value, const SubstitutionContext& ctx) {
   if (value.is_array()) {
     Json out = Json::array();
     for (const auto& v : value) {
-      auto r = substitute(v, ctx);
+      auto r = substituteWithin(v, ctx, left);
       if (!r) return r.error();
       out.push_back(std::move(*r));
     }
     return out;
   }
+  if (!take(1)) return tooLarge(ctx.limit);
   return value;
+}
+
+}  // namespace
+
+Expected<Json> substitute(const Json& value, const SubstitutionContext& ctx) {
+  std::size_t left = ctx.limit;
+  return substituteWithin(value, ctx, left);
 }
 
 }  // namespace plugboard::core

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/base/defaults.h"
 #include "core/base/expected.h"
 
 namespace plugboard::core {
@@ -40,10 +41,13 @@ struct SubstitutionContext {
   std::string workflow_name;
   Json inputs = Json::object();                // input name -> value
   std::map<std::string, Json> step_parameters;  // step id -> outputs.parameters object
+  // The most bytes substitute() builds: a string being spliced, and the strings, names and
+  // numbers of the whole value together (the config's args_limit).
+  std::size_t limit = defaults::kArgsLimit;
 };
 
 // `value` with every reference replaced. Errors name the reference that cannot be
-// resolved (e.g. an output the step did not produce).
+// resolved (e.g. an output the step did not produce), or the limit the value outgrew.
 Expected<Json> substitute(const Json& value, const SubstitutionContext& context);
 
 // True for a string holding a reference to a step output (not known before the run).

@@ -11,6 +11,7 @@
 
 #include "core/manifests/manifest.h"
 #include "core/workflows/substitution.h"
+#include "core/base/read_file.h"
 #include "core/base/toml_json.h"
 
 namespace plugboard::core {
@@ -422,17 +423,18 @@ LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_labe
 }
 
 LoadedWorkflow loadWorkflow(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
+  auto text = readTextFile(file, "workflow file");
+  if (!text) {
+    // The problem names the file itself.
+    std::string why = text.error().message();
+    if (const std::string prefix = file.string() + ": "; why.starts_with(prefix)) {
+      why.erase(0, prefix.size());
+    }
     LoadedWorkflow result;
-    result.problems.push_back({file.string(), {}, "", "cannot read the workflow file"});
+    result.problems.push_back({file.string(), {}, "", std::move(why)});
     return result;
   }
-  std::string text;
-  std::error_code size_error;
-  if (auto size = std::filesystem::file_size(file, size_error); !size_error) text.reserve(size);
-  text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return Parser(file.string()).parse(text, &text);
+  return Parser(file.string()).parse(*text, &*text);
 }
 
 }  // namespace plugboard::core

@@ -28,4 +28,14 @@ std::string tooDeepText(std::size_t limit) {
   return "nested deeper than " + std::to_string(limit) + " levels";
 }
 
+Expected<nlohmann::json> parseJsonText(std::string_view text) {
+  if (holdsNul(text)) return Error(std::string("it ") + kNulText);
+  if (jsonDeeperThan(text)) return Error("it is " + tooDeepText());
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return Error(std::string("invalid JSON: ") + e.what());
+  }
+}
+
 }  // namespace plugboard::host

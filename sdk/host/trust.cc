@@ -56,9 +56,10 @@ Status checkStat(const struct stat& st, const fs::path& path, std::string_view w
   }
   if (!trustedOwner(st.st_uid, rules)) {
     const uid_t self = ::geteuid();
-    return Error(std::string(what) + " is owned by " + userName(st.st_uid) + ", not by root or " +
-                     userName(self) + " (the runtime's user); run chown " + userName(self) + " " +
-                     p,
+    const std::string owners =
+        self == 0 ? "root" : "root or " + userName(self) + " (the runtime's user)";
+    return Error(std::string(what) + " is owned by " + userName(st.st_uid) + ", not by " +
+                     owners + "; run chown " + userName(self) + " " + p,
                  kUntrusted);
   }
   return Status::Ok();

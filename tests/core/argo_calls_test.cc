@@ -18,6 +18,9 @@ using Reply = ArgoCalls::Reply;
 Reply succeeded(const std::string& body) { return {body, true}; }
 Reply other(const std::string& body) { return {body, false}; }
 
+// Limits by count only.
+ArgoCalls::Limits byCount(std::size_t n) { return {n, std::size_t{1} << 30, std::size_t{1} << 30}; }
+
 // A Run that counts its runs and succeeds with `message`.
 ArgoCalls::Run counted(int& runs, const std::string& message = "x") {
   return [&runs, message](bool&) {
@@ -27,7 +30,7 @@ ArgoCalls::Run counted(int& runs, const std::string& message = "x") {
 }
 
 TEST(ArgoCallsTest, ACallIsRunOnceWhileItIsAskedForAgainAndAfterItEnded) {
-  ArgoCalls calls(milliseconds(20), std::chrono::minutes(10), 100);
+  ArgoCalls calls(milliseconds(20), std::chrono::minutes(10), byCount(100));
   std::atomic<int> runs{0};
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
@@ -62,7 +65,7 @@ TEST(ArgoCallsTest, ACallIsRunOnceWhileItIsAskedForAgainAndAfterItEnded) {
 }
 
 TEST(ArgoCallsTest, RequestsWaitingForACallGetItsOutcomeWhenItEndsInTime) {
-  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), 100);
+  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), byCount(100));
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   auto first = std::async(std::launch::async, [&] {
@@ -88,7 +91,7 @@ TEST(ArgoCallsTest, RequestsWaitingForACallGetItsOutcomeWhenItEndsInTime) {
 }
 
 TEST(ArgoCallsTest, AnOutcomeWhoseRequestWasAnsweredEarlyGoesToTheNextRequest) {
-  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), 100);
+  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), byCount(100));
   const auto failed = calls.execute(
       "body",
       [](bool& answered) {
@@ -106,7 +109,7 @@ TEST(ArgoCallsTest, AnOutcomeWhoseRequestWasAnsweredEarlyGoesToTheNextRequest) {
 }
 
 TEST(ArgoCallsTest, KeepsAtMostTheConfiguredNumberOfOutcomes) {
-  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), 3);
+  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), byCount(3));
   int runs = 0;
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(calls.execute("body " + std::to_string(i), counted(runs), nullptr));
@@ -120,8 +123,38 @@ TEST(ArgoCallsTest, KeepsAtMostTheConfiguredNumberOfOutcomes) {
   EXPECT_EQ(runs, 11);
 }
 
+TEST(ArgoCallsTest, KeepsAtMostTheConfiguredBytesOfReplies) {
+  // 10 replies of 1,000 bytes, at most 3,500 bytes kept: the newest three.
+  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), {100, 3'500, 2'000});
+  int runs = 0;
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_TRUE(calls.execute("body " + std::to_string(i), counted(runs, std::string(1'000, 'r')),
+                              nullptr));
+    EXPECT_LE(calls.kept().bytes, 3'500u);
+  }
+  EXPECT_EQ(calls.kept().count, 3u);
+  EXPECT_EQ(calls.kept().bytes, 3'000u);
+  calls.execute("body 9", counted(runs), nullptr);
+  EXPECT_EQ(runs, 10);  // kept
+  calls.execute("body 6", counted(runs), nullptr);
+  EXPECT_EQ(runs, 11);  // dropped for the bytes
+}
+
+TEST(ArgoCallsTest, AReplyLargerThanTheLargestKeptIsAnsweredAndNotKept) {
+  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), {100, 1'000'000, 2'000});
+  int runs = 0;
+  EXPECT_EQ(calls.execute("big", counted(runs, std::string(2'001, 'r')), nullptr)->body.size(),
+            2'001u);
+  EXPECT_EQ(calls.kept().count, 0u);
+  EXPECT_EQ(calls.kept().bytes, 0u);
+  calls.execute("big", counted(runs, std::string(2'001, 'r')), nullptr);
+  EXPECT_EQ(runs, 2);  // sent again, it runs again
+  calls.execute("small", counted(runs, std::string(2'000, 'r')), nullptr);
+  EXPECT_EQ(calls.kept().bytes, 2'000u);
+}
+
 TEST(ArgoCallsTest, DropsOutcomesKeptLongerThanConfigured) {
-  ArgoCalls calls(milliseconds(10'000), milliseconds(20), 100);
+  ArgoCalls calls(milliseconds(10'000), milliseconds(20), byCount(100));
   int runs = 0;
   const ArgoCalls::Run run = counted(runs);
   calls.execute("body", run, nullptr);
@@ -133,7 +166,7 @@ TEST(ArgoCallsTest, DropsOutcomesKeptLongerThanConfigured) {
 }
 
 TEST(ArgoCallsTest, OnlyASuccessIsKeptForRequestsSentAgain) {
-  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), 100);
+  ArgoCalls calls(milliseconds(10'000), std::chrono::minutes(10), byCount(100));
   int runs = 0;
   const ArgoCalls::Run run = [&](bool&) {
     ++runs;
@@ -146,7 +179,7 @@ TEST(ArgoCallsTest, OnlyASuccessIsKeptForRequestsSentAgain) {
 }
 
 TEST(ArgoCallsTest, KeptGivesASucceededReplyOnlyAndRunsNothing) {
-  ArgoCalls calls(milliseconds(20), std::chrono::minutes(10), 100);
+  ArgoCalls calls(milliseconds(20), std::chrono::minutes(10), byCount(100));
   const auto key = ArgoCalls::keyOf("body");
   EXPECT_EQ(key, ArgoCalls::keyOf(std::string("body")));
   EXPECT_NE(key, ArgoCalls::keyOf("body "));

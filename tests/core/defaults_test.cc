@@ -57,6 +57,7 @@ TEST(DefaultsTest, TheConfigurationDocsStateTheDefaultsInUse) {
       {"poll_interval", quotedCode(formatDuration(defaults::kPollInterval))},
       {"grace_period", quotedCode(formatDuration(defaults::kGracePeriod))},
       {"body_limit", code(std::to_string(defaults::kBodyLimit))},
+      {"args_limit", code(std::to_string(defaults::kArgsLimit))},
       {"log.level", quotedCode(defaults::kLogLevel)},
       {"log.format", quotedCode(defaults::kLogFormat)},
   };

@@ -1,7 +1,13 @@
 // plugboard serve with plugins run through deployers: crash isolation per request, and
 // deployer modules installed while it runs.
+#include <signal.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -88,6 +94,62 @@ TEST(ServeDeployTest, TheStarDeployerIsolatesAPluginThatAbortsWhenLoaded) {
       << metrics;
   EXPECT_EQ(client.request("GET", "/healthz").status, 200);
   EXPECT_EQ(serve.stop(), 0);  // it was still running, and exits cleanly
+}
+
+}  // namespace
+}  // namespace plugboard::testing
+
+namespace plugboard::testing {
+namespace {
+
+// The pids of the processes whose parent is `parent`.
+std::vector<pid_t> childrenOf(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string state;
+    pid_t ppid = 0;
+    fields >> state >> ppid;
+    if (ppid == parent) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// Whether `pid` runs (a zombie waiting for its new parent to reap it does not).
+bool alive(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && stat.size() > close + 2 && stat[close + 2] != 'Z';
+}
+
+TEST(ServeDeployTest, AHungPluginsChildEndsWithServe) {
+  PluginDir dir({}, {"crashy"});
+  const std::string config = dir.write("plugboard.toml", "[deploy]\ncrashy = \"process\"\n");
+  ServeProcess serve({"--plugins", dir.plugins(), "--config", config, "--grace-period", "1s"});
+  // A call that ignores its cancellation for a minute.
+  const std::string started = dir.write("started", "");
+  std::filesystem::remove(started);
+  std::thread caller([&] {
+    HttpClient client(serve.port());
+    client.request("POST", "/api/v1/template.execute",
+                   argoBody("crashy", {{"started", started}, {"sleep_ms", 60'000}}));
+  });
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(started); })) << serve.output();
+  const std::vector<pid_t> children = childrenOf(serve.pid());
+  ASSERT_EQ(children.size(), 1u);
+  serve.stop(SIGTERM);
+  // The child saw its channel end and went within its second, not after the ten a
+  // shutdown gives calls in flight (nor at the end of the minute).
+  EXPECT_TRUE(eventually([&] { return !alive(children[0]); }, std::chrono::seconds(5)))
+      << "plugboard-host " << children[0] << " outlived serve";
+  caller.join();
 }
 
 }  // namespace

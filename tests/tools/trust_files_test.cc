@@ -142,7 +142,7 @@ TEST_F(TrustFilesTest, BytecodeOfAPythonModuleIsChecked) {
   registry("[plugins.evil.\"1.0.0\"]\npython = { module = \"evil\", path = \"py\" }\n");
   expectRefused(runStep("evil", "{ deployer = \"python\", mode = \"embedded\" }"),
                 (cache / "evil.cpython-311.pyc").string() +
-                    ": refused: file is owned by nobody, not by root or root (the runtime's user)");
+                    ": refused: file is owned by nobody, not by root; run chown root");
   EXPECT_FALSE(fs::exists(mark()));
 }
 

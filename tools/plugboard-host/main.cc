@@ -184,6 +184,7 @@ int main(int argc, char** argv) {
   std::map<std::uint64_t, bool> running;  // id -> cancel asked
   bool greeted = false;
   bool stop = false;
+  bool input_ended = false;  // the end of the channel, not a shutdown, stopped the host
   bool leading = false;  // a thread is reading the runtime's frames
   int idle = 0;          // threads waiting to read
   int status = 0;
@@ -279,6 +280,15 @@ int main(int argc, char** argv) {
       }
       for (;;) {
         auto line = nextLine();
+        if (!line) {
+          // The runtime closed the channel or is gone (killed, or it ended without waiting
+          // for this call): no answer can reach it, so the calls in flight are cancelled
+          // and get a short while to return, not the wait a shutdown gives them.
+          std::lock_guard lock(mu);
+          input_ended = true;
+          for (auto& [id, cancel] : running) cancel = true;
+          cv.notify_all();
+        }
         if (!line) return finish(0);
         auto message = host::parseFrame(*line, host::Sender::kRuntime);
         if (!message) return finish(fail(2, message.error().message()));
@@ -352,7 +362,8 @@ int main(int argc, char** argv) {
   {
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return stop; });
-    cv.wait_for(lock, std::chrono::seconds(10), [&] { return running.empty(); });
+    cv.wait_for(lock, input_ended ? std::chrono::seconds(1) : std::chrono::seconds(10),
+                [&] { return running.empty(); });
     exit_status = status;
   }
   canceller.join();

@@ -5,6 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <plugboard/host/json_text.h>
+
+#include "core/base/read_file.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 
@@ -18,17 +21,13 @@ core::Expected<core::Json> readArgs(const po::variables_map& vm) {
   if (vm.count("args")) text = vm["args"].as<std::string>();
   if (vm.count("args-file")) {
     origin = vm["args-file"].as<std::string>();
-    std::ifstream in(origin);
-    if (!in) return core::Error(origin + ": cannot read the args file");
-    std::stringstream buf;
-    buf << in.rdbuf();
-    text = buf.str();
+    auto read = core::readTextFile(origin, "args file");
+    if (!read) return read.error();
+    text = std::move(*read);
   }
-  try {
-    return core::Json::parse(text);
-  } catch (const core::Json::parse_error& e) {
-    return core::Error(origin + ": invalid JSON: " + e.what());
-  }
+  auto args = host::parseJsonText(text);
+  if (!args) return core::Error(origin + ": " + args.error().message());
+  return args;
 }
 
 void printOutcome(const core::Outcome& outcome) {

@@ -33,8 +33,18 @@ int cmdExec(const Args& args) {
   auto config = settings(vm);
   if (!config) return kExitUsage;
 
-  const std::string body((std::istreambuf_iterator<char>(std::cin)),
-                         std::istreambuf_iterator<char>());
+  // The request serve would take: at most body_limit bytes (a larger one is refused
+  // without reading the rest, however much there is).
+  std::string body;
+  char chunk[1 << 16];
+  while (std::cin.read(chunk, sizeof chunk) || std::cin.gcount() > 0) {
+    body.append(chunk, static_cast<std::size_t>(std::cin.gcount()));
+    if (body.size() > config->body_limit) {
+      std::cerr << "plugboard: the ExecuteTemplateArgs on stdin are larger than "
+                << config->body_limit << " bytes (body_limit)\n";
+      return kExitUsage;
+    }
+  }
   auto request = core::parseExecuteTemplateArgs(body);
   if (!request) {
     std::cout << core::Json{{"error", request.error().message()}}.dump() << "\n";

@@ -4,6 +4,9 @@
 #include <iostream>
 #include <sstream>
 
+#include <plugboard/host/json_text.h>
+
+#include "core/base/read_file.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/graph.h"
@@ -16,14 +19,13 @@ namespace {
 // The phase of each step of a `run --output json` result in `file`, by step id; prints
 // the problem (naming the file) and returns nullopt when it is not one.
 std::optional<std::map<std::string, std::string>> phasesOf(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    std::cerr << "plugboard: " << file << ": cannot read the run output\n";
+  auto text = core::readTextFile(file, "run output");
+  if (!text) {
+    std::cerr << "plugboard: " << text.error().message() << "\n";
     return std::nullopt;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  const core::Json result = core::Json::parse(text.str(), nullptr, false);
+  auto parsed = host::parseJsonText(*text);
+  const core::Json result = parsed ? std::move(*parsed) : core::Json(core::Json::value_t::discarded);
   const auto steps = result.is_object() ? result.find("steps") : result.end();
   if (result.is_discarded() || !result.is_object() || steps == result.end() || !steps->is_array()) {
     std::cerr << "plugboard: " << file

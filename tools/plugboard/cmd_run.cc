@@ -125,6 +125,7 @@ int cmdRun(const Args& args) {
   run_options.parallel = std::max(1, vm["parallel"].as<int>());
   run_options.default_timeout = config->default_timeout;
   run_options.poll_interval = config->poll_interval;
+  run_options.args_limit = config->args_limit;
 
   auto runtime = openRuntime(*config);
   if (!runtime) return kExitUsage;

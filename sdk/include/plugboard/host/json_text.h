@@ -16,6 +16,10 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
+#include "plugboard/host/expected.h"
+
 namespace plugboard::host {
 
 // Far beyond any document plugboard reads (manifests, args and results nest a few levels),
@@ -36,6 +40,13 @@ inline bool holdsNul(std::string_view text) { return text.find('\0') != std::str
 
 // "holds a NUL byte, which JSON never does", for error messages.
 inline constexpr const char* kNulText = "holds a NUL byte, which JSON never does";
+
+// Parses `text` as one JSON value after both checks: every reader of JSON from a file or a
+// party plugboard does not control goes through here, so all refuse the same things with
+// the same words. The error says what is wrong, without naming the text's origin:
+// "nested deeper than 512 levels", "holds a NUL byte, ...", or "invalid JSON: <the
+// parser's message>"; the caller prefixes the file or the party.
+Expected<nlohmann::json> parseJsonText(std::string_view text);
 
 }  // namespace plugboard::host
 

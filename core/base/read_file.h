@@ -1,0 +1,37 @@
+// core/base/read_file.h: reading a file a user names (a workflow, args, a parameter file, a
+// configuration, a registry, a token) as text, refusing what is not one.
+//
+// Every file the CLI or the runtime reads whole goes through here, so that each refuses the
+// same things with the same words: a path that is not a regular file (a directory, a
+// device such as /dev/zero, a FIFO, a socket) and a file larger than the limit, both named
+// with the file and what it was read as. The file is opened without blocking (a FIFO does
+// not hang the open), checked on its descriptor (so a swap after the check changes
+// nothing) and read up to the limit only, however large it grows meanwhile.
+//
+// Thread-safety: free functions, safe from any thread.
+#ifndef PLUGBOARD_CORE_BASE_READ_FILE_H_
+#define PLUGBOARD_CORE_BASE_READ_FILE_H_
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+
+#include "core/base/defaults.h"
+#include "core/base/expected.h"
+
+namespace plugboard::core {
+
+// The text of `file`, read as `what` ("workflow file", "args file", ...). Errors read
+// "<file>: cannot read the <what>: <why>" and have Error::Code::kIo.
+Expected<std::string> readTextFile(const std::filesystem::path& file, const std::string& what,
+                                   std::size_t limit = defaults::kMaxFileBytes);
+
+// The same for a descriptor already opened (and checked) by the caller; reads from where
+// the descriptor stands, without closing it.
+Expected<std::string> readOpenedFile(int fd, const std::filesystem::path& file,
+                                     const std::string& what,
+                                     std::size_t limit = defaults::kMaxFileBytes);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_BASE_READ_FILE_H_
