@@ -133,7 +133,7 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
   auto pick = [&](const CatalogEntry& deployer) -> std::optional<LaunchTarget> {
     for (const auto& kind : deployer.manifest.deploys) {
       if (auto a = entry.artifacts.find(kind); a != entry.artifacts.end()) {
-        return LaunchTarget{&deployer, plugin, kind, a->second, options, nullptr, {}};
+        return LaunchTarget{&deployer, plugin, kind, a->second, options, nullptr, {}, nullptr};
       }
     }
     return std::nullopt;
