@@ -109,7 +109,8 @@ Expected<LaunchTarget> Launcher::place(const RegistryEntry& entry, const std::st
 
 Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
                                             const std::string& deployer_name,
-                                            const Json& step_options, const Manifest* known) const {
+                                            const Json& step_options, const Manifest* known,
+                                            bool apart) const {
   const std::string plugin = entry.name + "@" + entry.version.text();
   std::string name = deployer_name;
   Json options = step_options;
@@ -132,7 +133,7 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
   auto pick = [&](const CatalogEntry& deployer) -> std::optional<LaunchTarget> {
     for (const auto& kind : deployer.manifest.deploys) {
       if (auto a = entry.artifacts.find(kind); a != entry.artifacts.end()) {
-        return LaunchTarget{&deployer, plugin, kind, a->second, options, nullptr, {}};
+        return LaunchTarget{&deployer, plugin, kind, a->second, options, nullptr, {}, nullptr};
       }
     }
     return std::nullopt;
@@ -166,8 +167,20 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
   }
   if (name.empty()) {
     // The default order: the first deployer, by priority, that has an artifact for it.
+    const CatalogEntry* passed_over = nullptr;  // in-process, for a poll in a server
     for (const CatalogEntry* deployer : deployers_->inOrder()) {
+      if (apart && deployer->manifest.in_process) {
+        if (passed_over == nullptr && pick(*deployer)) passed_over = deployer;
+        continue;
+      }
       if ((target = pick(*deployer))) break;
+    }
+    if (!target && passed_over != nullptr) {
+      const std::string& in_process = passed_over->manifest.name;
+      return Error("plugin " + plugin + " is not started for a poll: its deployer '" + in_process +
+                   "' would run it inside this server, where a plugin the request did not name "
+                   "must not be able to crash it, and no installed deployer runs it apart; "
+                   "[deploy] " + entry.name + " = \"" + in_process + "\" allows it on purpose");
     }
     if (!target && kinds == std::vector<std::string>{"native"}) {
       return Error("plugin '" + entry.name +
@@ -414,9 +427,23 @@ std::string Launcher::deployerOf(const CatalogEntry& entry) const {
   return target ? target->deployer->manifest.name : std::string();
 }
 
-Expected<std::shared_ptr<StartedPlugin>> Launcher::open(const CatalogEntry& entry) {
+Expected<std::shared_ptr<StartedPlugin>> Launcher::open(const CatalogEntry& entry, bool polled) {
   if (entry.load_path.string().starts_with(kStartedPrefix) && entry.keep) {
     return std::static_pointer_cast<StartedPlugin>(std::const_pointer_cast<void>(entry.keep));
+  }
+  const bool apart = polled && options_.isolate_polls;
+  if (apart && entry.load_path.string().starts_with(kRegistryPrefix) && registry_ != nullptr) {
+    auto known = registry_->resolve(entry.manifest.name, entry.manifest.version.text());
+    if (!known) return known.error();
+    auto target = placeEntry(*known, "", Json::object(), nullptr, apart);
+    if (!target) return target.error();
+    return start(*target);
+  }
+  if (apart && !entry.load_path.string().starts_with(kRegistryPrefix)) {
+    auto target = holdingCopy(
+        placeEntry(asNative(entry), "", Json::object(), &entry.manifest, apart), entry);
+    if (!target) return target.error();
+    return start(*target);
   }
   if (entry.load_path.string().starts_with(kRegistryPrefix)) {
     const PluginRef ref{entry.manifest.name, entry.manifest.version.text(), "", Json::object()};

@@ -74,6 +74,11 @@ struct LaunchOptions {
   // (false) keeps a started plugin only while a generation holds it, so that an old
   // version ends once its calls are done.
   bool keep_started = true;
+  // A server (serve, exec) starts a plugin for a poll, a call for a key that did not name
+  // it, only with a deployer that runs it apart from the server's process, unless [deploy]
+  // places it in-process on purpose: a poll must not let any installed plugin's code crash
+  // the server.
+  bool isolate_polls = false;
 };
 
 class Launcher {
@@ -113,8 +118,9 @@ class Launcher {
   // name the plugin and its deployer.
   Expected<std::shared_ptr<StartedPlugin>> start(const LaunchTarget& target);
   // The dispatcher's opener: place(entry), then start(); for an entry made by
-  // entryFor(), the plugin it holds.
-  Expected<std::shared_ptr<StartedPlugin>> open(const CatalogEntry& entry);
+  // entryFor(), the plugin it holds. `polled`: it is started for a poll (see
+  // LaunchOptions::isolate_polls).
+  Expected<std::shared_ptr<StartedPlugin>> open(const CatalogEntry& entry, bool polled = false);
 
   // A catalog entry for a plugin already started (serve's registry plugins) through
   // `deployer` (its name): `id` tells one start from another; open() returns `plugin` for it.
@@ -138,8 +144,11 @@ class Launcher {
   std::shared_ptr<Slot> slotFor(const LaunchTarget& target);
   // place(entry, deployer, options) with the manifest of its native file `known` (already
   // read from a plugin directory, trust checked), or read now when null.
+  // With `apart` (a poll in a server, LaunchOptions::isolate_polls), the default order
+  // passes over deployers that run plugins in-process.
   Expected<LaunchTarget> placeEntry(const RegistryEntry& entry, const std::string& deployer,
-                                    const Json& options, const Manifest* known) const;
+                                    const Json& options, const Manifest* known,
+                                    bool apart = false) const;
 
   const std::shared_ptr<DeployerSet> deployers_;
   const std::shared_ptr<const Registry> registry_;

@@ -79,6 +79,7 @@ Json Manifest::toJson() const {
     j["deploys"] = deploys;
     j["config"] = config;
     j["priority"] = priority;
+    j["in_process"] = in_process;
   }
   return j;
 }
@@ -182,6 +183,10 @@ Expected<Manifest> parseManifest(std::string_view text) {
     const std::optional<int> priority = intValue(*p);
     if (!priority) return Error("manifest member 'priority' must be an integer");
     m.priority = *priority;
+  }
+  if (auto p = j.find("in_process"); p != j.end()) {
+    if (!p->is_boolean()) return Error("manifest member 'in_process' must be true or false");
+    m.in_process = p->get<bool>();
   }
   return m;
 }

@@ -34,10 +34,12 @@ struct Manifest {
   std::string description;
   // Deployers only: the artifact kinds deployed ("native", "python" ...), the keys they
   // accept ({"memory":{"type":"size","description":"..."}}; see docs/deployers.md), and
-  // their place in the default order (higher first).
+  // their place in the default order (higher first), and whether they run plugins inside
+  // the runtime's own process ("in_process": a plugin that crashes takes it down).
   std::vector<std::string> deploys;
   Json config = Json::object();
   int priority = 0;
+  bool in_process = false;
   std::string text;  // the manifest as read, for display and comparison
 
   bool legacy() const { return provides.empty(); }

@@ -162,10 +162,10 @@ Dispatcher::PluginState Dispatcher::state(const CatalogEntry& entry) const {
           slot.tried && !slot.plugin.ok() ? slot.plugin.error().message() : std::string()};
 }
 
-Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry) {
+Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry, bool polled) {
   Slot* slot = slots_[slotIndex(entry)].get();
   std::call_once(slot->loaded, [&] {
-    auto opened = options_.open(entry);
+    auto opened = options_.open(entry, polled);
     std::lock_guard lock(mu_);
     slot->tried = true;
     slot->plugin = std::move(opened);
@@ -184,7 +184,7 @@ Outcome Dispatcher::call(const CatalogEntry& entry, const DispatchRequest& reque
                          CallControl& control) {
   if (control.cancelled())
     return Outcome::error("cancelled before plugin '" + entry.manifest.name + "' was called");
-  Slot& slot = slotFor(entry);
+  Slot& slot = slotFor(entry, route == Route::kPolled);
   if (!slot.plugin) {
     return Outcome::error("plugin '" + entry.manifest.name +
                           "' could not be loaded: " + slot.plugin.error().message());
@@ -261,6 +261,8 @@ Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& contr
   result.route = Route::kPolled;
   for (const CatalogEntry* entry : pollOrder(request.rpc)) {
     result.tried.push_back(entry->label);
+    // A candidate that cannot be started is passed over (its reason was logged once).
+    if (!slotFor(*entry, true).plugin) continue;
     Outcome outcome = call(*entry, request, Route::kPolled, control);
     if (outcome.phase == Phase::kNotHandled) continue;
     result.plugin = entry->label;

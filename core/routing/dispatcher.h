@@ -83,7 +83,9 @@ struct Dispatch {
 // Starts the plugin of a catalog entry; the dispatcher calls it once per entry, on the
 // entry's first call. The runtime's is Launcher::open() (core/launch/launcher.h); tests may
 // give their own.
-using PluginOpener = std::function<Expected<std::shared_ptr<StartedPlugin>>(const CatalogEntry&)>;
+// Starts the plugin of an entry; `polled`: for a poll, a call for a key that did not name it.
+using PluginOpener =
+    std::function<Expected<std::shared_ptr<StartedPlugin>>(const CatalogEntry&, bool polled)>;
 
 struct DispatcherOptions {
   // Poll priority by plugin name (case-insensitive); higher goes first; default 0.
@@ -131,7 +133,8 @@ class Dispatcher {
 
  private:
   struct Slot;
-  Slot& slotFor(const CatalogEntry& entry);
+  // The entry's slot, its plugin started on first use (for a poll when `polled`).
+  Slot& slotFor(const CatalogEntry& entry, bool polled);
   // The index of `entry` (of entries(), then of pollOnly()) in slots_.
   std::size_t slotIndex(const CatalogEntry& entry) const;
   Outcome call(const CatalogEntry& entry, const DispatchRequest& request, Route route,

@@ -15,7 +15,8 @@ PluginRef refOf(const WorkflowStep& step) {
 
 }  // namespace
 
-Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep_started) {
+Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep_started,
+                                                 bool isolate_polls) {
   auto deployers =
       std::make_shared<DeployerSet>(config.deployer_dirs, config.trust, config.deployer_options);
   for (const auto& [name, _] : config.deployer_options) {
@@ -31,23 +32,24 @@ Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep
   }
   return std::make_shared<Launcher>(
       std::move(deployers), std::move(registry),
-      LaunchOptions{config.trust, config.plugin_deploy, keep_started});
+      LaunchOptions{config.trust, config.plugin_deploy, keep_started, isolate_polls});
 }
 
 Runtime::Runtime(Config config, Catalog catalog, std::shared_ptr<Launcher> launcher)
     : config_(std::move(config)), catalog_(std::move(catalog)), launcher_(std::move(launcher)) {
   dispatcher_ = std::make_unique<Dispatcher>(
       catalog_, DispatcherOptions{.priority = config_.priority,
-                                  .open = [launcher = launcher_](const CatalogEntry& entry) {
-                                    return launcher->open(entry);
+                                  .open = [launcher = launcher_](const CatalogEntry& entry,
+                                                                 bool polled) {
+                                    return launcher->open(entry, polled);
                                   }});
 }
 
-Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config) {
+Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config, bool isolate_polls) {
   Catalog catalog = Catalog::scan(config.plugin_dirs, config.trust);
   for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
   for (const auto& c : catalog.conflicts()) spdlog::warn("{}", c.oneLine());
-  auto launcher = makeLauncher(config);
+  auto launcher = makeLauncher(config, /*keep_started=*/true, isolate_polls);
   if (!launcher) return launcher.error();
   // Registry plugins that may be polled are polled as in `serve`, started when first polled.
   if (const Registry* registry = (*launcher)->registry())
@@ -102,13 +104,14 @@ StepPlace Runtime::place(const WorkflowStep& step) const {
 }
 
 Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config) {
-  auto launcher = makeLauncher(config, /*keep_started=*/false);
+  auto launcher = makeLauncher(config, /*keep_started=*/false, /*isolate_polls=*/true);
   if (!launcher) return launcher.error();
   std::shared_ptr<Launcher> shared = std::move(*launcher);
   auto runtime = std::make_unique<LiveRuntime>(
       config.plugin_dirs, config.trust,
-      DispatcherOptions{.priority = config.priority, .open = [shared](const CatalogEntry& entry) {
-                          return shared->open(entry);
+      DispatcherOptions{.priority = config.priority,
+                        .open = [shared](const CatalogEntry& entry, bool polled) {
+                          return shared->open(entry, polled);
                         }});
   runtime->nameDeployersWith(
       [shared](const CatalogEntry& entry) { return shared->deployerOf(entry); });

@@ -44,8 +44,9 @@ struct StepPlace {
 
 class Runtime {
  public:
-  // Errors: the registry file cannot be read or parsed.
-  static Expected<std::unique_ptr<Runtime>> open(const Config& config);
+  // Errors: the registry file cannot be read or parsed. `isolate_polls` for a command
+  // that answers a request as `serve` does (exec): LaunchOptions::isolate_polls.
+  static Expected<std::unique_ptr<Runtime>> open(const Config& config, bool isolate_polls = false);
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
@@ -77,7 +78,8 @@ class Runtime {
 
 // The launcher of `config`: its deployer directories scanned (refused modules logged) and
 // its registry read. Errors: a registry file that cannot be read or parsed.
-Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep_started = true);
+Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep_started = true,
+                                                 bool isolate_polls = false);
 
 // The runtime `serve` hosts, not yet started (LiveRuntime::start()). Errors: the registry
 // file cannot be read or parsed.

@@ -27,7 +27,9 @@ inline core::DispatcherOptions openThrough(std::shared_ptr<core::Launcher> throu
                                            std::unordered_map<std::string, int> priority = {}) {
   return core::DispatcherOptions{
       .priority = std::move(priority),
-      .open = [through](const core::CatalogEntry& entry) { return through->open(entry); }};
+      .open = [through](const core::CatalogEntry& entry, bool polled) {
+        return through->open(entry, polled);
+      }};
 }
 
 // Dispatcher options for plugins in-process, through the `native` deployer.

@@ -75,7 +75,7 @@ TEST(HostileCliTest, AnArgsFileOrTokenFileThatIsNotAFileIsRefusedNamingIt) {
   EXPECT_EQ(args.exit_code, kExitUsage) << args.err;
   EXPECT_TRUE(has(args.err, "/dev/zero: cannot read the args file: it is a device, not a regular file"))
       << args.err;
-  for (const std::string token : {std::string("/dev/zero"), dir.path().string()}) {
+  for (const std::string& token : {std::string("/dev/zero"), dir.path().string()}) {
     auto serve = plugboard({"serve", "--plugins", pluginDir().string(), "--listen", "127.0.0.1:0",
                             "--token-file", token});
     EXPECT_NE(serve.exit_code, 0) << serve.err;

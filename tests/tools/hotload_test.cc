@@ -219,7 +219,8 @@ TEST_F(HotLoadTest, WithNothingWritableTheCopiesLiveInMemory) {
   const std::string in_readonly = "=" + readonly.string();
   ServeLaunch as_nobody{{"env", "TMPDIR" + in_readonly, "HOME" + in_readonly,
                          "XDG_CACHE_HOME" + in_readonly, "setpriv", "--reuid=65534",
-                         "--regid=65534", "--clear-groups", "--"}};
+                         "--regid=65534", "--clear-groups", "--"},
+                        {}};
   ServeProcess serve({"--plugins", dir().string(), "--config", config, "--log-level", "info"},
                      as_nobody);
   HttpClient client(serve.port());

@@ -18,6 +18,7 @@
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
 #include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
 namespace {
@@ -84,16 +85,71 @@ TEST(ServeDeployTest, TheStarDeployerIsolatesAPluginThatAbortsWhenLoaded) {
   EXPECT_NE(message.find("crash-on-load"), std::string::npos) << crashed;
   EXPECT_NE(message.find("SIGABRT"), std::string::npos) << crashed;
   EXPECT_EQ(node(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
-  // Polled for a key hosted elsewhere, its load failure is counted and answered {}.
+  // Polled for a key hosted elsewhere, a candidate that cannot be started is passed over
+  // and the key answered {}.
   auto elsewhere =
       client.request("POST", "/api/v1/template.execute", argoBody("slack", Json::object()));
   EXPECT_EQ(elsewhere.body, "{}");
-  const std::string metrics = client.request("GET", "/metrics").body;
-  EXPECT_NE(metrics.find("plugboard_poll_errors_total{plugin=\"crash-on-load@1.0.0\"} 1\n"),
-            std::string::npos)
-      << metrics;
   EXPECT_EQ(client.request("GET", "/healthz").status, 200);
   EXPECT_EQ(serve.stop(), 0);  // it was still running, and exits cleanly
+}
+
+TEST(ServeDeployTest, APollStartsNoPluginInsideTheServerUnlessPlacedThereOnPurpose) {
+  // No [deploy]: every plugin would run in-process. A poll (a key no plugin has) must not
+  // load crash-on-load, whose initializer aborts, into serve: it is started in a child.
+  PluginDir dir({"hello", "legacy"}, {"crash_on_load"});
+  ServeProcess serve({"--plugins", dir.plugins(), "--poll-unknown", "--log-level", "info"});
+  HttpClient client(serve.port());
+  // Nobody takes it: crash-on-load's child died at its start and was passed over.
+  auto elsewhere =
+      client.request("POST", "/api/v1/template.execute", argoBody("slack", Json::object()));
+  EXPECT_EQ(elsewhere.body, "{}");
+  EXPECT_EQ(client.request("GET", "/healthz").status, 200);
+  // legacy takes a template that holds its marker, from a child process of its own.
+  auto taken = client.request("POST", "/api/v1/template.execute",
+                              argoBody("slack", {{"legacy", true}}));
+  const Json node_taken = Json::parse(taken.body, nullptr, false)["node"];
+  EXPECT_EQ(node_taken["phase"], "Succeeded") << taken.body;
+  EXPECT_EQ(node(client, "hello", {{"name", "Ada"}})["phase"], "Succeeded");
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_NE(serve.output().find("plugin crash-on-load@1.0.0 through deployer 'process'"),
+            std::string::npos)
+      << serve.output();
+  EXPECT_NE(serve.output().find("started plugin legacy-executor-plugin@0.9.0 through deployer 'process'"),
+            std::string::npos)
+      << serve.output();
+}
+
+TEST(ServeDeployTest, ExecPollsNoPluginInsideItsProcessEither) {
+  PluginDir dir({"hello"}, {"crash_on_load"});
+  auto r = plugboard({"exec", "--plugins", dir.plugins()}, argoBody("slack", Json::object()));
+  EXPECT_LT(r.exit_code, 128) << r.err;  // not killed by crash-on-load's abort
+  EXPECT_NE(r.err.find("crash-on-load@1.0.0 through deployer 'process'"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("no plugin executed the template"), std::string::npos) << r.out;
+}
+
+TEST(ServeDeployTest, APollWithoutADeployerThatRunsPluginsApartIsRefusedWithTheWayOut) {
+  PluginDir dir({"hello"}, {"crash_on_load"});
+  TempDir deployers;  // native alone
+  std::filesystem::copy_file(deployerDir() / "native.so", deployers / "native.so");
+  auto r = plugboard({"exec", "--plugins", dir.plugins(), "--deployers", deployers.path().string()},
+                     argoBody("slack", Json::object()));
+  EXPECT_LT(r.exit_code, 128) << r.err;
+  EXPECT_NE(r.err.find("plugin crash-on-load@1.0.0 is not started for a poll: its deployer "
+                       "'native' would run it inside this server"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("[deploy] crash-on-load = \"native\" allows it on purpose"),
+            std::string::npos)
+      << r.err;
+  // Placed in-process on purpose, it is: and takes exec down, named by its last line.
+  const std::string config = dir.write("plugboard.toml", "[deploy]\n\"crash-on-load\" = \"native\"\n");
+  auto placed = plugboard({"exec", "--plugins", dir.plugins(), "--config", config},
+                          argoBody("slack", Json::object()));
+  EXPECT_GT(placed.exit_code, 128) << placed.err;
+  EXPECT_NE(placed.err.find("crash_on_load.so, while it was loaded"), std::string::npos)
+      << placed.err;
 }
 
 }  // namespace

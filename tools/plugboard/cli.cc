@@ -230,8 +230,8 @@ std::optional<core::Config> settings(const po::variables_map& vm) {
   return config;
 }
 
-std::unique_ptr<core::Runtime> openRuntime(const core::Config& config) {
-  auto runtime = core::Runtime::open(config);
+std::unique_ptr<core::Runtime> openRuntime(const core::Config& config, bool isolate_polls) {
+  auto runtime = core::Runtime::open(config, isolate_polls);
   if (!runtime) {
     std::cerr << "plugboard: " << runtime.error().message() << "\n";
     return nullptr;

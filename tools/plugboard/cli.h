@@ -114,7 +114,8 @@ std::vector<std::filesystem::path> splitPath(const std::string& colon_separated)
 
 // The runtime of a one-shot command (core/runtime/runtime.h) for `config`; prints the problem and
 // returns null when it cannot be made.
-std::unique_ptr<core::Runtime> openRuntime(const core::Config& config);
+// `isolate_polls`: for exec, which answers a request as serve does (core::LaunchOptions).
+std::unique_ptr<core::Runtime> openRuntime(const core::Config& config, bool isolate_polls = false);
 
 using core::join;
 

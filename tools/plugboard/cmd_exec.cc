@@ -52,7 +52,7 @@ int cmdExec(const Args& args) {
               << "\n";
     return kExitUsage;
   }
-  auto runtime = openRuntime(*config);
+  auto runtime = openRuntime(*config, /*isolate_polls=*/true);
   if (!runtime) return kExitUsage;
   auto result = core::dispatchWithDeadline(runtime->dispatcher(), std::move(*request),
                                            config->default_timeout);
