@@ -178,30 +178,35 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
       state.problems.push_back(
           {file, why + (current_.count(file) ? "; the previous version keeps serving" : "")});
     };
-    auto opened = FileHandle::open(file);
+    auto opened = host::openTrusted(file, policy.rules());
     if (!opened) {
       keepPrevious(opened.error().message());
       continue;
     }
-    const FileHandle& handle = *opened;
+    const int source = opened->fd.get();
     struct stat st {};
-    ::fstat(handle.fd(), &st);
+    ::fstat(source, &st);
     const FileId id{st.st_dev, st.st_ino, st.st_size,
                     static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
     auto cur = current_.find(file);
     if (cur != current_.end() && cur->second.id == id) continue;  // unchanged
-    if (Status trusted = checkFileTrust(handle.fd(), file, policy); !trusted) {
+    if (Status trusted = checkFileTrust(source, file, policy); !trusted) {
       keepPrevious(trusted.error().message());
       continue;
     }
-    auto copied = copy(handle.fd(), file);
+    auto copied = copy(source, file);
     if (!copied) {
       keepPrevious(copied.error().message());
       continue;
     }
     auto [copy_path, keep] = std::move(*copied);  // one `keep`: it deletes or closes the copy
     TrustPolicy copy_policy = policy;  // the copy is ours (0500 in a 0700 directory, or sealed)
-    auto entry = readPluginFile(copy_path, copy_policy);
+    auto copy_file = FileHandle::open(copy_path);
+    if (!copy_file) {
+      keepPrevious(copy_file.error().message());
+      continue;
+    }
+    auto entry = readPluginManifest(copy_file->fd(), copy_path, copy_policy);
     if (!entry) {
       keepPrevious(entry.error().message());
       continue;
