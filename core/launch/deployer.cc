@@ -106,10 +106,21 @@ DeployerModule::~DeployerModule() {
 
 const Manifest& DeployerModule::manifest() const { return impl_->module.manifest; }
 
-Expected<std::shared_ptr<DeployerModule>> DeployerModule::load(const CatalogEntry& entry, const Json& config) {
+Expected<std::shared_ptr<DeployerModule>> DeployerModule::load(const CatalogEntry& entry, const Json& config,
+                                                               const TrustPolicy& trust) {
   auto impl = std::make_unique<Impl>();
   impl->who = "deployer '" + entry.manifest.name + "' (" + entry.file.string() + ")";
-  auto module = detail::loadModule<plugboard_deployer_api>(entry.loadPath(), entry.manifest, impl->who,
+  auto opened = host::openTrusted(entry.loadPath(), trust.rules());
+  if (!opened) return Error(impl->who + ": " + host::refusal(entry.loadPath(), opened.error()).error().message());
+  auto read = readPluginManifest(opened->fd.get(), entry.loadPath(), trust, "deployer");
+  if (!read) return Error(impl->who + ": " + read.error().message(), read.error().code());
+  if (!sameManifest(read->manifest, entry.manifest)) {
+    return Error(impl->who + ": the file changed since it was read; run again", Error::Code::kUntrusted);
+  }
+  // By its resolved path, not its descriptor: a deployer finds the files it ships with
+  // (plugboard-host, the Python SDK) next to its own path. No link is left in that path and
+  // every directory on it passed the checks, so only a trusted user can change what it names.
+  auto module = detail::loadModule<plugboard_deployer_api>(opened->resolved, entry.manifest, impl->who,
                                                            host::kDeployerModule);
   if (!module) return module.error();
   const plugboard_deployer_api* api = module->api;
@@ -241,7 +252,7 @@ Expected<std::shared_ptr<DeployerModule>> DeployerSet::module(const CatalogEntry
   std::lock_guard lock(mu_);
   if (auto it = loaded_.find(id); it != loaded_.end()) return it->second;
   auto config = configs_.find(entry.manifest.name);
-  auto loaded = DeployerModule::load(entry, config == configs_.end() ? Json::object() : config->second);
+  auto loaded = DeployerModule::load(entry, config == configs_.end() ? Json::object() : config->second, trust_);
   if (loaded) {
     spdlog::info("loaded deployer {} from {}", entry.label, entry.file.string());
   } else {

@@ -32,9 +32,13 @@ namespace plugboard::core {
 class DeployerModule : public std::enable_shared_from_this<DeployerModule> {
  public:
   // Loads `entry` (a catalog entry of kind "deployer") and creates the deployer with
-  // `config` (a JSON object). Errors name the deployer and its file.
+  // `config` (a JSON object). The file is opened and checked against `trust` once more
+  // (host::openTrusted()), its manifest section must still be entry's, and it is loaded by
+  // the path that resolved to, in which no link is left. Errors name the deployer and its
+  // file.
   static Expected<std::shared_ptr<DeployerModule>> load(const CatalogEntry& entry,
-                                                        const Json& config = Json::object());
+                                                        const Json& config = Json::object(),
+                                                        const TrustPolicy& trust = {});
   ~DeployerModule();
   DeployerModule(const DeployerModule&) = delete;
   DeployerModule& operator=(const DeployerModule&) = delete;

@@ -49,23 +49,45 @@ Json withPlugin(const LaunchTarget& target) {
 Status checkArtifactFile(const RegistryEntry& entry, const std::string& kind,
                          const std::string& file, const TrustPolicy& trust) {
   std::error_code ec;
-  const auto status = std::filesystem::status(file, ec);
+  const auto status = std::filesystem::symlink_status(file, ec);
   if (ec || !std::filesystem::exists(status)) return Status::Ok();
-  const TrustPolicy::Pin* pin = findPin(entry.name, entry.version.text(), trust);
-  if (std::filesystem::is_directory(status)) {
-    if (pin != nullptr) {
-      return Error("plugin '" + entry.name + "' is pinned ('" + pin->first + "'), but its " + kind +
-                       " artifact is a directory, not one file whose SHA-256 could be checked",
-                   Error::Code::kUntrusted);
-    }
-    if (Status st = host::checkDirectory(file, trust.rules()); !st) return st;
-    return host::checkDirectoriesAbove(file, trust.rules());
-  }
-  auto opened = FileHandle::open(file);
+  auto opened = host::openTrusted(file, trust.rules());
   if (!opened) return opened.error();
-  if (Status st = checkFileTrust(opened->fd(), file, trust); !st) return st;
-  if (Status st = host::checkDirectoriesAbove(file, trust.rules()); !st) return st;
-  return checkPin(opened->fd(), entry.name, entry.version.text(), file, trust);
+  struct stat st {};
+  ::fstat(opened->fd.get(), &st);
+  const TrustPolicy::Pin* pin = findPin(entry.name, entry.version.text(), trust);
+  if (S_ISDIR(st.st_mode) && pin != nullptr) {
+    return Error("plugin '" + entry.name + "' is pinned ('" + pin->first + "'), but its " + kind +
+                     " artifact is a directory, not one file whose SHA-256 could be checked",
+                 Error::Code::kUntrusted);
+  }
+  if (S_ISDIR(st.st_mode)) return Status::Ok();
+  return checkPin(opened->fd.get(), entry.name, entry.version.text(), file, trust);
+}
+
+// A native plugin's file, opened and checked once more where it is loaded from: the
+// deployer gets "/proc/self/fd/N" of the checked descriptor, so a path changed since
+// placement cannot slip another file in. Its manifest section must still be `expected`
+// (when known) and its pin must hold. The descriptor is kept with the started plugin.
+struct CheckedNative {
+  Json artifact;
+  std::shared_ptr<const host::TrustedFile> file;
+};
+Expected<CheckedNative> openNative(const LaunchTarget& target, const TrustPolicy& trust) {
+  const std::string path = target.artifact.value("path", "");
+  auto opened = host::openTrusted(path, trust.rules());
+  if (!opened) return host::refusal(path, opened.error()).error();
+  auto read = readPluginManifest(opened->fd.get(), path, trust);
+  if (!read) return host::refusal(path, read.error()).error();
+  if (target.expected && !sameManifest(read->manifest, *target.expected)) {
+    return Error(path + ": the plugin file changed since it was read; run again",
+                 Error::Code::kUntrusted);
+  }
+  auto file = std::make_shared<host::TrustedFile>(std::move(*opened));
+  CheckedNative out{target.artifact, nullptr};
+  out.artifact["path"] = host::loadablePath(file->fd);
+  out.file = std::move(file);
+  return out;
 }
 
 std::string searched(const DeployerSet& deployers) {
@@ -210,8 +232,7 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
   if (target->kind == "native") {
     // A plugin file named by the registry is checked as one in a plugin directory.
     auto read = readPluginFile(file, options_.trust);
-    Status above = read ? host::checkDirectoriesAbove(file, options_.trust.rules()) : Status::Ok();
-    if (!read || !above) return host::refusal(file, read ? above : Status(read.error())).error();
+    if (!read) return host::refusal(file, read.error()).error();
     target->expected = std::make_shared<const Manifest>(std::move(read->manifest));
   } else if (Status st = checkArtifactFile(entry, target->kind, file, options_.trust); !st) {
     return host::refusal(file, st).error();
@@ -363,11 +384,25 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   if (auto live = slot->live.lock()) return live;
 
   Expected<std::shared_ptr<StartedPlugin>> result = Error("");
+  // A native plugin not loaded from a private copy is loaded from its checked descriptor.
+  LaunchTarget loading = target;
+  Status checked = Status::Ok();
+  if (target.kind == "native" && !target.copy && target.artifact.contains("path")) {
+    auto opened = openNative(target, options_.trust);
+    if (opened) {
+      loading.artifact = std::move(opened->artifact);
+      loading.copy = std::move(opened->file);
+    } else {
+      checked = Error(target.describe() + ": " + opened.error().message(), opened.error().code());
+    }
+  }
   auto module = deployers_->module(*target.deployer);
-  if (!module) {
+  if (!checked) {
+    result = checked.error();
+  } else if (!module) {
     result = module.error();
   } else if (auto handle =
-                 (*module)->open(withPlugin(target), target.options, options_.trust.rules());
+                 (*module)->open(withPlugin(loading), target.options, options_.trust.rules());
              !handle) {
     result = Error(target.describe() + ": " + handle.error().message(), handle.error().code());
   } else if (target.expected && !sameManifest((*handle)->manifest(), *target.expected)) {
@@ -375,7 +410,7 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
                    PLUGBOARD_MANIFEST_SECTION + " section");
   } else {
     auto started = std::make_shared<StartedPlugin>();
-    started->copy = target.copy;
+    started->copy = loading.copy;
     started->handle = std::move(*handle);
     spdlog::info("started {}", target.describe());
     result = std::move(started);

@@ -1,6 +1,7 @@
 #include "core/launch/module.h"
 
 #include <plugboard/host/native.h>
+#include <plugboard/host/trust.h>
 #include <spdlog/spdlog.h>
 
 #include "plugboard/abi.h"
@@ -30,7 +31,10 @@ host::LogFn detail::logTo(std::string module_name) {
 
 Expected<std::string> checkPluginLoads(const std::filesystem::path& file,
                                        const Manifest& expected) {
-  auto native = host::NativeLibrary::load(file, expected.name);
+  // Loaded from the descriptor the default rules checked, as every plugin is.
+  auto opened = host::openTrusted(file, host::TrustRules{});
+  if (!opened) return host::refusal(file, opened.error()).error();
+  auto native = host::NativeLibrary::load(host::loadablePath(opened->fd), expected.name);
   if (!native) return native.error();
   const std::string who = "plugin '" + expected.name + "' (" + file.string() + ")";
   if (auto manifest = detail::checkLoadedManifest((*native)->manifestText(), expected, who);

@@ -24,11 +24,15 @@ bool looksLikePlugin(const fs::path& p) {
 
 Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& policy,
                                       std::string_view kind) {
-  auto opened = FileHandle::open(file);
+  auto opened = host::openTrusted(file, policy.rules());
   if (!opened) return opened.error();
-  const FileHandle& handle = *opened;
-  if (Status st = checkFileTrust(handle.fd(), file, policy); !st) return st.error();
-  auto section = readElfSection(handle.fd(), PLUGBOARD_MANIFEST_SECTION);
+  return readPluginManifest(opened->fd.get(), file, policy, kind);
+}
+
+Expected<CatalogEntry> readPluginManifest(int fd, const fs::path& file, const TrustPolicy& policy,
+                                          std::string_view kind) {
+  if (Status st = checkFileTrust(fd, file, policy); !st) return st.error();
+  auto section = readElfSection(fd, PLUGBOARD_MANIFEST_SECTION);
   if (!section) {
     if (section.error().code() == Error::Code::kNotFound) {
       return Error("no plugboard manifest (no " PLUGBOARD_MANIFEST_SECTION
@@ -51,7 +55,7 @@ Expected<CatalogEntry> readPluginFile(const fs::path& file, const TrustPolicy& p
                  ", this runtime supports ABI " + std::to_string(PLUGBOARD_ABI_MAJOR) +
                  "; rebuild it against this SDK");
   }
-  if (Status st = checkPin(handle.fd(), manifest->name, manifest->version.text(), file, policy);
+  if (Status st = checkPin(fd, manifest->name, manifest->version.text(), file, policy);
       !st) {
     return st.error();
   }

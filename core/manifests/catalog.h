@@ -79,12 +79,18 @@ std::vector<std::filesystem::path> listPluginFiles(const std::vector<std::filesy
                                                    const TrustPolicy& policy,
                                                    std::vector<CatalogProblem>& problems);
 
-// Reads and validates the manifest of one file without loading it, after checking it
-// against `policy` (on the opened descriptor). A module of another `kind` ("executor"
-// for plugins, "deployer" for deployer modules) is refused, saying where it belongs.
+// Reads and validates the manifest of one file without loading it, after opening it with
+// host::openTrusted() (the file, every directory above it and every link on the way are
+// checked against `policy`). A module of another `kind` ("executor" for plugins,
+// "deployer" for deployer modules) is refused, saying where it belongs.
 Expected<CatalogEntry> readPluginFile(const std::filesystem::path& file,
                                       const TrustPolicy& policy = {},
                                       std::string_view kind = "executor");
+// The same for a file already opened as `fd` (named `file` in messages): its mode, owner,
+// manifest and pin, read from the descriptor.
+Expected<CatalogEntry> readPluginManifest(int fd, const std::filesystem::path& file,
+                                          const TrustPolicy& policy = {},
+                                          std::string_view kind = "executor");
 
 class Catalog {
  public:

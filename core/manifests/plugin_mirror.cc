@@ -2,7 +2,6 @@
 
 #include "core/manifests/file_handle.h"
 
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -13,6 +12,8 @@
 #include <cstring>
 
 #include <spdlog/spdlog.h>
+#include <plugboard/host/module.h>
+#include <plugboard/host/spawn.h>
 
 #include "core/base/text.h"
 #include "core/manifests/elf_section.h"
@@ -34,8 +35,7 @@ struct CopyFile {
 // Closes the memory copy when the last entry (or started plugin) that refers to it is gone;
 // until then its number, and so its path /proc/self/fd/N, names this copy alone.
 struct MemoryCopy {
-  int fd = -1;
-  ~MemoryCopy() { ::close(fd); }
+  host::Fd fd;
 };
 
 // Copies all of `from` to `out`; the error says why, naming `where` the copy was made.
@@ -81,7 +81,6 @@ Status copyFrom(int from, const fs::path& to) {
   return Status::Ok();
 }
 
-std::string inMemoryPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 // A sealed memfd holding all of `from`, close-on-exec: no child inherits it unasked, and
 // nobody (this process included) can write, grow or shrink it, or lift the seals.
@@ -136,7 +135,6 @@ Expected<std::unique_ptr<PluginMirror>> PluginMirror::create(const fs::path& par
 
 PluginMirror::~PluginMirror() {
   current_.clear();
-  for (int fd : parked_) ::close(fd);
   if (dir_.empty()) return;
   std::error_code ec;
   fs::remove_all(dir_, ec);
@@ -150,20 +148,12 @@ Expected<std::pair<fs::path, std::shared_ptr<const void>>> PluginMirror::copy(
     if (Status copied = copyFrom(from, to); !copied) return copied.error();
     return std::pair{to, std::shared_ptr<const void>(new CopyFile{to})};
   }
-  for (;;) {
-    auto fd = copyToMemory(from, name);
-    if (!fd) return fd.error();
-    // dlopen knows a library by the path it was opened with. A library loaded from an
-    // earlier copy with this descriptor's number, and still mapped (one that cannot be
-    // unloaded), would be taken for this copy: park the number for good and take another.
-    void* loaded = ::dlopen(inMemoryPath(*fd).c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (loaded == nullptr) {
-      return std::pair{fs::path(inMemoryPath(*fd)),
-                       std::shared_ptr<const void>(new MemoryCopy{*fd})};
-    }
-    ::dlclose(loaded);
-    parked_.push_back(*fd);
-  }
+  auto fd = copyToMemory(from, name);
+  if (!fd) return fd.error();
+  auto held = std::make_shared<MemoryCopy>(MemoryCopy{host::Fd(*fd)});
+  // The name it loads under: not one a still-mapped library already has.
+  fs::path path = host::loadablePath(held->fd);
+  return std::pair{std::move(path), std::shared_ptr<const void>(std::move(held))};
 }
 
 MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPolicy& policy) {
@@ -178,30 +168,35 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
       state.problems.push_back(
           {file, why + (current_.count(file) ? "; the previous version keeps serving" : "")});
     };
-    auto opened = FileHandle::open(file);
+    auto opened = host::openTrusted(file, policy.rules());
     if (!opened) {
       keepPrevious(opened.error().message());
       continue;
     }
-    const FileHandle& handle = *opened;
+    const int source = opened->fd.get();
     struct stat st {};
-    ::fstat(handle.fd(), &st);
+    ::fstat(source, &st);
     const FileId id{st.st_dev, st.st_ino, st.st_size,
                     static_cast<long long>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec};
     auto cur = current_.find(file);
     if (cur != current_.end() && cur->second.id == id) continue;  // unchanged
-    if (Status trusted = checkFileTrust(handle.fd(), file, policy); !trusted) {
+    if (Status trusted = checkFileTrust(source, file, policy); !trusted) {
       keepPrevious(trusted.error().message());
       continue;
     }
-    auto copied = copy(handle.fd(), file);
+    auto copied = copy(source, file);
     if (!copied) {
       keepPrevious(copied.error().message());
       continue;
     }
     auto [copy_path, keep] = std::move(*copied);  // one `keep`: it deletes or closes the copy
     TrustPolicy copy_policy = policy;  // the copy is ours (0500 in a 0700 directory, or sealed)
-    auto entry = readPluginFile(copy_path, copy_policy);
+    auto copy_file = FileHandle::open(copy_path);
+    if (!copy_file) {
+      keepPrevious(copy_file.error().message());
+      continue;
+    }
+    auto entry = readPluginManifest(copy_file->fd(), copy_path, copy_policy);
     if (!entry) {
       keepPrevious(entry.error().message());
       continue;

@@ -79,7 +79,6 @@ class PluginMirror {
     CatalogEntry entry;
   };
   std::filesystem::path dir_;  // empty: copies in memory
-  std::vector<int> parked_;    // descriptor numbers a still-mapped library's path names
   std::map<std::filesystem::path, Current> current_;  // by installed file
   unsigned long long counter_ = 0;
 };

@@ -14,7 +14,6 @@
 
 #include "core/base/read_file.h"
 #include "core/base/text.h"
-#include "core/manifests/file_handle.h"
 
 namespace plugboard::core {
 namespace {
@@ -40,16 +39,15 @@ Status checkDirectoryTrust(const std::filesystem::path& dir, const TrustPolicy& 
 
 Expected<std::string> readTrustedFile(const std::filesystem::path& file, const TrustPolicy& policy,
                                       const std::string& what) {
-  auto opened = FileHandle::open(file);
+  auto opened = host::openTrusted(file, policy.rules());
+  if (!opened && opened.error().code() == Error::Code::kUntrusted) {
+    return host::refusal(file, opened.error()).error();
+  }
   if (!opened) {
     return Error(file.string() + ": cannot read the " + what + ": " + opened.error().message(),
                  Error::Code::kIo);
   }
-  const host::TrustRules rules = policy.rules();
-  Status trusted = host::checkOpenedFile(opened->fd(), file, rules);
-  if (trusted) trusted = host::checkDirectoriesAbove(file, rules);
-  if (!trusted) return host::refusal(file, trusted).error();
-  return readOpenedFile(opened->fd(), file, what);
+  return readOpenedFile(opened->fd.get(), file, what);
 }
 
 const TrustPolicy::Pin* findPin(const std::string& name, const std::string& version,

@@ -80,6 +80,15 @@ void checkVenv(const fs::path& venv, const host::TrustRules& rules) {
 
 }  // namespace
 
+std::string resolvedPlugin(const std::string& path, const host::TrustRules& rules) {
+  const std::string absolute = fs::absolute(path).lexically_normal().string();
+  if (path.empty() || !rules.strict) return path.empty() ? path : absolute;
+  auto opened = host::openTrusted(absolute, rules);
+  if (!opened && opened.error().code() == host::Error::Code::kIo) return absolute;
+  if (!opened) requireTrusted(absolute, opened.error());
+  return opened->resolved.string();
+}
+
 void checkPythonFiles(const PythonFiles& files, const host::TrustRules& rules) {
   if (!rules.strict) return;
   if (!files.python.empty() && present(files.python)) {

@@ -25,6 +25,14 @@ struct PythonFiles {
   std::string file;       // a .py file
 };
 
+// `path` (the artifact's file or directory) with every symbolic link resolved, after
+// host::openTrusted() checked it and every directory and link on the way: the interpreter
+// is given this path, in which no link is left and every directory is one only a trusted
+// user may write, so what it opens is what was checked. Throws std::runtime_error "PATH:
+// refused: <rule>; <fix>" when refused; a path that does not exist is returned as it is
+// (made absolute), for the interpreter to report.
+std::string resolvedPlugin(const std::string& path, const host::TrustRules& rules);
+
 // Throws std::runtime_error "FILE: refused: <rule>; <fix>" for the first file refused.
 // Files that do not exist are left to the interpreter to report.
 void checkPythonFiles(const PythonFiles& files, const host::TrustRules& rules);

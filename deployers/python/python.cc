@@ -144,7 +144,9 @@ class PythonDeployer : public plugboard::Deployer {
       return it->get<std::string>();
     };
     const std::string module = text("module");
-    const std::string path = text("path");
+    // The artifact's file or directory as the interpreter is given it: links resolved and
+    // checked here, so that no link a user could change is followed again.
+    const std::string path = resolvedPlugin(text("path"), host::rulesOf(artifact));
     if (module.empty() && path.empty()) {
       throw std::invalid_argument(
           "the artifact has neither a 'module' (with a 'path' to its directory) nor a 'path' "

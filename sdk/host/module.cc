@@ -1,6 +1,11 @@
 #include "plugboard/host/module.h"
 
+#include <dlfcn.h>
+#include <link.h>
+#include <fcntl.h>
+
 #include <mutex>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +31,33 @@ std::recursive_mutex& loadingLock() {
 }
 
 }  // namespace
+
+namespace {
+
+// Whether a loaded object is known by the name `path` (by name alone: dlopen with
+// RTLD_NOLOAD would also answer for the same file loaded under another name).
+bool nameLoaded(const std::string& path) {
+  auto match = [](dl_phdr_info* info, size_t, void* wanted) -> int {
+    return info->dlpi_name != nullptr && *static_cast<const std::string*>(wanted) == info->dlpi_name;
+  };
+  std::string wanted = path;
+  return ::dl_iterate_phdr(match, &wanted) != 0;
+}
+
+}  // namespace
+
+std::string loadablePath(Fd& fd) {
+  static std::mutex parked_mu;
+  static auto* parked = new std::vector<Fd>();  // never closed: their names are taken
+  for (;;) {
+    const std::string path = "/proc/self/fd/" + std::to_string(fd.get());
+    if (!nameLoaded(path)) return path;
+    Fd moved(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
+    if (moved.get() < 0) return path;  // out of descriptors: the load fails and says so
+    std::lock_guard hold(parked_mu);
+    parked->push_back(std::exchange(fd, std::move(moved)));
+  }
+}
 
 Expected<SharedLibrary> openModuleFile(const std::filesystem::path& path, const std::string& who,
                                        const ModuleKind& kind) {

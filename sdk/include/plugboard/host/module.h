@@ -32,6 +32,7 @@
 
 #include "plugboard/abi.h"
 #include "plugboard/host/expected.h"
+#include "plugboard/host/spawn.h"
 
 namespace plugboard::host {
 
@@ -66,6 +67,13 @@ std::string dlerrorText(const std::exception& e);
 
 // A loaded library; the last copy unloads it under the loading lock.
 using SharedLibrary = std::shared_ptr<const boost::dll::shared_library>;
+
+// "/proc/self/fd/N" for `fd`, the name under which to load the file it holds (dlopen of a
+// descriptor opened and checked before: no path is resolved again). The dynamic loader
+// knows a library by the name it was opened with, so a library loaded under N earlier and
+// never unmapped would be taken for this file: then `fd` moves to another number and N is
+// kept open for good. Keep `fd` open while the library may be loaded from it.
+std::string loadablePath(Fd& fd);
 
 // Opens `path` and checks that it exports kind.alias.
 Expected<SharedLibrary> openModuleFile(const std::filesystem::path& path, const std::string& who,
