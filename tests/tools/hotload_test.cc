@@ -61,6 +61,23 @@ TEST_F(HotLoadTest, InstallsUpgradesDowngradesAndRemoves) {
   EXPECT_NE(serve.output().find("plugin 'hello' 1.2.0 -> (removed)"), std::string::npos);
 }
 
+TEST_F(HotLoadTest, AnotherPluginsFileCopiedOverOneIsARemovalAndAnAddition) {
+  installByMove(plugin("echo"), "echo.so");
+  ServeProcess serve({"--plugins", dir().string(), "--log-level", "info"});
+  HttpClient client(serve.port());
+  ASSERT_EQ(answering(client, "echo"), "echo@1.0.0");
+  installByMove(plugin("hello"), "echo.so");  // hello's file under echo's name
+  ASSERT_TRUE(waitFor(client, "hello", "hello@1.2.0"));
+  EXPECT_EQ(answering(client, "echo"), "");
+  serve.stop();
+  // Not "plugin 'hello' 1.0.0 -> 1.2.0": 1.0.0 was echo's version.
+  EXPECT_NE(serve.output().find("plugin 'echo' 1.0.0 -> (removed)"), std::string::npos)
+      << serve.output();
+  EXPECT_NE(serve.output().find("plugin 'hello' (new) -> 1.2.0"), std::string::npos)
+      << serve.output();
+  EXPECT_EQ(serve.output().find("plugin 'hello' 1.0.0"), std::string::npos) << serve.output();
+}
+
 TEST_F(HotLoadTest, ABrokenReplacementLeavesTheOldVersionServing) {
   installByMove(plugin("hello"), "hello.so");
   ServeProcess serve({"--plugins", dir().string()});
