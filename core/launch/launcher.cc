@@ -86,6 +86,7 @@ Expected<CheckedNative> openNative(const LaunchTarget& target, const TrustPolicy
   auto file = std::make_shared<host::TrustedFile>(std::move(*opened));
   CheckedNative out{target.artifact, nullptr};
   out.artifact["path"] = host::loadablePath(file->fd);
+  out.artifact["file"] = path;  // as named, for the deployer's messages
   out.file = std::move(file);
   return out;
 }

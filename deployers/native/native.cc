@@ -4,7 +4,9 @@
 // takes the runtime down with it, and one that leaks or corrupts memory does so in the
 // runtime. Use the `process` deployer for plugins you do not trust that far.
 //
-// Artifact: {"path": "/abs/plugin.so"}. Options: "config", handed to the plugin's setUp().
+// Artifact: {"path": "/abs/plugin.so"}, and "file", the file as named when "path" is the
+// descriptor the runtime checked it on (/proc/self/fd/N). Options: "config", handed to the
+// plugin's setUp().
 // The plugin is loaded through the host kit (plugboard/host/native.h); its log lines go to
 // the runtime's log through this deployer's, tagged with the plugin's name.
 //
@@ -148,7 +150,9 @@ class NativeDeployer : public plugboard::Deployer {
     const std::string path = artifact.value("path", "");
     if (path.empty()) throw std::invalid_argument("the artifact has no 'path' to a plugin .so");
     installCrashNote();
-    const std::string loading = "the plugin file " + path;
+    // The file as named when `path` is the descriptor it was checked on (/proc/self/fd/N).
+    const std::string file = artifact.value("file", path);
+    const std::string loading = "the plugin file " + file;
     Noting note(loading, 0);  // its initializers run in load()
     auto library = plugboard::host::NativeLibrary::load(path);
     if (!library) throw std::runtime_error(library.error().message());
@@ -169,7 +173,7 @@ class NativeDeployer : public plugboard::Deployer {
     if (!instance) throw std::runtime_error(instance.error().message());
     return {plugboard::Json::parse((*library)->manifestText()),
             std::make_unique<NativeHandle>(std::move(*instance),
-                                           "plugin '" + (*library)->name() + "' (" + path + ")")};
+                                           "plugin '" + (*library)->name() + "' (" + file + ")")};
   }
 };
 
