@@ -262,18 +262,21 @@ std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
   return by_target_.emplace(as_written, slot).first->second;
 }
 
-Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& target) {
+Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& target,
+                                                         StartControl* control) {
   const std::shared_ptr<Slot> slot = slotFor(target);
   std::lock_guard lock(slot->mu);
   if (slot->tried) return slot->kept;
   if (auto live = slot->live.lock()) return live;
+  if (control != nullptr && control->cancelled())
+    return Error(target.describe() + ": cancelled before it started");
 
   Expected<std::shared_ptr<StartedPlugin>> result = Error("");
   auto module = deployers_->module(*target.deployer);
   if (!module) {
     result = module.error();
   } else if (auto handle =
-                 (*module)->open(withPlugin(target), target.options, options_.trust.rules());
+                 (*module)->open(withPlugin(target), target.options, options_.trust.rules(), control);
              !handle) {
     result = Error(target.describe() + ": " + handle.error().message(), handle.error().code());
   } else if (target.expected && !sameManifest((*handle)->manifest(), *target.expected)) {
@@ -285,7 +288,9 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
     spdlog::info("started {}", target.describe());
     result = std::move(started);
   }
-  if (options_.keep_started) {
+  // A start that failed because it was cancelled says nothing about the next one.
+  const bool cancelled = !result && control != nullptr && control->cancelled();
+  if (options_.keep_started && !cancelled) {
     slot->tried = true;
     slot->kept = result;
   } else if (result) {

@@ -33,6 +33,7 @@
 #include "core/launch/placement.h"
 #include "core/launch/plugin_handle.h"
 #include "core/launch/registry.h"
+#include "core/launch/start_control.h"
 
 namespace plugboard::core {
 
@@ -97,8 +98,10 @@ class Launcher {
   // start()'s.
   Expected<std::optional<Manifest>> describe(const LaunchTarget& target);
   // Starts the plugin of `target`, or returns the one already started for it. Errors
-  // name the plugin and its deployer.
-  Expected<std::shared_ptr<StartedPlugin>> start(const LaunchTarget& target);
+  // name the plugin and its deployer. `control`, when given, cancels the start while it
+  // is under way; a cancelled start is not kept: the next caller starts it again.
+  Expected<std::shared_ptr<StartedPlugin>> start(const LaunchTarget& target,
+                                                 StartControl* control = nullptr);
   // The dispatcher's opener: place(entry), then start(); for an entry made by
   // entryFor(), the plugin it holds.
   Expected<std::shared_ptr<StartedPlugin>> open(const CatalogEntry& entry);

@@ -25,29 +25,43 @@ namespace {
 constexpr int kExitCancelled = 130;
 constexpr std::size_t kOneArenaSteps = 10'000;
 
-// The runner the signal thread cancels. The thread outlives the runner (it is detached), so
-// the runner is taken away under the lock before it is destroyed: a signal that comes as the
-// run ends cancels nothing rather than a runner being destroyed.
+// The runner the signal thread cancels, and the deployers whose plugins it removes before
+// a second signal ends the process. The thread outlives them (it is detached), so they are
+// taken away under the lock before they are destroyed: a signal that comes as the run ends
+// cancels nothing rather than a runner being destroyed.
 struct CancelTarget {
   std::mutex mu;
-  core::Runner* runner = nullptr;  // guarded by mu
+  core::Runner* runner = nullptr;          // guarded by mu
+  core::DeployerSet* deployers = nullptr;  // guarded by mu
 
   void cancel() {
     std::lock_guard lock(mu);
     if (runner != nullptr) runner->cancel();
   }
+  // Exits with `status` after the deployers removed what their plugins left (containers,
+  // files): nothing outlives the run. Calls in flight are not waited for.
+  [[noreturn]] void exitNow(int status) {
+    {
+      std::lock_guard lock(mu);
+      if (deployers != nullptr) deployers->abandon();
+    }
+    std::_Exit(status);
+  }
   void release() {
     std::lock_guard lock(mu);
     runner = nullptr;
+    deployers = nullptr;
   }
 };
 
 // Turns SIGINT and SIGTERM into runner.cancel() on a thread of its own; a second signal
-// ends the process at once. Call release() on the result before `runner` is destroyed.
+// ends the process at once, after `deployers` removed what their plugins left. Call
+// release() on the result before `runner` is destroyed.
 // REQUIRES: called before any other thread starts.
-std::shared_ptr<CancelTarget> handleSignals(core::Runner& runner) {
+std::shared_ptr<CancelTarget> handleSignals(core::Runner& runner, core::DeployerSet& deployers) {
   auto target = std::make_shared<CancelTarget>();
   target->runner = &runner;
+  target->deployers = &deployers;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -60,7 +74,7 @@ std::shared_ptr<CancelTarget> handleSignals(core::Runner& runner) {
                  signal == SIGINT ? "interrupted" : "terminated");
     target->cancel();
     sigwait(&set, &signal);
-    std::_Exit(kExitCancelled);
+    target->exitNow(kExitCancelled);
   }).detach();
   return target;
 }
@@ -155,7 +169,7 @@ int cmdRun(const Args& args) {
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
   core::PluginCalls calls(runtime->dispatcher(), &runtime->launcher());
   core::Runner runner(calls, run_options, json ? nullptr : &display);
-  const auto cancel_target = handleSignals(runner);
+  const auto cancel_target = handleSignals(runner, runtime->launcher().deployers());
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);
   cancel_target->release();
   if (json) {
@@ -169,8 +183,12 @@ int cmdRun(const Args& args) {
   std::fflush(stdout);
   std::fflush(stderr);
   // Calls abandoned past their deadline may still run plugin code that uses the
-  // runtime, the workflow and the runner's worker threads; end without destroying them.
-  if (report.abandoned > 0) std::_Exit(status);
+  // runtime, the workflow and the runner's worker threads; end without destroying them,
+  // once their deployers removed what those plugins would leave behind.
+  if (report.abandoned > 0) {
+    runtime->launcher().deployers().abandon();
+    std::_Exit(status);
+  }
   return status;
 }
 
