@@ -168,10 +168,9 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
   so.argv = argv;
   so.env = host::environmentWith({});
   // Known before podman runs: should the runtime exit now, abandon() removes it.
-  deployer_common::LiveContainers::instance().add(container_, options_.podman, root);
+  live_.add(container_, options_.podman, root);
   auto child = host::spawn(so);
   if (!child) {
-    deployer_common::LiveContainers::instance().remove(container_);
     throw std::runtime_error(who + ": podman did not start: " + child.error().message());
   }
   podman_pid_ = child->pid;
@@ -216,9 +215,13 @@ void Sidecar::waitForPort(const std::string& who, const plugboard::Cancellation&
       if (netns_ < 0) {
         std::ifstream in(pidfile_);
         long pid = 0;
-        if (in >> pid && pid > 0)
+        if (in >> pid && pid > 0) {
           netns_ =
               ::open(("/proc/" + std::to_string(pid) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC);
+          if (netns_ >= 0)
+            log_.debug("sidecar " + container_ + " runs (pid " + std::to_string(pid) +
+                       "): waiting for port " + std::to_string(spec_.port));
+        }
       }
       if (netns_ >= 0) {
         auto fd = socketInside();
@@ -253,7 +256,6 @@ void Sidecar::stop() {
     deployer_common::removeContainer(options_.podman, container_, log_);
     if (monitor_.joinable()) monitor_.join();
     podman_pid_ = -1;
-    deployer_common::LiveContainers::instance().remove(container_);
   }
   if (netns_ >= 0) ::close(netns_);
   netns_ = -1;

@@ -100,6 +100,8 @@ class Sidecar {
   const std::string container_;
   const plugboard::Logger log_;
   std::string token_;
+  // Its entry in deployer_common::LiveContainers, left only after the directory is gone.
+  deployer_common::LiveContainer live_;
   TemporaryDirectory token_root_;  // holds the token's directory; removed last
   std::string pidfile_;
   int netns_ = -1;

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include <plugboard/host/spawn.h>
 
@@ -149,6 +150,15 @@ void LiveContainers::removeAll() {
 }
 
 LiveContainers::~LiveContainers() { removeAll(); }
+
+void LiveContainer::add(const std::string& name, const Podman& podman, std::string dir) {
+  LiveContainers::instance().add(name, podman, std::move(dir));
+  name_ = name;
+}
+
+LiveContainer::~LiveContainer() {
+  if (!name_.empty()) LiveContainers::instance().remove(name_);
+}
 
 void checkImageFiles(const std::string& image, const host::TrustRules& rules) {
   for (const std::string_view transport : {"oci-archive:", "docker-archive:", "oci:", "dir:"}) {

@@ -87,6 +87,22 @@ class LiveContainers {
   std::map<std::string, Entry> live_;  // by container name
 };
 
+// One entry of LiveContainers, removed from it when this is destroyed: a member declared
+// before what must be gone first (the directory the entry names), so that abandon() still
+// finds the entry while that is not yet removed. Not thread-safe.
+class LiveContainer {
+ public:
+  LiveContainer() = default;
+  ~LiveContainer();
+  LiveContainer(const LiveContainer&) = delete;
+  LiveContainer& operator=(const LiveContainer&) = delete;
+  // LiveContainers::add(); at most once.
+  void add(const std::string& name, const Podman& podman, std::string dir = {});
+
+ private:
+  std::string name_;
+};
+
 // An image that podman reads from a file or directory of this machine (a transport such as
 // oci-archive:/p/x.tar[:ref]) becomes code like a plugin file: it is checked with the same
 // rules; throws std::runtime_error with the refusal. Images named in a container store or
