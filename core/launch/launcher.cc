@@ -299,11 +299,31 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   return result;
 }
 
-Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target) {
+bool Launcher::settled(const LaunchTarget& target) {
+  const std::shared_ptr<Slot> slot = slotFor(target);
+  std::lock_guard lock(slot->mu);
+  return slot->tried || !slot->live.expired();
+}
+
+Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target,
+                                                     StartControl* control,
+                                                     std::optional<Millis> within) {
   const Json deployer = Json::parse(target.deployer->manifest.text, nullptr, false);
   if (!deployer.is_object() || deployer.value("describes", false) != true)
     return std::optional<Manifest>();
-  auto started = start(target);
+  Expected<std::shared_ptr<StartedPlugin>> started = Error("");
+  if ((control == nullptr && !within) || settled(target)) {
+    started = start(target);
+  } else {
+    StartControl bounded;  // this start's: cancelled by `control` or at `within`
+    if (control != nullptr) control->attach([&bounded] { bounded.cancel(); });
+    {
+      std::optional<StartDeadline> deadline;
+      if (within) deadline.emplace(bounded, *within);
+      started = start(target, &bounded);
+    }
+    if (control != nullptr) control->detach();
+  }
   if (!started) return started.error();
   return std::optional<Manifest>((*started)->handle->manifest());
 }

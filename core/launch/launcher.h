@@ -95,8 +95,13 @@ class Launcher {
   // The manifest of `target`'s plugin when its deployer's manifest says "describes": true
   // (its open() answers from a cache of its own and starts the plugin at the first call,
   // so validate may open it): through start(). Nullopt for other deployers; errors as
-  // start()'s.
-  Expected<std::optional<Manifest>> describe(const LaunchTarget& target);
+  // start()'s. When it has to start the plugin (nothing cached), `control` cancels that
+  // start and `within` bounds it: a start cut short is an error and is not kept, so the
+  // step that runs the plugin starts it again. REQUIRES: no other start attached to
+  // `control` meanwhile.
+  Expected<std::optional<Manifest>> describe(const LaunchTarget& target,
+                                             StartControl* control = nullptr,
+                                             std::optional<Millis> within = std::nullopt);
   // Starts the plugin of `target`, or returns the one already started for it. Errors
   // name the plugin and its deployer. `control`, when given, cancels the start while it
   // is under way; a cancelled start is not kept: the next caller starts it again.
@@ -123,6 +128,8 @@ class Launcher {
  private:
   struct Slot;
   std::shared_ptr<Slot> slotFor(const LaunchTarget& target);
+  // Whether start(target) answers without starting anything (started or tried before).
+  bool settled(const LaunchTarget& target);
   // place(entry, deployer, options) with the manifest of its native file `known` (already
   // read from a plugin directory, trust checked), or read now when null.
   Expected<LaunchTarget> placeEntry(const RegistryEntry& entry, const std::string& deployer,

@@ -27,4 +27,22 @@ void StartControl::detach() {
   canceller_ = nullptr;
 }
 
+StartDeadline::StartDeadline(StartControl& control, Millis timeout) {
+  waiter_ = std::thread([this, &control, timeout] {
+    std::unique_lock lock(mu_);
+    if (cv_.wait_for(lock, timeout, [this] { return done_; })) return;
+    lock.unlock();
+    control.cancel();
+  });
+}
+
+StartDeadline::~StartDeadline() {
+  {
+    std::lock_guard lock(mu_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  waiter_.join();
+}
+
 }  // namespace plugboard::core

@@ -5,12 +5,19 @@
 // step's deadline or Ctrl-C stops the start too: the deployer module attaches its cancel
 // while its start runs, and cancel() calls it.
 //
+// A StartDeadline cancels one at a time bound (a start made before the run, which no
+// step's deadline covers yet).
+//
 // Thread-safety: every member may be called from any thread.
 #ifndef PLUGBOARD_CORE_LAUNCH_START_CONTROL_H_
 #define PLUGBOARD_CORE_LAUNCH_START_CONTROL_H_
 
+#include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <thread>
+
+#include "core/base/duration.h"
 
 namespace plugboard::core {
 
@@ -29,6 +36,22 @@ class StartControl {
   mutable std::mutex mu_;
   bool cancelled_ = false;
   std::function<void()> canceller_;  // guarded by mu_
+};
+
+// Cancels `control` once `timeout` has passed, unless destroyed before: a thread of its own
+// waits for it, and the destructor wakes and joins it.
+class StartDeadline {
+ public:
+  StartDeadline(StartControl& control, Millis timeout);
+  ~StartDeadline();
+  StartDeadline(const StartDeadline&) = delete;
+  StartDeadline& operator=(const StartDeadline&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;  // guarded by mu_
+  std::thread waiter_;
 };
 
 }  // namespace plugboard::core

@@ -1,13 +1,15 @@
 // Cancelling a plugin while its deployer starts it, through the real binary and podman:
 // Ctrl-C, SIGTERM or the step's deadline during the start of an Argo sidecar whose port
 // opens only after 4 s, of one whose port never opens, and of a container image plugin
-// that never answers its hello. Each time the start stops within the cancel grace
-// (no call abandoned) and nothing outlives the run: no container (podman ps -a), no
-// `podman run` process, nothing in the run's $TMPDIR (where the sidecar's token goes).
+// and an atp image plugin that never answer their hello (the atp one, with no schema
+// cached, is started while `run` checks the workflow, before the step). Each time the
+// start stops within the cancel grace (no call abandoned) and nothing outlives the run: no
+// container (podman ps -a), no `podman run` process, nothing in the run's $TMPDIR (where
+// the sidecar's token goes).
 //
 // Every container these tests start carries a label of the test's own (option 'args'), so
 // that other containers on the machine do not count. The images come from
-// tests/support/make_argo_sidecar_image.sh (a CTest fixture).
+// tests/support/make_start_cancel_images.sh (a CTest fixture).
 #include <signal.h>
 #include <unistd.h>
 
@@ -33,6 +35,9 @@ using Json = nlohmann::json;
 
 // What the deployers log once the start is under way (podman runs).
 constexpr const char* kStarting = " is starting: waiting for ";
+// What the plugins' containers write, or the argo deployer logs, once they run.
+constexpr const char* kRunning = "mute plugin runs";
+constexpr const char* kSidecarRunning = " runs (pid ";
 
 // The test sidecar's manifest, with `from` replaced by `to`.
 std::string sidecarManifest(const std::string& from, const std::string& to) {
@@ -49,13 +54,28 @@ struct Plugin {
   const char* deployer;
   const char* args;     // more podman run arguments, after the test's label
   const char* options;  // more options
+  const char* running;  // in the run's output once its container runs
+  bool checked = false;  // started while `run` checks the workflow, before its steps
 };
 
-const Plugin kSlowSidecar{"slow-sidecar", "argo", "", ""};
-const Plugin kSilentSidecar{"silent-sidecar", "argo", "", ""};
-const Plugin kMuteContainer{"mute-container", "container", "", ""};
+const Plugin kSlowSidecar{"slow-sidecar", "argo", "", "", kSidecarRunning};
+const Plugin kSilentSidecar{"silent-sidecar", "argo", "", "", kSidecarRunning};
+const Plugin kMuteContainer{"mute-container", "container", "", "", kRunning};
+// The ATP test plugin's image with a program that never answers; no schema cache, so that
+// `run` starts it to read its schema while it checks the workflow.
+const Plugin kMuteAtp{"mute-atp", "atp",
+                      R"(, "--entrypoint", "[\"python3\", \"-c\", \"import sys, time; )"
+                      R"(print('mute plugin runs', file=sys.stderr, flush=True); time.sleep(600)\"]")",
+                      R"(, cache_dir = "")", kRunning, true};
 
-enum class Stop { kCtrlC, kSigterm, kDeadline, kCtrlCTwice };
+// A mute plugin's program: says that it runs, then never answers.
+constexpr const char* kMuteCommand =
+    R"x(command = ["python3", "-c", "import sys, time; )x"
+    R"x(print('mute plugin runs', file=sys.stderr, flush=True); time.sleep(600)"])x";
+
+// Signals once the plugin's container runs, but for kCtrlCAtStart: as soon as its start
+// is under way (`podman run` may not have made the container yet).
+enum class Stop { kCtrlC, kSigterm, kDeadline, kCtrlCTwice, kCtrlCAtStart };
 
 void PrintTo(const Plugin& plugin, std::ostream* os) { *os << plugin.name; }
 void PrintTo(Stop stop, std::ostream* os) { *os << static_cast<int>(stop); }
@@ -78,8 +98,10 @@ class StartCancelTest : public ::testing::TestWithParam<std::tuple<Plugin, Stop>
                   "\"\n[plugins.silent-sidecar.\"1.0.0\"]\nargo = \"" +
                   dir_.write("silent.yaml", silent) +
                   "\"\n[plugins.mute-container.\"1.0.0\"]\n"
-                  "container = { image = \"localhost/plugboard-test/argo-sidecar:latest\", "
-                  "command = [\"python3\", \"-c\", \"import time; time.sleep(600)\"] }\n");
+                  "container = { image = \"localhost/plugboard-test/argo-sidecar:latest\", " +
+                  kMuteCommand + " }\n"
+                  "[plugins.mute-atp.\"1.0.0\"]\n"
+                  "atp = { image = \"localhost/plugboard-test/atp-fixture:latest\" }\n");
   }
   void TearDown() override {
     // Whatever a failed test left, so that it fails alone.
@@ -97,8 +119,9 @@ class StartCancelTest : public ::testing::TestWithParam<std::tuple<Plugin, Stop>
     RunOptions run_options;
     run_options.env = {"TMPDIR=" + tmp_.string()};
     if (stop == Stop::kCtrlC || stop == Stop::kCtrlCTwice)
-      run_options.signals.push_back({SIGINT, kStarting});
-    if (stop == Stop::kSigterm) run_options.signals.push_back({SIGTERM, kStarting});
+      run_options.signals.push_back({SIGINT, plugin.running});
+    if (stop == Stop::kSigterm) run_options.signals.push_back({SIGTERM, plugin.running});
+    if (stop == Stop::kCtrlCAtStart) run_options.signals.push_back({SIGINT, kStarting});
     if (stop == Stop::kCtrlCTwice) run_options.signals.push_back({SIGINT, "cancelling the run"});
     return run(runWithRegistry(dir_, workflow, {"--log-level", "debug"}), run_options);
   }
@@ -137,7 +160,9 @@ TEST_P(StartCancelTest, StopsTheStartAndLeavesNoContainerProcessOrDirectory) {
     // Stopped within the cancel grace: not given up on.
     EXPECT_EQ(report["abandoned_calls"], 0) << r.err;
     if (stop != Stop::kDeadline) {
-      EXPECT_EQ(reportStep(report, "start")["phase"], "Cancelled") << r.out;
+      // Cancelled while it started, or, when the run was cancelled before it, not run.
+      EXPECT_EQ(reportStep(report, "start")["phase"], plugin.checked ? "Skipped" : "Cancelled")
+          << r.out;
     }
   }
   EXPECT_EQ(leftContainers(), "") << r.err;
@@ -162,6 +187,7 @@ std::string nameOf(const ::testing::TestParamInfo<std::tuple<Plugin, Stop>>& inf
     case Stop::kSigterm: return name + "Sigterm";
     case Stop::kDeadline: return name + "Deadline1s";
     case Stop::kCtrlCTwice: return name + "CtrlCTwice";
+    case Stop::kCtrlCAtStart: return name + "CtrlCAtStart";
   }
   return name;
 }
@@ -169,8 +195,17 @@ std::string nameOf(const ::testing::TestParamInfo<std::tuple<Plugin, Stop>>& inf
 INSTANTIATE_TEST_SUITE_P(
     Plugins, StartCancelTest,
     ::testing::Combine(::testing::Values(kSlowSidecar, kSilentSidecar, kMuteContainer),
-                       ::testing::Values(Stop::kCtrlC, Stop::kSigterm, Stop::kDeadline)),
+                       ::testing::Values(Stop::kCtrlC, Stop::kSigterm, Stop::kDeadline,
+                                         Stop::kCtrlCAtStart)),
     nameOf);
+#ifdef PLUGBOARD_TEST_ATP
+INSTANTIATE_TEST_SUITE_P(Atp, StartCancelTest,
+                         ::testing::Combine(::testing::Values(kMuteAtp),
+                                            ::testing::Values(Stop::kCtrlC, Stop::kSigterm,
+                                                              Stop::kDeadline, Stop::kCtrlCTwice,
+                                                              Stop::kCtrlCAtStart)),
+                         nameOf);
+#endif
 // A second Ctrl-C ends the run at once: the deployers still remove what they started.
 INSTANTIATE_TEST_SUITE_P(SecondSignal, StartCancelTest,
                          ::testing::Combine(::testing::Values(kSlowSidecar, kMuteContainer),
