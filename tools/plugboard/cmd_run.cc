@@ -43,7 +43,7 @@ struct CancelTarget {
     checking.cancel();
     if (runner != nullptr) runner->cancel();
   }
-  // A runner made after a signal came runs cancelled: its steps end as Cancelled.
+  // A runner made after a signal came runs cancelled: its steps end Skipped, not run.
   void setRunner(core::Runner& r) {
     std::lock_guard lock(mu);
     runner = &r;
