@@ -139,11 +139,12 @@ void LiveContainers::removeAll() {
     if (e.client > 0) ::kill(-e.client, SIGKILL);
   }
   std::vector<std::thread> removals;
-  for (const auto& [name, e] : live) {
-    removals.emplace_back([&name, &e] {
-      removeContainer(e.podman, name, plugboard::Logger());
+  // Not a structured binding: clang before 16 does not let lambdas capture bindings.
+  for (const auto& item : live) {
+    removals.emplace_back([&item] {
+      removeContainer(item.second.podman, item.first, plugboard::Logger());
       std::error_code ec;
-      if (!e.dir.empty()) std::filesystem::remove_all(e.dir, ec);
+      if (!item.second.dir.empty()) std::filesystem::remove_all(item.second.dir, ec);
     });
   }
   for (auto& t : removals) t.join();
