@@ -1,6 +1,8 @@
 #include "core/launch/deployer.h"
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <optional>
 #include <set>
 
@@ -60,6 +62,19 @@ struct DeployerModule::Impl {
   std::unique_ptr<host::HostServices> host;
   void* deployer = nullptr;
   std::string who;
+  std::atomic<std::uint64_t> starts{0};  // ids of start()
+  std::once_flag abandoned;
+
+  // Whether the table holds ABI 1.1's members, and `member` among them is set.
+  template <class Member>
+  bool has(Member plugboard_deployer_api::*member) const {
+    const plugboard_deployer_api* api = module.api;
+    const auto end = reinterpret_cast<const char*>(&(api->*member)) + sizeof(Member);
+    return end <= reinterpret_cast<const char*>(api) + api->struct_size && api->*member != nullptr;
+  }
+  bool cancellable() const {
+    return has(&plugboard_deployer_api::start) && has(&plugboard_deployer_api::cancel_start);
+  }
 };
 
 // A plugin started by a deployer. Keeps its module alive; closes its handle when dropped.
@@ -143,7 +158,8 @@ Expected<std::shared_ptr<DeployerModule>> DeployerModule::load(const CatalogEntr
 
 Expected<std::unique_ptr<PluginHandle>> DeployerModule::open(const Json& artifact,
                                                              const Json& options,
-                                                             const host::TrustRules& trust) {
+                                                             const host::TrustRules& trust,
+                                                             StartControl* control) {
   if (Status st = checkDeployerOptions(manifest(), options); !st) return st.error();
   Json as_given = artifact;  // in messages: as the registry gave it
   if (as_given.is_object()) as_given.erase(host::kPluginMember);
@@ -154,8 +170,17 @@ Expected<std::unique_ptr<PluginHandle>> DeployerModule::open(const Json& artifac
   const std::string options_text = options.dump();
   std::optional<std::string> answer;
   const plugboard_deployer_api* api = impl_->module.api;
-  void* handle = api->open(impl_->deployer, sent_text.data(), sent_text.size(), options_text.data(),
-                           options_text.size(), &host::collectText, &answer);
+  void* handle = nullptr;
+  if (control != nullptr && impl_->cancellable()) {
+    const std::uint64_t id = ++impl_->starts;
+    control->attach([api, deployer = impl_->deployer, id] { api->cancel_start(deployer, id); });
+    handle = api->start(impl_->deployer, id, sent_text.data(), sent_text.size(), options_text.data(),
+                        options_text.size(), &host::collectText, &answer);
+    control->detach();
+  } else {
+    handle = api->open(impl_->deployer, sent_text.data(), sent_text.size(), options_text.data(),
+                       options_text.size(), &host::collectText, &answer);
+  }
   if (handle == nullptr) {
     const std::string why = answer ? parseOutcome(*answer, name()).message : "no reason given";
     return Error("deployer '" + name() + "' could not start " + artifact_text + ": " + why);
@@ -173,6 +198,11 @@ Expected<std::unique_ptr<PluginHandle>> DeployerModule::open(const Json& artifac
   }
   return std::unique_ptr<PluginHandle>(
       std::make_unique<DeployedPlugin>(shared_from_this(), api, handle, std::move(*manifest)));
+}
+
+void DeployerModule::abandon() {
+  if (!impl_->has(&plugboard_deployer_api::abandon)) return;
+  std::call_once(impl_->abandoned, [&] { impl_->module.api->abandon(impl_->deployer); });
 }
 
 DeployerSet::DeployerSet(Catalog catalog, std::map<std::string, Json> configs) : configs_(std::move(configs)) {
@@ -260,6 +290,17 @@ Expected<std::shared_ptr<DeployerModule>> DeployerSet::module(const CatalogEntry
   }
   loaded_.emplace(id, loaded);
   return loaded;
+}
+
+void DeployerSet::abandon() {
+  std::vector<std::shared_ptr<DeployerModule>> modules;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, loaded] : loaded_) {
+      if (loaded) modules.push_back(*loaded);
+    }
+  }
+  for (const auto& m : modules) m->abandon();
 }
 
 }  // namespace plugboard::core

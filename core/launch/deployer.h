@@ -25,6 +25,7 @@
 #include "core/base/expected.h"
 #include "core/manifests/manifest.h"
 #include "core/launch/plugin_handle.h"
+#include "core/launch/start_control.h"
 #include "core/manifests/trust.h"
 
 namespace plugboard::core {
@@ -50,9 +51,15 @@ class DeployerModule : public std::enable_shared_from_this<DeployerModule> {
   // `trust` as the artifact's member "trust" (plugboard/host/trust.h), replacing any the
   // artifact had, to check the files it turns into code. The handle's manifest is the
   // plugin's, as the deployer read it.
+  // `control`, when given, cancels the start while it is under way (a deployer of ABI 1.1
+  // or later stops it and removes what it made; an older one finishes its start).
   Expected<std::unique_ptr<PluginHandle>> open(const Json& artifact,
                                                const Json& options = Json::object(),
-                                               const host::TrustRules& trust = {});
+                                               const host::TrustRules& trust = {},
+                                               StartControl* control = nullptr);
+  // The runtime is about to exit without closing this module's plugins: the deployer
+  // removes at once what would outlive the process (plugboard/deployer.hpp, abandon()).
+  void abandon();
 
  private:
   struct Impl;
@@ -93,6 +100,9 @@ class DeployerSet {
   std::vector<const CatalogEntry*> forKind(const std::string& kind) const;
   // The loaded deployer for `entry` (loaded on first use; a failure is kept and repeated).
   Expected<std::shared_ptr<DeployerModule>> module(const CatalogEntry& entry);
+  // DeployerModule::abandon() on every module loaded: before the process exits with
+  // plugins still running (calls it gave up on), so that none of them outlives it.
+  void abandon();
 
  private:
   static std::string identity(const CatalogEntry& entry);  // file, size and modification time

@@ -378,11 +378,14 @@ std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
   return by_target_.emplace(as_written, slot).first->second;
 }
 
-Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& target) {
+Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& target,
+                                                         StartControl* control) {
   const std::shared_ptr<Slot> slot = slotFor(target);
   std::lock_guard lock(slot->mu);
   if (slot->tried) return slot->kept;
   if (auto live = slot->live.lock()) return live;
+  if (control != nullptr && control->cancelled())
+    return Error(target.describe() + ": cancelled before it started");
 
   Expected<std::shared_ptr<StartedPlugin>> result = Error("");
   // A native plugin not loaded from a private copy is loaded from its checked descriptor.
@@ -403,7 +406,8 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   } else if (!module) {
     result = module.error();
   } else if (auto handle =
-                 (*module)->open(withPlugin(loading), target.options, options_.trust.rules());
+                 (*module)->open(withPlugin(loading), target.options, options_.trust.rules(),
+                                 control);
              !handle) {
     result = Error(target.describe() + ": " + handle.error().message(), handle.error().code());
   } else if (target.expected && !sameManifest((*handle)->manifest(), *target.expected)) {
@@ -416,7 +420,9 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
     spdlog::info("started {}", target.describe());
     result = std::move(started);
   }
-  if (options_.keep_started) {
+  // A start that failed because it was cancelled says nothing about the next one.
+  const bool cancelled = !result && control != nullptr && control->cancelled();
+  if (options_.keep_started && !cancelled) {
     slot->tried = true;
     slot->kept = result;
   } else if (result) {
@@ -425,11 +431,31 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   return result;
 }
 
-Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target) {
+bool Launcher::settled(const LaunchTarget& target) {
+  const std::shared_ptr<Slot> slot = slotFor(target);
+  std::lock_guard lock(slot->mu);
+  return slot->tried || !slot->live.expired();
+}
+
+Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target,
+                                                     StartControl* control,
+                                                     std::optional<Millis> within) {
   const Json deployer = Json::parse(target.deployer->manifest.text, nullptr, false);
   if (!deployer.is_object() || deployer.value("describes", false) != true)
     return std::optional<Manifest>();
-  auto started = start(target);
+  Expected<std::shared_ptr<StartedPlugin>> started = Error("");
+  if ((control == nullptr && !within) || settled(target)) {
+    started = start(target);
+  } else {
+    StartControl bounded;  // this start's: cancelled by `control` or at `within`
+    if (control != nullptr) control->attach([&bounded] { bounded.cancel(); });
+    {
+      std::optional<StartDeadline> deadline;
+      if (within) deadline.emplace(bounded, *within);
+      started = start(target, &bounded);
+    }
+    if (control != nullptr) control->detach();
+  }
   if (!started) return started.error();
   return std::optional<Manifest>((*started)->handle->manifest());
 }

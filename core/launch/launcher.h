@@ -32,6 +32,7 @@
 #include "core/launch/placement.h"
 #include "core/launch/plugin_handle.h"
 #include "core/launch/registry.h"
+#include "core/launch/start_control.h"
 #include "core/manifests/catalog.h"
 
 namespace plugboard::core {
@@ -112,11 +113,18 @@ class Launcher {
   // The manifest of `target`'s plugin when its deployer's manifest says "describes": true
   // (its open() answers from a cache of its own and starts the plugin at the first call,
   // so validate may open it): through start(). Nullopt for other deployers; errors as
-  // start()'s.
-  Expected<std::optional<Manifest>> describe(const LaunchTarget& target);
+  // start()'s. When it has to start the plugin (nothing cached), `control` cancels that
+  // start and `within` bounds it: a start cut short is an error and is not kept, so the
+  // step that runs the plugin starts it again. REQUIRES: no other start attached to
+  // `control` meanwhile.
+  Expected<std::optional<Manifest>> describe(const LaunchTarget& target,
+                                             StartControl* control = nullptr,
+                                             std::optional<Millis> within = std::nullopt);
   // Starts the plugin of `target`, or returns the one already started for it. Errors
-  // name the plugin and its deployer.
-  Expected<std::shared_ptr<StartedPlugin>> start(const LaunchTarget& target);
+  // name the plugin and its deployer. `control`, when given, cancels the start while it
+  // is under way; a cancelled start is not kept: the next caller starts it again.
+  Expected<std::shared_ptr<StartedPlugin>> start(const LaunchTarget& target,
+                                                 StartControl* control = nullptr);
   // The dispatcher's opener: place(entry), then start(); for an entry made by
   // entryFor(), the plugin it holds. `polled`: it is started for a poll (see
   // LaunchOptions::isolate_polls).
@@ -142,6 +150,8 @@ class Launcher {
  private:
   struct Slot;
   std::shared_ptr<Slot> slotFor(const LaunchTarget& target);
+  // Whether start(target) answers without starting anything (started or tried before).
+  bool settled(const LaunchTarget& target);
   // place(entry, deployer, options) with the manifest of its native file `known` (already
   // read from a plugin directory, trust checked), or read now when null.
   // With `apart` (a poll in a server, LaunchOptions::isolate_polls), the default order

@@ -18,9 +18,12 @@ struct Dispatcher::Slot {
 };
 
 void CallControl::cancel() {
-  std::lock_guard lock(mu_);
-  cancelled_ = true;
-  if (instance_ != nullptr) instance_->cancel(call_id_);
+  {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    if (instance_ != nullptr) instance_->cancel(call_id_);
+  }
+  starting_.cancel();
 }
 
 bool CallControl::cancelled() const {

@@ -34,6 +34,7 @@
 #include "core/manifests/catalog.h"
 #include "core/launch/outcome.h"
 #include "core/launch/plugin_handle.h"
+#include "core/launch/start_control.h"
 
 namespace plugboard::core {
 
@@ -46,6 +47,9 @@ class CallControl {
   bool cancelled() const;
   // True while a plugin call made through this control is in flight.
   bool calling() const;
+  // What cancel() also cancels: the start of the plugin the call needs first (a step
+  // whose deployer starts its plugin at its first call: core/launch/launcher.h).
+  StartControl& starting() { return starting_; }
 
  private:
   friend class Dispatcher;
@@ -54,6 +58,7 @@ class CallControl {
 
   mutable std::mutex mu_;
   bool cancelled_ = false;
+  StartControl starting_;
   PluginHandle* instance_ = nullptr;
   std::uint64_t call_id_ = 0;
 };

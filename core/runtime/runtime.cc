@@ -57,15 +57,17 @@ Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config, bool isol
   return std::unique_ptr<Runtime>(new Runtime(config, std::move(catalog), std::move(*launcher)));
 }
 
-Expected<PreparedWorkflow> Runtime::prepare(
-    const std::string& file, const std::map<std::string, std::string>& params) const {
+Expected<PreparedWorkflow> Runtime::prepare(const std::string& file,
+                                            const std::map<std::string, std::string>& params,
+                                            const CheckStarts& starts) const {
   auto loaded = loadWorkflow(file);
   std::string problems;
   for (const auto& p : loaded.problems) problems += (problems.empty() ? "" : "\n") + p.oneLine();
   if (!loaded.ok()) return Error(problems);
   auto inputs = resolveInputs(*loaded.workflow, params);
   if (!inputs) return Error(file + ": " + inputs.error().message());
-  for (const auto& p : checkWorkflow(*loaded.workflow, catalog_, *inputs, launcher_.get())) {
+  for (const auto& p :
+       checkWorkflow(*loaded.workflow, catalog_, *inputs, launcher_.get(), starts)) {
     problems += (problems.empty() ? "" : "\n") + p.oneLine();
   }
   if (!problems.empty()) return Error(problems);

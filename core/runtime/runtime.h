@@ -25,6 +25,7 @@
 #include "core/launch/launcher.h"
 #include "core/routing/live_runtime.h"
 #include "core/workflows/workflow.h"
+#include "core/workflows/workflow_check.h"
 
 namespace plugboard::core {
 
@@ -58,8 +59,10 @@ class Runtime {
   // Loads `file`, resolves its inputs from `params` and checks it against the plugins
   // (each step placed through the launcher, nothing started). The error lists every
   // problem, one per line, each naming the file, line, column and step.
+  // `starts` bounds the plugins it starts to read their manifests (CheckStarts).
   Expected<PreparedWorkflow> prepare(const std::string& file,
-                                     const std::map<std::string, std::string>& params) const;
+                                     const std::map<std::string, std::string>& params,
+                                     const CheckStarts& starts = {}) const;
   // Loads the deployer of every step that runs through one of its own, so that a deployer
   // that cannot work here (podman not installed, say) fails the run before any step
   // starts. The error lists each such step and why, one per line.

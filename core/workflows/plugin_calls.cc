@@ -19,7 +19,7 @@ Dispatch callThroughDeployer(Launcher& launcher, const LaunchTarget& target,
                              const DispatchRequest& request, CallControl& control) {
   Dispatch d;
   d.plugin = target.plugin;
-  auto started = launcher.start(target);
+  auto started = launcher.start(target, &control.starting());
   if (!started) {
     d.outcome = Outcome::error(started.error().message());
     return d;

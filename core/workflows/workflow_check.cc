@@ -59,7 +59,8 @@ bool checkArgs(const WorkflowStep& step, const Manifest& m, const SubstitutionCo
 }  // namespace
 
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& catalog,
-                                           const Json& inputs, Launcher* launcher) {
+                                           const Json& inputs, Launcher* launcher,
+                                           const CheckStarts& starts) {
   std::vector<WorkflowProblem> problems;
   const std::string file = wf.file.string();
   std::vector<std::string> installed;
@@ -85,7 +86,9 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       if (entry == nullptr) {
         // Its manifest is read through its deployer when it runs, or now if that is cheap.
         // A plugin that cannot start is the step's error when it runs, not the workflow's.
-        auto described = launcher->describe(*target);
+        std::optional<Millis> within;
+        if (starts.default_timeout) within = step.timeout.value_or(*starts.default_timeout);
+        auto described = launcher->describe(*target, starts.cancel, within);
         if (described && *described) checkArgs(step, **described, ctx, report);
         continue;
       }

@@ -13,6 +13,7 @@
 #define PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_CHECK_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,10 +23,20 @@
 
 namespace plugboard::core {
 
+// What bounds the starts the check makes to read a manifest (a plugin whose deployer
+// describes it, with nothing cached), before the run: `cancel` stops them (Ctrl-C), and
+// with a `default_timeout` each waits at most its step's deadline (the step's timeout,
+// else this). A start cut short is the step's to make again when it runs.
+struct CheckStarts {
+  StartControl* cancel = nullptr;
+  std::optional<Millis> default_timeout;
+};
+
 // `inputs` are the resolved input values (resolveInputs()). `launcher` may be null: then a
 // step with `deploy` is a problem.
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& workflow, const Catalog& catalog,
-                                           const Json& inputs, Launcher* launcher = nullptr);
+                                           const Json& inputs, Launcher* launcher = nullptr,
+                                           const CheckStarts& starts = {});
 
 // The input values: defaults overridden by `params` (text, converted to the default's
 // type). Errors for a param naming no input, a bad value, a required input left out.

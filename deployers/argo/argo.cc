@@ -314,7 +314,8 @@ class ArgoDeployer : public plugboard::Deployer {
     applySettings(defaults_, config);
   }
 
-  plugboard::Deployed open(const Json& artifact, const Json& options) override {
+  plugboard::Deployed start(const Json& artifact, const Json& options,
+                            const plugboard::Cancellation& cancel) override {
     if (!artifact.is_object()) throw std::invalid_argument("the artifact must be a table");
     Settings s = defaults_;
     applySettings(s, options);
@@ -345,7 +346,7 @@ class ArgoDeployer : public plugboard::Deployer {
     deployer_common::checkImageFiles(spec->image, rules);
     const std::string container =
         "plugboard-argo-" + run_id_ + "-" + spec->name + "-" + std::to_string(++sequence_);
-    auto sidecar = std::make_unique<Sidecar>(*spec, s.sidecar, container, log());
+    auto sidecar = std::make_unique<Sidecar>(*spec, s.sidecar, container, log(), cancel);
     HttpTarget target = sidecar->target();
     std::string token = sidecar->token();
     const Json manifest = manifestOf(spec->name, versionOf(artifact, *spec), spec->description);
@@ -353,6 +354,8 @@ class ArgoDeployer : public plugboard::Deployer {
                                                std::move(token), std::move(sidecar));
     return {manifest, std::move(handle)};
   }
+
+  void abandon() override { deployer_common::LiveContainers::instance().removeAll(); }
 
  private:
   Settings defaults_;

@@ -75,42 +75,32 @@ bool connects(int fd, unsigned short port) {
 
 std::string jsonList(const std::vector<std::string>& items) { return Json(items).dump(); }
 
-// The sidecars not yet removed, by container name: what the module's unloading (the
-// process's exit) removes when a sidecar's handle was never closed, e.g. when the runtime
-// exits while a call it could not cancel still runs.
-class Leftovers {
- public:
-  static Leftovers& instance() {
-    static Leftovers leftovers;
-    return leftovers;
-  }
-  void add(const std::string& container, deployer_common::Podman podman, std::string dir) {
-    std::lock_guard lock(mu_);
-    live_[container] = {std::move(podman), std::move(dir)};
-  }
-  void remove(const std::string& container) {
-    std::lock_guard lock(mu_);
-    live_.erase(container);
-  }
-  ~Leftovers() {
-    std::lock_guard lock(mu_);
-    for (const auto& [container, what] : live_) {
-      deployer_common::removeContainer(what.first, container, plugboard::Logger());
-      std::error_code ec;
-      fs::remove_all(what.second, ec);
-    }
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::string, std::pair<deployer_common::Podman, std::string>> live_;
-};
-
 }  // namespace
 
+TemporaryDirectory::TemporaryDirectory(const std::string& prefix) {
+  std::error_code ec;
+  fs::path base = fs::temp_directory_path(ec);
+  if (ec) base = "/tmp";
+  std::string pattern = (base / (prefix + "XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot make a directory in " + base.string() + ": " +
+                             std::strerror(errno));
+  }
+  path_ = pattern;
+}
+
+TemporaryDirectory::~TemporaryDirectory() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
 Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::string container,
-                 plugboard::Logger log)
-    : spec_(spec), options_(options), container_(std::move(container)), log_(log) {
+                 plugboard::Logger log, const plugboard::Cancellation& cancel)
+    : spec_(spec),
+      options_(options),
+      container_(std::move(container)),
+      log_(log),
+      token_root_("plugboard-argo-") {
   const std::string who = "plugin '" + spec_.name + "' (image " + spec_.image + ")";
   for (const auto& name : spec_.env_from) {
     if (!options_.env.count(name)) {
@@ -121,20 +111,14 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
     }
   }
   // The token, as Argo's agent writes it; the directory is what /var/run/argo shows.
-  char root[] = "/tmp/plugboard-argo-XXXXXX";
-  if (::mkdtemp(root) == nullptr)
-    throw std::runtime_error(who +
-                             ": cannot make a directory for its token: " + std::strerror(errno));
-  token_root_ = root;
-  const std::string dir = token_root_ + "/" + spec_.container_name;
+  const std::string& root = token_root_.path();
+  const std::string dir = root + "/" + spec_.container_name;
   const std::string file = dir + "/token";
   token_ = newToken();
-  pidfile_ = token_root_ + "/pid";
-  ::chmod(token_root_.c_str(), 0711);
-  if (::mkdir(dir.c_str(), 0770) != 0) {
-    stop();
+  pidfile_ = root + "/pid";
+  ::chmod(root.c_str(), 0711);
+  if (::mkdir(dir.c_str(), 0770) != 0)
     throw std::runtime_error(who + ": cannot make " + dir + ": " + std::strerror(errno));
-  }
   {
     std::ofstream out(file, std::ios::binary);
     out << token_;
@@ -146,7 +130,6 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
   ::chmod(dir.c_str(), root_user ? 0770 : 0755);
   if (root_user &&
       (::chown(file.c_str(), kAgentUid, 0) != 0 || ::chown(dir.c_str(), kAgentUid, 0) != 0)) {
-    stop();
     throw std::runtime_error(who + ": cannot give its token to user 8737: " + std::strerror(errno));
   }
 
@@ -179,25 +162,48 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
   argv.push_back(spec_.image);
   argv.insert(argv.end(), spec_.args.begin(), spec_.args.end());
 
+  if (cancel.cancelled()) throw std::runtime_error(who + ": the start was cancelled");
   host::SpawnOptions so;
   so.program = argv.front();
   so.argv = argv;
   so.env = host::environmentWith({});
+  // Known before podman runs: should the runtime exit now, abandon() removes it.
+  live_.add(container_, options_.podman, root);
   auto child = host::spawn(so);
   if (!child) {
-    stop();
     throw std::runtime_error(who + ": podman did not start: " + child.error().message());
   }
   podman_pid_ = child->pid;
-  Leftovers::instance().add(container_, options_.podman, token_root_);
+  deployer_common::LiveContainers::instance().setClient(container_, podman_pid_);
   child->in.reset();
   monitor_ = std::thread([this, c = std::move(*child)]() mutable { monitor(std::move(c)); });
+  log_.debug("sidecar " + container_ + " of plugin '" + spec_.name +
+             "' is starting: waiting for port " + std::to_string(spec_.port));
+  try {
+    waitForPort(who, cancel);
+  } catch (...) {
+    stop();
+    throw;
+  }
+  log_.debug("sidecar " + container_ + " of plugin '" + spec_.name + "' listens on port " +
+             std::to_string(spec_.port));
+}
 
-  // Wait for the port, as the agent's first call would (bounded).
+void Sidecar::waitForPort(const std::string& who, const plugboard::Cancellation& cancel) {
+  bool cancelled = false;  // guarded by mu_
+  const auto watch = cancel.watch([&] {
+    std::lock_guard lock(mu_);
+    cancelled = true;
+    cv_.notify_all();
+  });
+  // As the agent's first call would (bounded).
   const auto deadline = Clock::now() + options_.start_timeout;
   for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (cancelled) throw std::runtime_error(who + ": the start was cancelled");
+    }
     if (auto end = ended()) {
-      stop();
       throw std::runtime_error(who + ": the sidecar ended before it opened port " +
                                std::to_string(spec_.port) + ": " + *end);
     }
@@ -209,61 +215,50 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
       if (netns_ < 0) {
         std::ifstream in(pidfile_);
         long pid = 0;
-        if (in >> pid && pid > 0)
+        if (in >> pid && pid > 0) {
           netns_ =
               ::open(("/proc/" + std::to_string(pid) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC);
+          if (netns_ >= 0)
+            log_.debug("sidecar " + container_ + " runs (pid " + std::to_string(pid) +
+                       "): waiting for port " + std::to_string(spec_.port));
+        }
       }
       if (netns_ >= 0) {
         auto fd = socketInside();
-        if (!fd) {
-          stop();
-          throw std::runtime_error(who + ": " + fd.error().message());
-        }
+        if (!fd) throw std::runtime_error(who + ": " + fd.error().message());
         open = connects(*fd, spec_.port);
       }
     }
-    if (open) break;
+    if (open) return;
     if (Clock::now() >= deadline) {
       const std::string output = lastOutput();
-      stop();
       throw std::runtime_error(
           who + ": the sidecar did not open port " + std::to_string(spec_.port) + " within " +
           std::to_string(options_.start_timeout.count()) + "ms (option 'start_timeout'); " +
           (output.empty() ? "it wrote nothing" : "its last output: " + output));
     }
     std::unique_lock lock(mu_);
-    cv_.wait_for(lock, Millis(20), [&] { return ended_.has_value(); });
+    cv_.wait_for(lock, Millis(20), [&] { return ended_.has_value() || cancelled; });
   }
-  log_.debug("sidecar " + container_ + " of plugin '" + spec_.name + "' listens on port " +
-             std::to_string(spec_.port));
 }
 
 Sidecar::~Sidecar() { stop(); }
 
 void Sidecar::stop() {
   if (podman_pid_ > 0) {
-    deployer_common::removeContainer(options_.podman, container_, log_);
+    // `podman run` first: one that has not made the container yet would make it after its
+    // removal.
+    deployer_common::LiveContainers::instance().setClient(container_, -1);
     {
-      // podman run ends once its container is gone; one that had not made it yet is
-      // stopped, and what it made then removed.
-      std::unique_lock lock(mu_);
-      if (!cv_.wait_for(lock, std::chrono::seconds(5), [&] { return ended_.has_value(); })) {
-        lock.unlock();
-        ::kill(-podman_pid_, SIGKILL);
-        deployer_common::removeContainer(options_.podman, container_, log_);
-      }
+      std::lock_guard lock(mu_);
+      if (!exited_) ::kill(-podman_pid_, SIGKILL);
     }
+    deployer_common::removeContainer(options_.podman, container_, log_);
     if (monitor_.joinable()) monitor_.join();
     podman_pid_ = -1;
-    Leftovers::instance().remove(container_);
   }
   if (netns_ >= 0) ::close(netns_);
   netns_ = -1;
-  if (!token_root_.empty()) {
-    std::error_code ec;
-    fs::remove_all(token_root_, ec);
-    token_root_.clear();
-  }
 }
 
 void Sidecar::monitor(host::Spawned child) {
@@ -288,8 +283,16 @@ void Sidecar::monitor(host::Spawned child) {
       }
     }
   }
+  // Exited, not yet reaped: stop() signals its group only while `exited_` is false.
+  siginfo_t info{};
+  while (::waitid(P_PID, child.pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
   int status = 0;
-  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+  {
+    std::lock_guard lock(mu_);
+    exited_ = true;
+    while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   std::string how = WIFEXITED(status) ? "exited with code " + std::to_string(WEXITSTATUS(status))
                                       : "podman was killed by signal " +

@@ -11,9 +11,12 @@
 // as root). Reach "publish" instead gives the container podman's default network and
 // publishes the port on 127.0.0.1 of this machine (for rootless podman).
 //
-// start() returns once the port accepts connections, or throws naming the plugin, the
-// image and the container's last output. The destructor removes the container whatever
-// state it is in, waits for podman, and removes the token. Thread-safe.
+// The constructor returns once the port accepts connections, or throws naming the plugin,
+// the image and the container's last output; a cancel (the step's deadline, Ctrl-C) stops
+// it at once. The container has the name given, so that it is removed whatever podman did
+// so far: the destructor, a failed or cancelled start and the deployer's abandon() (through
+// deployer_common::LiveContainers) kill `podman run`, remove the container and then the
+// token's directory (in $TMPDIR, else /tmp). Thread-safe.
 #ifndef PLUGBOARD_DEPLOYERS_ARGO_SIDECAR_H_
 #define PLUGBOARD_DEPLOYERS_ARGO_SIDECAR_H_
 
@@ -29,6 +32,7 @@
 #include <thread>
 #include <vector>
 
+#include <plugboard/deployer.hpp>
 #include <plugboard/host/spawn.h>
 #include <plugboard/sdk.hpp>
 
@@ -48,12 +52,28 @@ struct SidecarOptions {
   std::chrono::milliseconds start_timeout{30000};
 };
 
+// A directory of its own in $TMPDIR (else /tmp), removed with what it holds when this is
+// destroyed.
+class TemporaryDirectory {
+ public:
+  // Throws std::runtime_error saying why it cannot be made.
+  explicit TemporaryDirectory(const std::string& prefix);
+  ~TemporaryDirectory();
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 class Sidecar {
  public:
-  // Throws std::runtime_error: the container could not start, or did not open its port
-  // within start_timeout; the message names the plugin, the image and its last output.
+  // Throws std::runtime_error: the container could not start, did not open its port
+  // within start_timeout, or `cancel` stopped the start; the message names the plugin,
+  // the image and its last output.
   Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::string container,
-          plugboard::Logger log);
+          plugboard::Logger log, const plugboard::Cancellation& cancel);
   ~Sidecar();
   Sidecar(const Sidecar&) = delete;
   Sidecar& operator=(const Sidecar&) = delete;
@@ -66,8 +86,11 @@ class Sidecar {
   std::optional<std::string> ended();
 
  private:
+  // Waits until the port accepts connections; throws as the constructor says.
+  void waitForPort(const std::string& who, const plugboard::Cancellation& cancel);
   void monitor(host::Spawned child);
   std::string lastOutput();
+  // Kills `podman run`, removes the container and waits for the monitor. Idempotent.
   void stop();
   // A TCP socket in the container's network namespace.
   host::Expected<int> socketInside() const;
@@ -77,7 +100,9 @@ class Sidecar {
   const std::string container_;
   const plugboard::Logger log_;
   std::string token_;
-  std::string token_root_;  // the temporary directory holding the token's
+  // Its entry in deployer_common::LiveContainers, left only after the directory is gone.
+  deployer_common::LiveContainer live_;
+  TemporaryDirectory token_root_;  // holds the token's directory; removed last
   std::string pidfile_;
   int netns_ = -1;
   unsigned short host_port_ = 0;  // reach "publish"
@@ -85,7 +110,8 @@ class Sidecar {
   std::thread monitor_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::string output_;  // the end of its stdout and stderr
+  bool exited_ = false;  // podman has exited: its pid may be reaped, never signal it
+  std::string output_;   // the end of its stdout and stderr
   std::optional<std::string> ended_;
 };
 

@@ -121,7 +121,8 @@ class AtpDeployer : public plugboard::Deployer {
       deployer_common::applyContainerRunOption(podman, key, value);
   }
 
-  plugboard::Deployed open(const Json& artifact, const Json& options) override {
+  plugboard::Deployed start(const Json& artifact, const Json& options,
+                            const plugboard::Cancellation& cancel) override {
     if (!artifact.is_object()) throw std::invalid_argument("the artifact must be a table");
     AtpSettings s = defaults_;
     applyAtpOptions(s, options);
@@ -166,12 +167,14 @@ class AtpDeployer : public plugboard::Deployer {
         return deployer_common::deferredDeployed(std::move(launch), std::move(*manifest));
     }
     try {
-      return deployer_common::startDeployed(std::move(launch));
+      return deployer_common::startDeployed(std::move(launch), &cancel);
     } catch (const std::runtime_error& e) {
       if (!container) throw;
       throw std::runtime_error(deployer_common::explainMissingImage(e.what(), podman_settings));
     }
   }
+
+  void abandon() override { deployer_common::LiveContainers::instance().removeAll(); }
 
  private:
   std::shared_ptr<deployer_common::Launch> processLaunch(const Json& artifact, AtpSettings& s,

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -58,7 +59,8 @@ Child::Child(std::shared_ptr<const Launch> launch, Spawned spawned, std::pair<Fd
       wire_(launch_->make_wire ? launch_->make_wire() : makeV1Wire(launch_->settings.frame_limit)) {
 }
 
-std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
+std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch,
+                                    const plugboard::Cancellation* cancel) {
   const auto failed = [&](const std::string& why) {
     return std::runtime_error("plugin " + launch->label + " did not start: " + why);
   };
@@ -71,6 +73,7 @@ std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
         launch->argv_for_start ? launch->argv_for_start(start) : launch->argv;
     child.reset(new Child(launch, spawnChild(*launch, argv), std::move(*wake)));
     child->start_ = start;
+    if (launch->after_spawn) launch->after_spawn(start, child->pid_);
     child->reader_ = runThread(child.get(), &Child::readFrames);
     child->stderr_reader_ = runThread(child.get(), &Child::readStderr);
   } catch (const std::exception& e) {
@@ -78,13 +81,28 @@ std::shared_ptr<Child> Child::start(std::shared_ptr<const Launch> launch) {
   }
   child->send(child->wire_->greeting());
 
+  // A cancel kills the child; its reader then sees it end and removes what it left.
+  constexpr const char* kCancelled = "was cancelled while it started";
+  std::optional<plugboard::Cancellation::Watch> watch;
+  if (cancel != nullptr) watch.emplace(cancel->watch([c = child.get()] { c->killFor(kCancelled); }));
   const Millis timeout = launch->settings.start_timeout;
+  launch->log.debug("plugin " + launch->label + " is starting: waiting for its hello (pid " +
+                    std::to_string(child->pid_) + ")");
   std::unique_lock lock(child->mu_);
   if (!child->cv_.wait_for(lock, timeout, [&] { return child->greeted_ || child->ended_; })) {
     lock.unlock();
     child->killFor("did not answer 'hello' within " + host::formatGoDuration(timeout));
     lock.lock();
     child->cv_.wait(lock, [&] { return child->ended_; });
+  }
+  const bool cancelled = child->kill_cause_ == kCancelled;
+  if (cancelled && !child->ended_) {  // greeted as it was killed
+    child->cv_.wait(lock, [&] { return child->ended_; });
+  }
+  if (cancelled) {
+    lock.unlock();
+    watch.reset();
+    throw std::runtime_error("plugin " + launch->label + ": the start was cancelled");
   }
   if (child->ended_) {
     std::string why = fs::path(launch->program).filename().string() + " " + child->end_cause_;
@@ -292,13 +310,13 @@ void Child::readFrames() {
   if (!problem.empty()) killFor(problem);
   reap();
   finish();
-  if (launch_->after_unclean_end) {
+  if (launch_->after_end) {
     bool clean;
     {
       std::lock_guard lock(mu_);
       clean = kill_cause_.empty() && status_ && WIFEXITED(*status_) && WEXITSTATUS(*status_) == 0;
     }
-    if (!clean) launch_->after_unclean_end(start_);
+    launch_->after_end(start_, clean);
   }
 }
 

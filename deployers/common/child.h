@@ -28,6 +28,7 @@
 #include <utility>
 
 #include <plugboard/host/expected.h>
+#include <plugboard/deployer.hpp>
 #include <plugboard/sdk.hpp>
 
 #include "deployers/common/launch.h"
@@ -41,7 +42,10 @@ class Child {
  public:
   // Starts the plugin's child and completes the hello. Throws std::runtime_error naming
   // the plugin file and why it did not start (exit code or signal, and stderr's tail).
-  static std::shared_ptr<Child> start(std::shared_ptr<const Launch> launch);
+  // `cancel`, when given, stops the start: the child is killed, what its launch left
+  // behind removed (Launch::after_end), and the error says the start was cancelled.
+  static std::shared_ptr<Child> start(std::shared_ptr<const Launch> launch,
+                                      const plugboard::Cancellation* cancel = nullptr);
   // Sends `shutdown`, closes the child's input, kills it if it has not exited within 2 s,
   // reaps it and joins the threads. REQUIRES: no call is waiting in this child.
   ~Child();

@@ -111,6 +111,7 @@ void configureContainerLaunch(Launch& launch, const ContainerRunSettings& s,
       std::lock_guard lock(names->mu);
       names->by_start[start] = name;
     }
+    LiveContainers::instance().add(name, s.podman);
     std::vector<std::string> argv = global;
     argv.insert(argv.end(), {"run", "--rm", "--name", name, "--network", s.network, "--pull",
                              s.pull, "--log-driver", "none"});
@@ -132,16 +133,24 @@ void configureContainerLaunch(Launch& launch, const ContainerRunSettings& s,
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
   };
-  launch.after_unclean_end = [podman = s.podman, names, log = launch.log](unsigned start) {
-    std::string name;
-    {
-      std::lock_guard lock(names->mu);
-      auto it = names->by_start.find(start);
-      if (it == names->by_start.end()) return;
-      name = it->second;
-      names->by_start.erase(it);
-    }
-    removeContainer(podman, name, log);
+  const auto nameOf = [names](unsigned start, bool forget) {
+    std::lock_guard lock(names->mu);
+    auto it = names->by_start.find(start);
+    if (it == names->by_start.end()) return std::string();
+    std::string name = it->second;
+    if (forget) names->by_start.erase(it);
+    return name;
+  };
+  launch.after_spawn = [nameOf](unsigned start, pid_t pid) {
+    LiveContainers::instance().setClient(nameOf(start, false), pid);
+  };
+  launch.after_end = [podman = s.podman, nameOf, log = launch.log](unsigned start, bool clean) {
+    const std::string name = nameOf(start, true);
+    if (name.empty()) return;
+    // Its `podman run` has ended: its pid may be used again, never signal it.
+    LiveContainers::instance().setClient(name, -1);
+    if (!clean) removeContainer(podman, name, log);
+    LiveContainers::instance().remove(name);
   };
   launch.exit_code_is_signal = true;
   launch.channel_on_fds_3_4 = s.channel == "fds";

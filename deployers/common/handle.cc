@@ -9,8 +9,9 @@
 
 namespace plugboard::deployer_common {
 
-plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch) {
-  std::shared_ptr<Child> child = Child::start(launch);
+plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch,
+                                  const plugboard::Cancellation* cancel) {
+  std::shared_ptr<Child> child = Child::start(launch, cancel);
   Json manifest = child->manifest();
   return {std::move(manifest),
           std::make_unique<RestartingHandle>(std::move(launch), std::move(child))};
@@ -61,6 +62,11 @@ void RestartingHandle::cancel(std::uint64_t call_id) {
     if (it == calls_.end()) return;
     it->second.cancel_asked = true;
     cv_.notify_all();
+    // The call that is starting the plugin (again) stops that start.
+    if (restarting_ && restarted_for_ == call_id && restart_cancel_ != nullptr) {
+      restart_cancel_->cancel();
+      return;
+    }
     child = it->second.child ? it->second.child : child_;
   }
   if (child) child->cancel(call_id);
@@ -126,19 +132,28 @@ host::Expected<std::shared_ptr<Child>> RestartingHandle::running(std::uint64_t i
   // calls in flight go on (the last of them ends it).
   const bool first = !child_ && attempts_ == 0;
   std::shared_ptr<Child> old = std::move(child_);
+  plugboard::Cancellation cancel;
+  restarted_for_ = id;
+  restart_cancel_ = &cancel;
   lock.unlock();
   if (!retiring) old.reset();
   std::shared_ptr<Child> fresh;
   std::string why;
   try {
-    fresh = Child::start(launch_);
+    fresh = Child::start(launch_, &cancel);
   } catch (const std::exception& e) {
     why = e.what();
   }
   lock.lock();
   restarting_ = false;
-  ++attempts_;
+  restart_cancel_ = nullptr;
   cv_.notify_all();
+  if (cancel.cancelled() && !fresh) {  // says nothing about the plugin: no failure counted
+    if (failures_ > 0) --failures_;
+    child_ = std::move(old);
+    return host::Error(why);
+  }
+  ++attempts_;
   if (!fresh && retiring) {
     const int failed = ++failures_;
     replace_after_ = Clock::now() + backoff(failed);

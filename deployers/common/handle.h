@@ -62,6 +62,8 @@ class RestartingHandle : public plugboard::Handle {
   std::shared_ptr<Child> child_;
   std::map<std::uint64_t, CallState> calls_;  // calls in execute()
   bool restarting_ = false;
+  std::uint64_t restarted_for_ = 0;  // the call whose cancel stops the restart under way
+  plugboard::Cancellation* restart_cancel_ = nullptr;  // while restarting_
   int failures_ = 0;                   // restarts since the last answered call
   Clock::time_point replace_after_{};  // a retired child's failed replacement: when to retry
   std::uint64_t attempts_ = 0;         // restarts tried
@@ -69,8 +71,10 @@ class RestartingHandle : public plugboard::Handle {
 };
 
 // Starts the first child of `launch` and returns the plugin as open() does: its manifest
-// and a RestartingHandle. Throws std::runtime_error as Child::start does.
-plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch);
+// and a RestartingHandle. Throws std::runtime_error as Child::start does, also when
+// `cancel` stops the start.
+plugboard::Deployed startDeployed(std::shared_ptr<const Launch> launch,
+                                  const plugboard::Cancellation* cancel = nullptr);
 
 // The plugin with a `manifest` known without starting it (a deployer's cache of what its
 // child said before): its handle starts the first child at the first call.

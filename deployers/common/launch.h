@@ -9,6 +9,8 @@
 #ifndef PLUGBOARD_DEPLOYERS_COMMON_LAUNCH_H_
 #define PLUGBOARD_DEPLOYERS_COMMON_LAUNCH_H_
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <functional>
 #include <map>
@@ -43,10 +45,13 @@ struct Launch {
   // (deployers/container/container.cc):
   // the argv of the n-th start (1, 2, ...), when set, instead of `argv`;
   std::function<std::vector<std::string>(unsigned start)> argv_for_start;
-  // called on the child's reader thread after it ended other than by exiting 0 (killed,
-  // crashed, failed to start), with its start number: e.g. to remove what it left behind.
-  // The child's owner waits for it when it destroys the child.
-  std::function<void(unsigned start)> after_unclean_end;
+  // called once the n-th start's program runs, with its pid (also its process group);
+  std::function<void(unsigned start, pid_t pid)> after_spawn;
+  // called on the child's reader thread after it ended, with its start number and whether
+  // it ended cleanly (exited 0 after `shutdown`; not killed, crashed or failed to start):
+  // e.g. to remove what it left behind. The child's owner waits for it when it destroys
+  // the child.
+  std::function<void(unsigned start, bool clean)> after_end;
   // the program's exit code 128+N means the plugin in it was killed by signal N;
   bool exit_code_is_signal = false;
   // the channel on descriptors 3 and 4 instead of stdin and stdout (SpawnOptions).

@@ -1,5 +1,7 @@
 #include "deployers/common/podman.h"
 
+#include <signal.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -8,6 +10,7 @@
 #include <stdexcept>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include <plugboard/host/spawn.h>
 
@@ -102,6 +105,60 @@ void removeContainer(const Podman& podman, const std::string& name, const plugbo
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(1000));
   }
+}
+
+LiveContainers& LiveContainers::instance() {
+  static LiveContainers live;
+  return live;
+}
+
+void LiveContainers::add(const std::string& name, const Podman& podman, std::string dir) {
+  std::lock_guard lock(mu_);
+  live_[name] = Entry{podman, -1, std::move(dir)};
+}
+
+void LiveContainers::setClient(const std::string& name, pid_t client) {
+  std::lock_guard lock(mu_);
+  if (auto it = live_.find(name); it != live_.end()) it->second.client = client;
+}
+
+void LiveContainers::remove(const std::string& name) {
+  std::lock_guard lock(mu_);
+  live_.erase(name);
+}
+
+void LiveContainers::removeAll() {
+  std::map<std::string, Entry> live;
+  {
+    std::lock_guard lock(mu_);
+    live.swap(live_);
+  }
+  // A `podman run` that has not made its container yet would make it after the removal:
+  // it goes first.
+  for (const auto& [name, e] : live) {
+    if (e.client > 0) ::kill(-e.client, SIGKILL);
+  }
+  std::vector<std::thread> removals;
+  // Not a structured binding: clang before 16 does not let lambdas capture bindings.
+  for (const auto& item : live) {
+    removals.emplace_back([&item] {
+      removeContainer(item.second.podman, item.first, plugboard::Logger());
+      std::error_code ec;
+      if (!item.second.dir.empty()) std::filesystem::remove_all(item.second.dir, ec);
+    });
+  }
+  for (auto& t : removals) t.join();
+}
+
+LiveContainers::~LiveContainers() { removeAll(); }
+
+void LiveContainer::add(const std::string& name, const Podman& podman, std::string dir) {
+  LiveContainers::instance().add(name, podman, std::move(dir));
+  name_ = name;
+}
+
+LiveContainer::~LiveContainer() {
+  if (!name_.empty()) LiveContainers::instance().remove(name_);
 }
 
 void checkImageFiles(const std::string& image, const host::TrustRules& rules) {

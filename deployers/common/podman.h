@@ -6,7 +6,11 @@
 #ifndef PLUGBOARD_DEPLOYERS_COMMON_PODMAN_H_
 #define PLUGBOARD_DEPLOYERS_COMMON_PODMAN_H_
 
+#include <sys/types.h>
+
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -56,6 +60,48 @@ std::string randomRunId();
 // `podman rm --force --time 0 --ignore NAME`, repeated with a growing pause until the
 // container no longer exists (within kRemoveTimeout); logs a warning when it remains.
 void removeContainer(const Podman& podman, const std::string& name, const plugboard::Logger& log);
+
+// The containers this module started that are not removed yet, each with the `podman run`
+// that runs it (once known) and a directory made for it: what abandon() removes when the
+// runtime is about to exit without closing the plugins (plugboard/deployer.hpp), and what
+// is left at the module's unloading. One per module; thread-safe.
+class LiveContainers {
+ public:
+  static LiveContainers& instance();
+  // `dir`: removed with the container; empty for none.
+  void add(const std::string& name, const Podman& podman, std::string dir = {});
+  // The process group of its `podman run`, killed before the container is removed.
+  void setClient(const std::string& name, pid_t client);
+  void remove(const std::string& name);
+  // Kills each one's `podman run`, removes the container and its directory, all at once.
+  void removeAll();
+  ~LiveContainers();
+
+ private:
+  struct Entry {
+    Podman podman;
+    pid_t client = -1;
+    std::string dir;
+  };
+  std::mutex mu_;
+  std::map<std::string, Entry> live_;  // by container name
+};
+
+// One entry of LiveContainers, removed from it when this is destroyed: a member declared
+// before what must be gone first (the directory the entry names), so that abandon() still
+// finds the entry while that is not yet removed. Not thread-safe.
+class LiveContainer {
+ public:
+  LiveContainer() = default;
+  ~LiveContainer();
+  LiveContainer(const LiveContainer&) = delete;
+  LiveContainer& operator=(const LiveContainer&) = delete;
+  // LiveContainers::add(); at most once.
+  void add(const std::string& name, const Podman& podman, std::string dir = {});
+
+ private:
+  std::string name_;
+};
 
 // An image that podman reads from a file or directory of this machine (a transport such as
 // oci-archive:/p/x.tar[:ref]) becomes code like a plugin file: it is checked with the same

@@ -73,7 +73,8 @@ class ContainerDeployer : public plugboard::Deployer {
     podman_ = deployer_common::findPodman(defaults_.run.podman.binary);
   }
 
-  plugboard::Deployed open(const Json& artifact, const Json& options) override {
+  plugboard::Deployed start(const Json& artifact, const Json& options,
+                            const plugboard::Cancellation& cancel) override {
     if (!artifact.is_object()) throw std::invalid_argument("the artifact must be a table");
     const auto image_it = artifact.find("image");
     if (image_it == artifact.end() || !image_it->is_string() ||
@@ -103,11 +104,13 @@ class ContainerDeployer : public plugboard::Deployer {
                                     "container", podman, {}, {}, s.child, log());
     deployer_common::configureContainerLaunch(*launch, s.run, image, command, base, sequence_);
     try {
-      return deployer_common::startDeployed(std::move(launch));
+      return deployer_common::startDeployed(std::move(launch), &cancel);
     } catch (const std::runtime_error& e) {
       throw std::runtime_error(deployer_common::explainMissingImage(e.what(), s.run));
     }
   }
+
+  void abandon() override { deployer_common::LiveContainers::instance().removeAll(); }
 
  private:
   ContainerSettings defaults_;

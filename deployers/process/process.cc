@@ -63,7 +63,9 @@ class ProcessDeployer : public plugboard::Deployer {
     default_host_ = defaultHost();
   }
 
-  plugboard::Deployed open(const Json& artifact, const Json& options) override {
+  // A child that hangs before its hello is killed when the start is cancelled.
+  plugboard::Deployed start(const Json& artifact, const Json& options,
+                            const plugboard::Cancellation& cancel) override {
     const auto path = artifact.find("path");
     if (path == artifact.end() || !path->is_string() ||
         path->get_ref<const std::string&>().empty()) {
@@ -76,7 +78,7 @@ class ProcessDeployer : public plugboard::Deployer {
     deployer_common::requireTrusted(host, host::checkFile(host, host::rulesOf(artifact)));
     auto launch = makeHostLaunch(fs::absolute(path->get<std::string>()).string(), std::move(host),
                              std::move(settings), log());
-    return startDeployed(std::move(launch));
+    return startDeployed(std::move(launch), &cancel);
   }
 
  private:

@@ -132,7 +132,9 @@ class PythonDeployer : public plugboard::Deployer {
     applyPythonOptions(defaults_, config);
   }
 
-  plugboard::Deployed open(const Json& artifact, const Json& options) override {
+  // A child that hangs before its hello is killed when the start is cancelled.
+  plugboard::Deployed start(const Json& artifact, const Json& options,
+                            const plugboard::Cancellation& cancel) override {
     if (!artifact.is_object()) throw std::invalid_argument("the artifact must be a table");
     const auto text = [&](const char* key) -> std::string {
       const auto it = artifact.find(key);
@@ -199,7 +201,7 @@ class PythonDeployer : public plugboard::Deployer {
     auto launch = deployer_common::makeLaunch(std::move(label), std::move(log_name), "python",
                                                std::move(python), std::move(args), env,
                                                std::move(s.child), log());
-    return deployer_common::startDeployed(std::move(launch));
+    return deployer_common::startDeployed(std::move(launch), &cancel);
   }
 
  private:

@@ -36,7 +36,7 @@ std::string loadError(const std::filesystem::path& file, const std::string& name
 TEST(NativeTest, LoadsAndCallsAPluginGivingItsManifestAndResultText) {
   auto lib = mustLoad(plugin("hello"));
   ASSERT_TRUE(lib);
-  EXPECT_EQ(lib->abiVersion(), "1.0");
+  EXPECT_EQ(lib->abiVersion(), "1.1");
   EXPECT_EQ(lib->name(), "hello");
   EXPECT_EQ(json::parse(lib->manifestText())["name"], "hello");
   auto instance = lib->createInstance();
@@ -91,7 +91,7 @@ TEST(NativeTest, CancelEndsARunningCall) {
 TEST(NativeTest, RefusesAnotherAbiMajorNamingBothVersions) {
   EXPECT_NE(loadError(fixture("abi_future"), "future")
                 .find("Wrong ABI version on plugin 'future' (" + fixture("abi_future").string() +
-                      "). Got version 2.0, supported version is 1.0."),
+                      "). Got version 2.0, supported version is 1.1."),
             std::string::npos);
   // Without a name, the file alone names it.
   EXPECT_NE(loadError(fixture("abi_future"))
@@ -101,7 +101,7 @@ TEST(NativeTest, RefusesAnotherAbiMajorNamingBothVersions) {
 
 TEST(NativeTest, RefusesANewerAbiMinor) {
   EXPECT_NE(
-      loadError(fixture("abi_newer_minor")).find("needs ABI 1.9, this runtime supports up to 1.0"),
+      loadError(fixture("abi_newer_minor")).find("needs ABI 1.9, this runtime supports up to 1.1"),
       std::string::npos);
 }
 

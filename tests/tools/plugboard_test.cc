@@ -148,7 +148,7 @@ TEST(InspectTest, LoadReportsTheAbiCheck) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto doc = Json::parse(r.out);
   EXPECT_EQ(doc["load"]["ok"], true);
-  EXPECT_EQ(doc["load"]["abi"], "1.0");
+  EXPECT_EQ(doc["load"]["abi"], "1.1");
 }
 
 TEST(InspectTest, LoadOfAnotherAbiNamesBothVersions) {
@@ -156,7 +156,7 @@ TEST(InspectTest, LoadOfAnotherAbiNamesBothVersions) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("name:        future"), std::string::npos);
   EXPECT_NE(r.out.find("refused:     plugin 'future' was built for plugboard ABI 2"), std::string::npos);
-  EXPECT_NE(r.out.find("Got version 2.0, supported version is 1.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Got version 2.0, supported version is 1.1"), std::string::npos) << r.out;
 }
 
 TEST(InspectTest, BadFilesGetOneLineNamingFileAndReason) {

@@ -62,7 +62,10 @@ int cmdExec(const Args& args) {
   const bool ok =
       outcome.phase == core::Phase::kSucceeded || outcome.phase == core::Phase::kRunning;
   const int status = ok ? kExitOk : kExitFailed;
-  if (result.abandoned) std::_Exit(status);  // the abandoned call still uses the runtime
+  if (result.abandoned) {  // the abandoned call still uses the runtime: leave it be
+    runtime->launcher().deployers().abandon();
+    std::_Exit(status);
+  }
   return status;
 }
 

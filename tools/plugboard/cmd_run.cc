@@ -25,29 +25,56 @@ namespace {
 constexpr int kExitCancelled = 130;
 constexpr std::size_t kOneArenaSteps = 10'000;
 
-// The runner the signal thread cancels. The thread outlives the runner (it is detached), so
-// the runner is taken away under the lock before it is destroyed: a signal that comes as the
-// run ends cancels nothing rather than a runner being destroyed.
+// What the signal thread cancels: the starts of the workflow's check, then the runner, and
+// the deployers whose plugins it removes before a second signal ends the process. The
+// thread outlives them (it is detached), so the runner and deployers are taken away under
+// the lock before they are destroyed: a signal that comes as the run ends cancels nothing
+// rather than a runner being destroyed.
 struct CancelTarget {
   std::mutex mu;
-  core::Runner* runner = nullptr;  // guarded by mu
+  core::StartControl checking;             // the starts made while the workflow is checked
+  bool cancelled = false;                  // guarded by mu
+  core::Runner* runner = nullptr;          // guarded by mu
+  core::DeployerSet* deployers = nullptr;  // guarded by mu
 
   void cancel() {
     std::lock_guard lock(mu);
+    cancelled = true;
+    checking.cancel();
     if (runner != nullptr) runner->cancel();
+  }
+  // A runner made after a signal came runs cancelled: its steps end Skipped, not run.
+  void setRunner(core::Runner& r) {
+    std::lock_guard lock(mu);
+    runner = &r;
+    if (cancelled) runner->cancel();
+  }
+  void setDeployers(core::DeployerSet& d) {
+    std::lock_guard lock(mu);
+    deployers = &d;
+  }
+  // Exits with `status` after the deployers removed what their plugins left (containers,
+  // files): nothing outlives the run. Calls in flight are not waited for.
+  [[noreturn]] void exitNow(int status) {
+    {
+      std::lock_guard lock(mu);
+      if (deployers != nullptr) deployers->abandon();
+    }
+    std::_Exit(status);
   }
   void release() {
     std::lock_guard lock(mu);
     runner = nullptr;
+    deployers = nullptr;
   }
 };
 
-// Turns SIGINT and SIGTERM into runner.cancel() on a thread of its own; a second signal
-// ends the process at once. Call release() on the result before `runner` is destroyed.
+// Turns SIGINT and SIGTERM into cancel() on a thread of its own; a second signal ends the
+// process at once, after the deployers removed what their plugins left. Call release() on
+// the result before the runner or the deployers are destroyed.
 // REQUIRES: called before any other thread starts.
-std::shared_ptr<CancelTarget> handleSignals(core::Runner& runner) {
+std::shared_ptr<CancelTarget> handleSignals() {
   auto target = std::make_shared<CancelTarget>();
-  target->runner = &runner;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
@@ -60,7 +87,7 @@ std::shared_ptr<CancelTarget> handleSignals(core::Runner& runner) {
                  signal == SIGINT ? "interrupted" : "terminated");
     target->cancel();
     sigwait(&set, &signal);
-    std::_Exit(kExitCancelled);
+    target->exitNow(kExitCancelled);
   }).detach();
   return target;
 }
@@ -127,14 +154,21 @@ int cmdRun(const Args& args) {
   run_options.poll_interval = config->poll_interval;
   run_options.args_limit = config->args_limit;
 
+  // Ctrl-C and SIGTERM apply from here: the check may start plugins to read their schemas.
+  const auto cancel_target = handleSignals();
   auto runtime = openRuntime(*config);
   if (!runtime) return kExitUsage;
-  auto prepared = runtime->prepare(vm["workflow"].as<std::string>(), *given);
+  cancel_target->setDeployers(runtime->launcher().deployers());
+  // Each start the check makes waits at most its step's deadline; then the step tries.
+  const core::CheckStarts check_starts{&cancel_target->checking, run_options.default_timeout};
+  auto prepared = runtime->prepare(vm["workflow"].as<std::string>(), *given, check_starts);
   if (!prepared) {
+    cancel_target->release();
     std::cerr << prepared.error().message() << "\n";
     return kExitUsage;
   }
   if (core::Status ready = runtime->deployersReady(prepared->workflow); !ready) {
+    cancel_target->release();
     std::cerr << ready.error().message() << "\n";
     return kExitUsage;
   }
@@ -156,7 +190,7 @@ int cmdRun(const Args& args) {
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
   core::PluginCalls calls(runtime->dispatcher(), &runtime->launcher());
   core::Runner runner(calls, run_options, json ? nullptr : &display);
-  const auto cancel_target = handleSignals(runner);
+  cancel_target->setRunner(runner);
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);
   cancel_target->release();
   if (json) {
@@ -170,8 +204,12 @@ int cmdRun(const Args& args) {
   std::fflush(stdout);
   std::fflush(stderr);
   // Calls abandoned past their deadline may still run plugin code that uses the
-  // runtime, the workflow and the runner's worker threads; end without destroying them.
-  if (report.abandoned > 0) std::_Exit(status);
+  // runtime, the workflow and the runner's worker threads; end without destroying them,
+  // once their deployers removed what those plugins would leave behind.
+  if (report.abandoned > 0) {
+    runtime->launcher().deployers().abandon();
+    std::_Exit(status);
+  }
   return status;
 }
 

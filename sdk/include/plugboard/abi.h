@@ -34,7 +34,7 @@
 #include <stdint.h>
 
 #define PLUGBOARD_ABI_MAJOR 1
-#define PLUGBOARD_ABI_MINOR 0
+#define PLUGBOARD_ABI_MINOR 1
 
 /* The ELF section that holds the manifest JSON. */
 #define PLUGBOARD_MANIFEST_SECTION ".plugboard"
@@ -144,6 +144,25 @@ typedef struct plugboard_deployer_api {
 
   /* Destroys a deployer. REQUIRES: every handle it opened is closed. */
   void (*destroy)(void* deployer);
+
+  /* ABI 1.1: the runtime uses these when struct_size holds them (else open, as 1.0). */
+
+  /* As open, for the start `start_id` (unique among this deployer's starts under way),
+   * which cancel_start may stop: the deployer then stops what it was starting, removes what
+   * it made for it (processes, containers, files) and fails with an Error that says the
+   * start was cancelled. */
+  void* (*start)(void* deployer, uint64_t start_id, const char* artifact_json,
+                 size_t artifact_len, const char* options_json, size_t options_len,
+                 plugboard_respond_fn respond, void* respond_ctx);
+  /* Asks start `start_id` to stop soon. The runtime calls it from any thread after it
+   * called start with that id and before start returned (it may come before start has
+   * begun to run). */
+  void (*cancel_start)(void* deployer, uint64_t start_id);
+  /* The runtime is about to exit without closing this deployer's handles (calls that
+   * ignored their cancellation still run): remove at once what would outlive the process,
+   * such as containers, child processes and files, and return. Called at most once; after
+   * it only the calls and starts already under way may still call into the deployer. */
+  void (*abandon)(void* deployer);
 } plugboard_deployer_api;
 
 typedef const plugboard_deployer_api* (*plugboard_deployer_entry_fn)(void);
