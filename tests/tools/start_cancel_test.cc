@@ -170,6 +170,59 @@ TEST_P(StartCancelTest, StopsTheStartAndLeavesNoContainerProcessOrDirectory) {
   EXPECT_EQ(leftFiles(), std::vector<std::string>()) << r.err;
 }
 
+// validate starts an ATP plugin with no cached schema to read it; exec starts the plugin
+// its request names. Ctrl-C during either start leaves nothing behind either.
+class OtherCommandsStartCancelTest : public StartCancelTest {
+ protected:
+  // `command` (validate or exec) with the plugin deployed with the test's label, through
+  // a configuration's [deploy] (exec has no step to carry deploy options).
+  RunResult interrupted(const char* command, const Plugin& plugin) {
+    const std::string config = dir_.write(
+        "plugboard.toml", std::string("[deploy]\n\"") + plugin.name + "\" = { deployer = \"" +
+                              plugin.deployer + "\", args = [\"--label\", \"" + label_ + "\"" +
+                              plugin.args + "]" + plugin.options + " }\n");
+    std::vector<std::string> argv = {binary().string(), command, "--plugins", pluginDir().string(),
+                                     "--registry", (dir_.path() / "registry.toml").string(),
+                                     "--config", config, "--log-level", "debug"};
+    RunOptions run_options;
+    run_options.env = {"TMPDIR=" + tmp_.string()};
+    run_options.signals.push_back({SIGINT, plugin.running});
+    if (std::string(command) == "validate") {
+      argv.push_back(dir_.write("wf.toml", std::string("name = \"checked\"\n[[steps]]\nid = "
+                                                       "\"start\"\nplugin = \"") +
+                                               plugin.name + "\"\n"));
+    } else {
+      run_options.input = std::string(R"({"workflow":{"metadata":{"name":"wf"}},"template":{"name":"t","plugin":{")") +
+                          plugin.name + R"(":{}}}})";
+    }
+    return run(argv, run_options);
+  }
+};
+
+#ifdef PLUGBOARD_TEST_ATP
+TEST_F(OtherCommandsStartCancelTest, ValidateStopsTheStartOfAPluginItDescribes) {
+  const RunResult r = interrupted("validate", kMuteAtp);
+  EXPECT_EQ(r.exit_code, 130) << r.err << r.out;
+  EXPECT_NE(r.err.find("not checked: cancelled"), std::string::npos) << r.err;
+  EXPECT_EQ(leftContainers(), "") << r.err;
+  EXPECT_EQ(leftPodmanRuns(), "") << r.err;
+  EXPECT_EQ(leftFiles(), std::vector<std::string>()) << r.err;
+}
+#endif
+
+TEST_F(OtherCommandsStartCancelTest, ExecStopsAtOnceAndRemovesTheSidecarItStarted) {
+  // exec reaches a plugin only the registry knows by polling it: the sidecar says it may be.
+  const std::string yaml = (dir_.path() / "silent.yaml").string();
+  writeFile(dir_.path() / "registry.toml",
+            "[plugins.silent-sidecar.\"1.0.0\"]\nargo = { path = \"" + yaml + "\", polled = true }\n");
+  const RunResult r = interrupted("exec", kSilentSidecar);
+  EXPECT_EQ(r.exit_code, 130) << r.err << r.out;
+  EXPECT_NE(r.err.find("interrupted: stopping"), std::string::npos) << r.err;
+  EXPECT_EQ(leftContainers(), "") << r.err;
+  EXPECT_EQ(leftPodmanRuns(), "") << r.err;
+  EXPECT_EQ(leftFiles(), std::vector<std::string>()) << r.err;
+}
+
 std::string nameOf(const ::testing::TestParamInfo<std::tuple<Plugin, Stop>>& info) {
   const auto [plugin, stop] = info.param;
   std::string name;

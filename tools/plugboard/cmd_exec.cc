@@ -7,6 +7,7 @@
 #include "core/serving/argo.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
+#include "tools/plugboard/signals.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -52,10 +53,15 @@ int cmdExec(const Args& args) {
               << "\n";
     return kExitUsage;
   }
+  // One call, answered as serve would: a signal stops at once, after the deployers removed
+  // what the call's start left (a container, a token directory).
+  const auto cancel_target = handleSignals("the call", /*stop_at_once=*/true);
   auto runtime = openRuntime(*config, /*isolate_polls=*/true);
   if (!runtime) return kExitUsage;
+  cancel_target->setDeployers(runtime->launcher().deployers());
   auto result = core::dispatchWithDeadline(runtime->dispatcher(), std::move(*request),
                                            config->default_timeout);
+  cancel_target->release();
   const auto& outcome = result.dispatch.outcome;
   std::cout << core::executeTemplateReply(outcome, config->poll_interval) << "\n";
   std::cout.flush();

@@ -16,81 +16,14 @@
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/progress.h"
+#include "tools/plugboard/signals.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
 
 namespace {
 
-constexpr int kExitCancelled = 130;
 constexpr std::size_t kOneArenaSteps = 10'000;
-
-// What the signal thread cancels: the starts of the workflow's check, then the runner, and
-// the deployers whose plugins it removes before a second signal ends the process. The
-// thread outlives them (it is detached), so the runner and deployers are taken away under
-// the lock before they are destroyed: a signal that comes as the run ends cancels nothing
-// rather than a runner being destroyed.
-struct CancelTarget {
-  std::mutex mu;
-  core::StartControl checking;             // the starts made while the workflow is checked
-  bool cancelled = false;                  // guarded by mu
-  core::Runner* runner = nullptr;          // guarded by mu
-  core::DeployerSet* deployers = nullptr;  // guarded by mu
-
-  void cancel() {
-    std::lock_guard lock(mu);
-    cancelled = true;
-    checking.cancel();
-    if (runner != nullptr) runner->cancel();
-  }
-  // A runner made after a signal came runs cancelled: its steps end Skipped, not run.
-  void setRunner(core::Runner& r) {
-    std::lock_guard lock(mu);
-    runner = &r;
-    if (cancelled) runner->cancel();
-  }
-  void setDeployers(core::DeployerSet& d) {
-    std::lock_guard lock(mu);
-    deployers = &d;
-  }
-  // Exits with `status` after the deployers removed what their plugins left (containers,
-  // files): nothing outlives the run. Calls in flight are not waited for.
-  [[noreturn]] void exitNow(int status) {
-    {
-      std::lock_guard lock(mu);
-      if (deployers != nullptr) deployers->abandon();
-    }
-    std::_Exit(status);
-  }
-  void release() {
-    std::lock_guard lock(mu);
-    runner = nullptr;
-    deployers = nullptr;
-  }
-};
-
-// Turns SIGINT and SIGTERM into cancel() on a thread of its own; a second signal ends the
-// process at once, after the deployers removed what their plugins left. Call release() on
-// the result before the runner or the deployers are destroyed.
-// REQUIRES: called before any other thread starts.
-std::shared_ptr<CancelTarget> handleSignals() {
-  auto target = std::make_shared<CancelTarget>();
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::thread([set, target] {
-    int signal = 0;
-    sigwait(&set, &signal);
-    std::fprintf(stderr, "\nplugboard: %s: cancelling the run (again to stop at once)\n",
-                 signal == SIGINT ? "interrupted" : "terminated");
-    target->cancel();
-    sigwait(&set, &signal);
-    target->exitNow(kExitCancelled);
-  }).detach();
-  return target;
-}
 
 void printSummary(const core::RunReport& report) {
   int ok = 0;
@@ -155,7 +88,7 @@ int cmdRun(const Args& args) {
   run_options.args_limit = config->args_limit;
 
   // Ctrl-C and SIGTERM apply from here: the check may start plugins to read their schemas.
-  const auto cancel_target = handleSignals();
+  const auto cancel_target = handleSignals("the run");
   auto runtime = openRuntime(*config);
   if (!runtime) return kExitUsage;
   cancel_target->setDeployers(runtime->launcher().deployers());

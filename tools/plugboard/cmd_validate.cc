@@ -3,6 +3,7 @@
 
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
+#include "tools/plugboard/signals.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -25,9 +26,20 @@ int cmdValidate(const Args& args) {
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
   const std::string file = vm["workflow"].as<std::string>();
+  // The check may start plugins to read their schemas: Ctrl-C and SIGTERM stop those starts
+  // and leave nothing behind, as in run.
+  const auto cancel_target = handleSignals("the check");
   auto runtime = openRuntime(*config);
   if (!runtime) return kExitUsage;
-  auto prepared = runtime->prepare(file, *given);
+  cancel_target->setDeployers(runtime->launcher().deployers());
+  const core::CheckStarts check_starts{&cancel_target->checking, config->default_timeout};
+  auto prepared = runtime->prepare(file, *given, check_starts);
+  const bool cancelled = cancel_target->wasCancelled();
+  cancel_target->release();
+  if (cancelled) {
+    std::cerr << "plugboard: " << file << ": not checked: cancelled\n";
+    return kExitCancelled;
+  }
   if (!prepared) {
     std::cerr << prepared.error().message() << "\n";
     return kExitUsage;
