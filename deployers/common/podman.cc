@@ -143,8 +143,16 @@ void LiveContainers::removeAll() {
   for (const auto& item : live) {
     removals.emplace_back([&item] {
       removeContainer(item.second.podman, item.first, plugboard::Logger());
+      // The plugin's own teardown may be removing the directory at the same time, and
+      // remove_all stops at the first entry the other removed first: go on until it is gone
+      // (the process exits right after, with that teardown unfinished).
       std::error_code ec;
-      if (!item.second.dir.empty()) std::filesystem::remove_all(item.second.dir, ec);
+      for (int i = 0; i < 10 && !item.second.dir.empty() &&
+                      std::filesystem::symlink_status(item.second.dir, ec).type() !=
+                          std::filesystem::file_type::not_found;
+           ++i) {
+        std::filesystem::remove_all(item.second.dir, ec);
+      }
     });
   }
   for (auto& t : removals) t.join();
