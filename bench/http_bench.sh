@@ -5,11 +5,14 @@
 #   same work, and nginx answering the same reply bytes from a `return 200` location (the
 #   ceiling for any HTTP server on this machine).
 #   ./bench/http_bench.sh [seconds per run, default 5]
-# Installs wrk and nginx (Debian packages) when missing. Prints a markdown table.
+# Every request carries a different workflow uid, so each is a new call, as Argo's traffic
+# is. serve is also measured with one body sent again and again, which it answers from its
+# table of outcomes after the first call (docs/serve.md): that is its own row, "same body".
+# Installs wrk and nginx (Debian packages) when missing. Prints a markdown table; "/ nginx"
+# is a row's requests/s over nginx's at the same connections in the same round.
 # Environment:
-#   DISTINCT=1      every request a different workflow uid, so each is a new call (by
-#                   default wrk sends one body, which serve answers from its table of
-#                   outcomes after the first call; see docs/serve.md)
+#   DISTINCT=0      every server gets the one body (the outcome-table path only; the
+#                   measurement before distinct calls became the default)
 #   SERVE_ONLY=1    only plugboard serve; CONNECTIONS="16" the connection counts
 #   BUILD_DIR=DIR   the build to run (default build); SKIP_SETUP=1 does not build first
 #   BASELINE=FILE   another plugboard binary (an older build, say) served beside it on the
@@ -39,22 +42,28 @@ trap cleanup EXIT
 
 body='{"workflow":{"metadata":{"name":"wf","namespace":"argo","uid":"1"}},"template":{"name":"t","plugin":{"hello":{"name":"bench"}}}}'
 reply='{"node":{"message":"Hello, bench!","outputs":{"parameters":[{"name":"greeting","value":"Hello, bench!"}]},"phase":"Succeeded"}}'
-cat > "$work/post.lua" <<LUA
+# same.lua sends one body; distinct.lua gives each request a workflow uid of its own,
+# unique across runs too (wrk passes the run's number after `--` to init), so no run is
+# answered from the outcomes another one left in serve's table.
+cat > "$work/same.lua" <<LUA
 wrk.method = "POST"
 wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 LUA
-if [ -n "${DISTINCT:-}" ]; then
-  cat >> "$work/post.lua" <<'LUA'
+cp "$work/same.lua" "$work/distinct.lua"
+cat >> "$work/distinct.lua" <<'LUA'
 local threads = 0
 function setup(thread) threads = threads + 1; thread:set("tid", threads) end
+local prefix = ""
+function init(args) prefix = (args[1] or "") .. "-" .. tid end
 local n = 0
 function request()
   n = n + 1
-  return wrk.format(nil, nil, nil, wrk.body:gsub('"uid":"1"', '"uid":"' .. tid .. '-' .. n .. '"'))
+  return wrk.format(nil, nil, nil, wrk.body:gsub('"uid":"1"', '"uid":"' .. prefix .. '-' .. n .. '"'))
 end
 LUA
-fi
+calls=distinct
+[ "${DISTINCT:-1}" != 0 ] || calls=same
 
 # shellcheck disable=SC2086  # SERVE_ARGS is meant to split
 "$build/plugboard" serve --plugins "$build/plugins" --listen 127.0.0.1:0 --no-watch --log-level off ${SERVE_ARGS:-} > "$work/serve.out" &
@@ -119,11 +128,14 @@ cpu_ticks() {
 }
 hz=$(getconf CLK_TCK)
 
-run() {  # name port pid connections
+runs=0
+rows=()
+run() {  # name port pid connections lua
   local threads=$(( $4 < 2 ? $4 : 2 ))
   local before after
+  runs=$((runs + 1))
   before=$(cpu_ticks "$3")
-  wrk -t"$threads" -c"$4" -d"${secs}s" --latency -s "$work/post.lua" "http://127.0.0.1:$2/api/v1/template.execute" > "$work/wrk.out"
+  wrk -t"$threads" -c"$4" -d"${secs}s" --latency -s "$work/$5.lua" "http://127.0.0.1:$2/api/v1/template.execute" -- "r$runs" > "$work/wrk.out"
   after=$(cpu_ticks "$3")
   local rps p50 p99 n cpu
   rps=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.out")
@@ -131,16 +143,34 @@ run() {  # name port pid connections
   p99=$(awk '$1=="99%" {print $2}' "$work/wrk.out")
   n=$(awk '/requests in/ {print $1}' "$work/wrk.out")
   cpu=$(awk -v a="$after" -v b="$before" -v n="$n" -v hz="$hz" 'BEGIN { if (n > 0) printf "%.1fus", (a - b) / hz * 1e6 / n; else print "-" }')
-  echo "| $4 | $1 | $rps | $p50 | $p99 | $cpu |"
+  last_rps=$rps
+  rows+=("$4|$1|$rps|$p50|$p99|$cpu")
 }
-echo "| connections | server | requests/s | p50 | p99 | server CPU per request |"
-echo "|---:|---|---:|---:|---:|---:|"
+# Prints the rows of one connection count, each with its ratio to nginx's requests/s.
+flush() {  # nginx requests/s, or empty
+  local row c name rps p50 p99 cpu ratio
+  for row in "${rows[@]}"; do
+    IFS='|' read -r c name rps p50 p99 cpu <<<"$row"
+    ratio=$(awk -v a="$rps" -v b="$1" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+    echo "| $c | $name | $rps | $ratio | $p50 | $p99 | $cpu |"
+  done
+  rows=()
+}
+serve_name="plugboard serve"; nginx_name="nginx return 200"
+[ "$calls" = same ] || { serve_name="plugboard serve, new calls"; nginx_name="nginx return 200, new bodies"; }
+echo "| connections | server | requests/s | / nginx | p50 | p99 | server CPU per request |"
+echo "|---:|---|---:|---:|---:|---:|---:|"
 for _ in $(seq "${ROUNDS:-1}"); do
   for c in ${CONNECTIONS:-1 16 64 256}; do
-    run "plugboard serve" "$serve_port" "$serve_pid" "$c"
-    [ -z "$baseline_port" ] || run "plugboard serve (baseline)" "$baseline_port" "$baseline_pid" "$c"
-    [ -z "${SERVE_ONLY:-}" ] || continue
-    [ -n "${NO_SIDECAR:-}" ] || run "Python http.server sidecar" "$sidecar_port" "$sidecar_pid" "$c"
-    run "nginx return 200" "$nginx_port" "$nginx_pid" "$c"
+    run "$serve_name" "$serve_port" "$serve_pid" "$c" "$calls"
+    [ "$calls" = same ] || run "plugboard serve, same body (outcome table)" "$serve_port" "$serve_pid" "$c" same
+    if [ -n "$baseline_port" ]; then
+      run "${serve_name/plugboard serve/plugboard serve (baseline)}" "$baseline_port" "$baseline_pid" "$c" "$calls"
+      [ "$calls" = same ] || run "plugboard serve (baseline), same body" "$baseline_port" "$baseline_pid" "$c" same
+    fi
+    if [ -n "${SERVE_ONLY:-}" ]; then flush ""; continue; fi
+    [ -n "${NO_SIDECAR:-}" ] || run "Python http.server sidecar" "$sidecar_port" "$sidecar_pid" "$c" "$calls"
+    run "$nginx_name" "$nginx_port" "$nginx_pid" "$c" "$calls"
+    flush "$last_rps"
   done
 done
