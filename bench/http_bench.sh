@@ -76,7 +76,7 @@ if [ -n "${BASELINE:-}" ]; then
   pids+=($!)
   baseline_pid=$!
 fi
-/usr/bin/python3 bench/sidecar.py 0 > "$work/sidecar.out" &
+/usr/bin/python3 bench/sidecar.py 0 > "$work/sidecar.out" 2> "$work/sidecar.err" &
 pids+=($!)
 sidecar_pid=$!
 nginx_port=$((20000 + RANDOM % 20000))
