@@ -8,8 +8,9 @@
 # Every request carries a different workflow uid, so each is a new call, as Argo's traffic
 # is. serve is also measured with one body sent again and again, which it answers from its
 # table of outcomes after the first call (docs/serve.md): that is its own row, "same body".
-# Installs wrk and nginx (Debian packages) when missing. Prints a markdown table; "/ nginx"
-# is a row's requests/s over nginx's at the same connections in the same round.
+# nginx is measured both ways too. Installs wrk and nginx (Debian packages) when missing.
+# Prints a markdown table; "/ nginx" is a row's requests/s over nginx's sent the same kind
+# of bodies, at the same connections in the same round.
 # Environment:
 #   DISTINCT=0      every server gets the one body (the outcome-table path only; the
 #                   measurement before distinct calls became the default)
@@ -130,6 +131,7 @@ hz=$(getconf CLK_TCK)
 
 runs=0
 rows=()
+declare -A nginx_rps=()
 run() {  # name port pid connections lua
   local threads=$(( $4 < 2 ? $4 : 2 ))
   local before after
@@ -143,21 +145,26 @@ run() {  # name port pid connections lua
   p99=$(awk '$1=="99%" {print $2}' "$work/wrk.out")
   n=$(awk '/requests in/ {print $1}' "$work/wrk.out")
   cpu=$(awk -v a="$after" -v b="$before" -v n="$n" -v hz="$hz" 'BEGIN { if (n > 0) printf "%.1fus", (a - b) / hz * 1e6 / n; else print "-" }')
-  last_rps=$rps
-  rows+=("$4|$1|$rps|$p50|$p99|$cpu")
+  [ "$3" != "$nginx_pid" ] || nginx_rps[$5]=$rps
+  rows+=("$4|$1|$rps|$p50|$p99|$cpu|$5")
 }
-# Prints the rows of one connection count, each with its ratio to nginx's requests/s.
-flush() {  # nginx requests/s, or empty
-  local row c name rps p50 p99 cpu ratio
+# Prints the rows of one connection count, each with its ratio to the requests/s of nginx
+# sent the same kind of bodies (writing a distinct body costs wrk time of its own).
+flush() {
+  local row c name rps p50 p99 cpu lua ratio
   for row in "${rows[@]}"; do
-    IFS='|' read -r c name rps p50 p99 cpu <<<"$row"
-    ratio=$(awk -v a="$rps" -v b="$1" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+    IFS='|' read -r c name rps p50 p99 cpu lua <<<"$row"
+    ratio=$(awk -v a="$rps" -v b="${nginx_rps[$lua]:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
     echo "| $c | $name | $rps | $ratio | $p50 | $p99 | $cpu |"
   done
   rows=()
+  nginx_rps=()
 }
-serve_name="plugboard serve"; nginx_name="nginx return 200"
-[ "$calls" = same ] || { serve_name="plugboard serve, new calls"; nginx_name="nginx return 200, new bodies"; }
+if [ "$calls" = same ]; then
+  serve_name="plugboard serve"; nginx_name="nginx return 200"
+else
+  serve_name="plugboard serve, new calls"; nginx_name="nginx return 200, new bodies"
+fi
 echo "| connections | server | requests/s | / nginx | p50 | p99 | server CPU per request |"
 echo "|---:|---|---:|---:|---:|---:|---:|"
 for _ in $(seq "${ROUNDS:-1}"); do
@@ -168,9 +175,11 @@ for _ in $(seq "${ROUNDS:-1}"); do
       run "${serve_name/plugboard serve/plugboard serve (baseline)}" "$baseline_port" "$baseline_pid" "$c" "$calls"
       [ "$calls" = same ] || run "plugboard serve (baseline), same body" "$baseline_port" "$baseline_pid" "$c" same
     fi
-    if [ -n "${SERVE_ONLY:-}" ]; then flush ""; continue; fi
-    [ -n "${NO_SIDECAR:-}" ] || run "Python http.server sidecar" "$sidecar_port" "$sidecar_pid" "$c" "$calls"
-    run "$nginx_name" "$nginx_port" "$nginx_pid" "$c" "$calls"
-    flush "$last_rps"
+    if [ -z "${SERVE_ONLY:-}" ]; then
+      [ -n "${NO_SIDECAR:-}" ] || run "Python http.server sidecar" "$sidecar_port" "$sidecar_pid" "$c" "$calls"
+      run "$nginx_name" "$nginx_port" "$nginx_pid" "$c" "$calls"
+      [ "$calls" = same ] || run "nginx return 200, same body" "$nginx_port" "$nginx_pid" "$c" same
+    fi
+    flush
   done
 done
