@@ -19,20 +19,22 @@ CallPool::~CallPool() {
   for (auto& t : threads_) t.join();
 }
 
-void CallPool::submit(std::function<void()> task) {
+bool CallPool::submit(std::function<void()> task) {
   std::lock_guard lock(mu_);
   tasks_.push_back(std::move(task));
   if (idle_ >= tasks_.size()) {
     ready_.notify_one();
-    return;
+    return true;
   }
   if (threads_.size() < size_) {
     try {
       threads_.emplace_back([this] { work(); });
+      return true;
     } catch (const std::system_error&) {
       // No thread to be had: the ones there take the task when they are free.
     }
   }
+  return false;
 }
 
 void CallPool::work() {

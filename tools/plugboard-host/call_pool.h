@@ -32,8 +32,9 @@ class CallPool {
 
   // Runs `task` on an idle thread, on a new one while there are fewer than `size`, or
   // when one is free. If no new thread can be had (out of memory or threads), the
-  // threads there are take it in turn.
-  void submit(std::function<void()> task);
+  // threads there are take it in turn. True when a thread takes it now; false when it
+  // waits for one.
+  bool submit(std::function<void()> task);
 
  private:
   void work();

@@ -34,26 +34,26 @@ std::shared_ptr<Call> CallTable::cancel(std::uint64_t id) {
   auto it = calls_.find(id);
   if (it == calls_.end()) return nullptr;
   std::shared_ptr<Call> call = it->second;
-  if (call->state == Call::State::kWaiting) {
+  if (call->state == Call::State::kWaiting && !call->has_thread) {
     answerCancelled(*call);
     return nullptr;
   }
-  return call->state == Call::State::kRunning ? call : nullptr;
+  return call->state == Call::State::kAnswered ? nullptr : call;
 }
 
 std::vector<std::shared_ptr<Call>> CallTable::cancelAll() {
   std::lock_guard lock(mu_);
   std::vector<std::shared_ptr<Call>> running, waiting;
   for (const auto& [id, call] : calls_) {
-    (call->state == Call::State::kWaiting ? waiting : running).push_back(call);
+    (call->state == Call::State::kWaiting && !call->has_thread ? waiting : running).push_back(call);
   }
   for (const auto& call : waiting) answerCancelled(*call);
   return running;
 }
 
-bool CallTable::running(const Call& call) {
+bool CallTable::inFlight(const Call& call) {
   std::lock_guard lock(mu_);
-  return call.state == Call::State::kRunning;
+  return call.state != Call::State::kAnswered;
 }
 
 bool CallTable::empty() {

@@ -3,8 +3,11 @@
 // A Call is made by the I/O thread when an `execute` arrives and shared with the pool task
 // that runs it. CallTable says where each call is (waiting for a thread, running in the
 // plugin, answered) so that the I/O thread and the worker agree on who answers it:
-//   * a call cancelled while it waits is answered by the I/O thread at once and never
-//     starts;
+//   * a call cancelled while it waits for a thread (all were busy when it came) is
+//     answered by the I/O thread at once and never starts;
+//   * a call a thread took when it came runs even if its cancel comes before the thread
+//     has entered the plugin: the I/O thread cancels it as a running call (and repeats
+//     the cancel until it answers), as a cancel right behind an execute always did;
 //   * a call that started is answered by its worker, which posts the result frame and
 //     takes the call off the table under one lock, so that once a result is on the
 //     channel, the runtime may reuse its id.
@@ -39,6 +42,7 @@ struct Call {
   std::uint64_t id;
   std::string request;          // the request object's JSON text
   State state = State::kWaiting;  // guarded by the CallTable's lock
+  bool has_thread = false;      // a thread took it when it came; the I/O thread's
 };
 
 class CallTable {
@@ -47,14 +51,15 @@ class CallTable {
 
   // --- the I/O thread
   std::shared_ptr<Call> add(std::uint64_t id, std::string request);
-  // The `cancel` of call `id`: a waiting call is answered "cancelled before it started"
-  // at once (and nullptr returned); a running one is returned for the caller to cancel in
-  // the plugin; an unknown or answered id gives nullptr.
+  // The `cancel` of call `id`: a call waiting for a thread is answered "cancelled before
+  // it started" at once (and nullptr returned); one running, or about to on the thread
+  // that took it, is returned for the caller to cancel in the plugin; an unknown or
+  // answered id gives nullptr.
   std::shared_ptr<Call> cancel(std::uint64_t id);
-  // Every call: the waiting ones answered as above, the running ones returned.
+  // Every call: those waiting for a thread answered as above, the others returned.
   std::vector<std::shared_ptr<Call>> cancelAll();
-  // Whether `call` is still running in the plugin (not answered yet).
-  bool running(const Call& call);
+  // Whether `call` is not answered yet.
+  bool inFlight(const Call& call);
   bool empty();
 
   // --- the worker of `call`

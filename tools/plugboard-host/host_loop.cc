@@ -91,7 +91,7 @@ void HostLoop::onHello(const Json& message) {
 
 void HostLoop::onExecute(const Json& message) {
   std::shared_ptr<Call> call = calls_.add(message["id"].get<std::uint64_t>(), message["request"].dump());
-  pool_.submit([this, call = std::move(call)] { runCall(plugin_, channel_, calls_, *call); });
+  call->has_thread = pool_.submit([this, call] { runCall(plugin_, channel_, calls_, *call); });
 }
 
 void HostLoop::onCancel(std::uint64_t id) {
@@ -109,7 +109,7 @@ void HostLoop::cancelRunning(std::shared_ptr<Call> call) {
 
 void HostLoop::repeatCancels(Clock::time_point now) {
   std::erase_if(repeats_, [&](Repeat& r) {
-    if (!calls_.running(*r.call)) return true;
+    if (!calls_.inFlight(*r.call)) return true;
     if (now < r.next) return false;
     // Only this thread adds calls, so the id still names this call: a call it would name
     // next can only come in a frame this thread has not read yet.

@@ -11,8 +11,8 @@
 // learns of a call only once its execute() has begun, so a cancel may come an instant too
 // early for it to see: the host repeats it, after 1 ms and then at doubling intervals up to
 // kCancelRepeatCap, until the call answers. Only cancelled calls are repeated; nothing
-// wakes while no call is cancelled. A call still waiting for a thread is answered
-// "cancelled before it started" at once and never runs.
+// wakes while no call is cancelled. A call waiting for a thread (all --threads were busy
+// when it came) is answered "cancelled before it started" at once and never runs.
 //
 // Ending. After `shutdown` or a protocol error the host stops reading and gives the calls
 // in flight (waiting ones included) kShutdownGrace to answer; at the end of its input (the
