@@ -339,6 +339,24 @@ TEST(HostTest, RunsAtMostTheThreadsItIsGivenAndACallWaitingForOneCanBeCancelled)
   EXPECT_EQ((*four)["result"]["message"], "cancelled after call 1");
 }
 
+// A serial plugin gets one call at a time whatever --threads says, and --threads 1 makes
+// a parallel plugin's calls take turns: the probe fails a call that finds another inside.
+TEST(HostTest, RunsASerialPluginsCallsOneAtATimeAndKeepsToThreadsOne) {
+  for (const auto& [probe, threads] : {std::pair{"serial_probe", "8"}, std::pair{"parallel_probe", "1"}}) {
+    HostSession session({fixture(probe).string(), "--threads", threads});
+    std::vector<Json> messages = {kHello};
+    for (int id = 1; id <= 4; ++id) messages.push_back(execute(id, {{"ms", 100}}));
+    messages.push_back({{"type", "shutdown"}});
+    session.send(messages);
+    EXPECT_EQ(session.finish(), 0) << session.err;
+    for (int id = 1; id <= 4; ++id) {
+      const Json* r = resultFor(session.messages, id);
+      ASSERT_TRUE(r) << probe << " " << id;
+      EXPECT_EQ((*r)["result"]["phase"], "Succeeded") << probe << ": " << *r;
+    }
+  }
+}
+
 TEST(HostTest, RefusesABadThreadCount) {
   for (const char* bad : {"0", "x", "-3", "100001"}) {
     auto r = run({host(), fixture("scripted").string(), "--threads", bad}, lines({kHello}));
