@@ -1,7 +1,7 @@
 # cmake -DHOST=<plugboard-host> -DVERSION=<version> -DOUT=<file> -P HostManPage.cmake
 #
 # Writes the man page of plugboard-host from its --help text: the first line is the usage,
-# the rest the description. plugboard-host has two arguments and no options table, so its
+# the rest the description. plugboard-host has a few arguments and no options table, so its
 # --help stays the one place they are written.
 execute_process(COMMAND ${HOST} --help OUTPUT_VARIABLE help RESULT_VARIABLE result)
 if(NOT result EQUAL 0)

@@ -371,8 +371,9 @@ TEST(ProcessDeployerTest, TheChildGetsNoDescriptorOfOursAndWhatItStartsDiesWithI
   ::close(ours[0]);
   ::close(ours[1]);
   ASSERT_EQ(o.phase, Phase::kSucceeded) << o.message;
-  // stdin, stdout, stderr, and the host's own (close-on-exec) copy of the channel.
-  EXPECT_EQ(param(o, "fds"), "0 1 2 3");
+  // stdin, stdout, stderr, and the host's own (close-on-exec) copy of the channel and
+  // the eventfd that wakes its I/O thread.
+  EXPECT_EQ(param(o, "fds"), "0 1 2 3 4");
   const pid_t sleeper = std::stoi(param(o, "sleeper"));
   const auto gone = [sleeper] {
     if (::kill(sleeper, 0) != 0) return true;
