@@ -40,7 +40,7 @@ const core::Catalog& catalog() {
       auto m = core::parseManifest(text);
       FUZZ_CHECK(m.ok());
       const std::string label = m->name + "@" + m->version.text();
-      entries.push_back({std::move(*m), "/plugins/" + label + ".so", label, {}, {}, {}});
+      entries.push_back({std::move(*m), "/plugins/" + label + ".so", label});
     }
     return core::Catalog::fromEntries(std::move(entries), {});
   }();

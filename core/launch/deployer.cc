@@ -125,9 +125,9 @@ Expected<std::shared_ptr<DeployerModule>> DeployerModule::load(const CatalogEntr
                                                                const TrustPolicy& trust) {
   auto impl = std::make_unique<Impl>();
   impl->who = "deployer '" + entry.manifest.name + "' (" + entry.file.string() + ")";
-  auto opened = host::openTrusted(entry.loadPath(), trust.rules());
-  if (!opened) return Error(impl->who + ": " + host::refusal(entry.loadPath(), opened.error()).error().message());
-  auto read = readPluginManifest(opened->fd.get(), entry.loadPath(), trust, "deployer");
+  auto opened = host::openTrusted(entry.file, trust.rules());
+  if (!opened) return Error(impl->who + ": " + host::refusal(entry.file, opened.error()).error().message());
+  auto read = readPluginManifest(opened->fd.get(), entry.file, trust, "deployer");
   if (!read) return Error(impl->who + ": " + read.error().message(), read.error().code());
   if (!sameManifest(read->manifest, entry.manifest)) {
     return Error(impl->who + ": the file changed since it was read; run again", Error::Code::kUntrusted);

@@ -19,9 +19,6 @@
 namespace plugboard::core {
 namespace {
 
-constexpr std::string_view kStartedPrefix = "started:";
-constexpr std::string_view kRegistryPrefix = "registry:";
-
 // What identifies an artifact's content: the SHA-256 of its file when it names one (so a
 // changed file is a different plugin), else the artifact itself.
 std::string artifactDigest(const Json& artifact) {
@@ -71,7 +68,7 @@ Status checkArtifactFile(const RegistryEntry& entry, const std::string& kind,
 // (when known) and its pin must hold. The descriptor is kept with the started plugin.
 struct CheckedNative {
   Json artifact;
-  std::shared_ptr<const host::TrustedFile> file;
+  std::shared_ptr<const HeldFile> file;
 };
 Expected<CheckedNative> openNative(const LaunchTarget& target, const TrustPolicy& trust) {
   const std::string path = target.artifact.value("path", "");
@@ -83,9 +80,9 @@ Expected<CheckedNative> openNative(const LaunchTarget& target, const TrustPolicy
     return Error(path + ": the plugin file changed since it was read; run again",
                  Error::Code::kUntrusted);
   }
-  auto file = std::make_shared<host::TrustedFile>(std::move(*opened));
+  auto file = HeldFile::open(std::move(opened->fd));
   CheckedNative out{target.artifact, nullptr};
-  out.artifact["path"] = host::loadablePath(file->fd);
+  out.artifact["path"] = file->path().string();
   out.artifact["file"] = path;  // as named, for the deployer's messages
   out.file = std::move(file);
   return out;
@@ -100,18 +97,11 @@ std::string searched(const DeployerSet& deployers) {
 
 }  // namespace
 
-struct Launcher::Slot {
+struct LaunchSlot {
   std::mutex mu;                                                         // held while starting
   bool tried = false;                                                    // keep_started:
   Expected<std::shared_ptr<StartedPlugin>> kept = Error("not started");  // the outcome
   std::weak_ptr<StartedPlugin> live;                                     // otherwise; under mu
-
-  // Whether no started plugin of this slot is held. `live` is written under `mu` by start(),
-  // so it is read under `mu` too; a slot whose start is under way is in use.
-  bool unused() {
-    std::unique_lock lock(mu, std::try_to_lock);
-    return lock.owns_lock() && live.expired();
-  }
 };
 
 std::string LaunchTarget::describe() const {
@@ -242,28 +232,27 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
 }
 
 namespace {
-RegistryEntry asNative(const CatalogEntry& entry) {
+RegistryEntry asNative(const CatalogEntry& entry, const PluginSource& source) {
   return {entry.manifest.name,
           entry.manifest.version,
-          {{"native", Json{{"path", entry.loadPath().string()}}}}};
+          {{"native", Json{{"path", source.loadPath(entry).string()}}}}};
 }
 
 // A plugin loaded from a private copy holds the copy, and each copy is a start of its own
 // even when an earlier one, now gone, had the same path.
-Expected<LaunchTarget> holdingCopy(Expected<LaunchTarget> target, const CatalogEntry& entry) {
+Expected<LaunchTarget> holdingCopy(Expected<LaunchTarget> target, const PluginSource& source) {
   struct stat st {};
-  if (!target || !entry.keep || entry.load_path.empty() ||
-      ::stat(entry.load_path.c_str(), &st) != 0) {
-    return target;
-  }
-  target->copy = entry.keep;
+  if (!target || !source.copy || ::stat(source.copy->path().c_str(), &st) != 0) return target;
+  target->copy = source.copy;
   target->revision += "copy " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   return target;
 }
 }  // namespace
 
-Expected<LaunchTarget> Launcher::place(const CatalogEntry& entry) const {
-  return holdingCopy(placeEntry(asNative(entry), "", Json::object(), &entry.manifest), entry);
+Expected<LaunchTarget> Launcher::place(const CatalogEntry& entry,
+                                       const PluginSource& source) const {
+  return holdingCopy(placeEntry(asNative(entry, source), "", Json::object(), &entry.manifest),
+                     source);
 }
 
 Status Launcher::unambiguous(const std::string& name, const std::string& version,
@@ -327,13 +316,6 @@ Status Launcher::unambiguous(const std::string& name, const std::string& version
                "; name one as NAME@VERSION");
 }
 
-bool Launcher::dispatched(const PluginRef& ref, const Catalog& catalog) const {
-  if (!ref.deployer.empty()) return false;
-  if (!unambiguous(ref.name, ref.version, &catalog)) return false;  // place() says why
-  if (catalog.find(ref.name, ref.version) != nullptr) return true;
-  return registry_ == nullptr || !registry_->resolve(ref.name, ref.version).ok();
-}
-
 Expected<LaunchTarget> Launcher::place(const PluginRef& ref, const Catalog* catalog) const {
   if (Status st = unambiguous(ref.name, ref.version, catalog, ref.deployer); !st)
     return st.error();
@@ -353,8 +335,8 @@ Expected<LaunchTarget> Launcher::place(const PluginRef& ref, const Catalog* cata
     return Error("'" + spec + "' is neither in the registry nor in the plugin directories",
                  Error::Code::kNotFound);
   }
-  return holdingCopy(placeEntry(asNative(*found), ref.deployer, ref.options, &found->manifest),
-                     *found);
+  return placeEntry(asNative(*found, PluginSource::file()), ref.deployer, ref.options,
+                    &found->manifest);
 }
 
 std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
@@ -362,20 +344,24 @@ std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
                                  target.options.dump() + "\n" + target.revision;
   {
     std::lock_guard lock(mu_);
-    if (auto it = by_target_.find(as_written); it != by_target_.end()) return it->second;
+    if (auto it = by_target_.find(as_written); it != by_target_.end()) {
+      if (auto slot = it->second.lock()) return slot;
+    }
   }
   const std::string key = target.deployer->label + "\n" + artifactDigest(target.artifact) + "\n" +
                           target.options.dump() + "\n" + target.revision;
   std::lock_guard lock(mu_);
-  if (!options_.keep_started) {  // serve: forget plugins nobody holds any more
-    std::erase_if(by_target_,
-                  [](const auto& kv) { return kv.second.use_count() <= 2 && kv.second->unused(); });
-    std::erase_if(slots_,
-                  [](const auto& kv) { return kv.second.use_count() == 1 && kv.second->unused(); });
+  // Forget the slots nobody owns any more (serve: their plugins ended).
+  std::erase_if(by_target_, [](const auto& kv) { return kv.second.expired(); });
+  std::erase_if(slots_, [](const auto& kv) { return kv.second.expired(); });
+  std::shared_ptr<Slot> slot = slots_[key].lock();
+  if (!slot) {
+    slot = std::make_shared<Slot>();
+    slots_[key] = slot;
+    if (options_.keep_started) kept_.push_back(slot);  // one-shot commands keep every start
   }
-  auto& slot = slots_[key];
-  if (!slot) slot = std::make_shared<Slot>();
-  return by_target_.emplace(as_written, slot).first->second;
+  by_target_[as_written] = slot;
+  return slot;
 }
 
 Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& target,
@@ -416,6 +402,7 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   } else {
     auto started = std::make_shared<StartedPlugin>();
     started->copy = loading.copy;
+    if (!options_.keep_started) started->slot = slot;  // the plugin owns its slot
     started->handle = std::move(*handle);
     spdlog::info("started {}", target.describe());
     result = std::move(started);
@@ -460,60 +447,49 @@ Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target,
   return std::optional<Manifest>((*started)->handle->manifest());
 }
 
-CatalogEntry Launcher::entryFor(std::shared_ptr<StartedPlugin> plugin, std::filesystem::path file,
-                                const std::string& id, std::string deployer) {
-  CatalogEntry e;
-  e.manifest = plugin->handle->manifest();
-  e.file = std::move(file);
-  e.label = e.manifest.name + "@" + e.manifest.version.text();
-  e.load_path = std::string(kStartedPrefix) + id;
-  e.keep = std::move(plugin);
-  e.deployer = std::move(deployer);
-  return e;
-}
-
 CatalogEntry Launcher::pollEntryFor(const RegistryEntry& entry, std::filesystem::path file) {
   CatalogEntry e;
   e.manifest.kind = "executor";
   e.manifest.name = entry.name;
   e.manifest.version = entry.version;
   e.file = std::move(file);
+  e.manifest.polled = true;  // made only for artifacts that say `polled = true`
   e.label = entry.name + "@" + entry.version.text();
-  e.load_path = std::string(kRegistryPrefix) + e.label;
   return e;
 }
 
-std::string Launcher::deployerOf(const CatalogEntry& entry) const {
-  if (!entry.deployer.empty()) return entry.deployer;
-  auto target = place(entry);
+std::string Launcher::deployerOf(const CatalogEntry& entry, const PluginSource& source) const {
+  if (source.kind == PluginSource::Kind::kStarted) return source.deployer;
+  if (source.kind == PluginSource::Kind::kRegistry) {
+    auto target = place(PluginRef{entry.manifest.name, entry.manifest.version.text(), "",
+                                  Json::object()},
+                        nullptr);
+    return target ? target->deployer->manifest.name : std::string();
+  }
+  auto target = place(entry, source);
   return target ? target->deployer->manifest.name : std::string();
 }
 
-Expected<std::shared_ptr<StartedPlugin>> Launcher::open(const CatalogEntry& entry, bool polled) {
-  if (entry.load_path.string().starts_with(kStartedPrefix) && entry.keep) {
-    return std::static_pointer_cast<StartedPlugin>(std::const_pointer_cast<void>(entry.keep));
-  }
+Expected<std::shared_ptr<StartedPlugin>> Launcher::open(const CatalogEntry& entry,
+                                                        const PluginSource& source, bool polled) {
+  // A poll in a server starts a plugin only with a deployer that runs it apart.
   const bool apart = polled && options_.isolate_polls;
-  if (apart && entry.load_path.string().starts_with(kRegistryPrefix) && registry_ != nullptr) {
-    auto known = registry_->resolve(entry.manifest.name, entry.manifest.version.text());
-    if (!known) return known.error();
-    auto target = placeEntry(*known, "", Json::object(), nullptr, apart);
-    if (!target) return target.error();
-    return start(*target);
+  Expected<LaunchTarget> target = Error("");
+  switch (source.kind) {
+    case PluginSource::Kind::kStarted:
+      return source.started;
+    case PluginSource::Kind::kRegistry: {
+      if (registry_ == nullptr) return Error("plugin " + entry.label + ": no registry");
+      auto known = registry_->resolve(entry.manifest.name, entry.manifest.version.text());
+      if (!known) return known.error();
+      target = placeEntry(*known, "", Json::object(), nullptr, apart);
+      break;
+    }
+    case PluginSource::Kind::kFile:
+      target = holdingCopy(
+          placeEntry(asNative(entry, source), "", Json::object(), &entry.manifest, apart), source);
+      break;
   }
-  if (apart && !entry.load_path.string().starts_with(kRegistryPrefix)) {
-    auto target = holdingCopy(
-        placeEntry(asNative(entry), "", Json::object(), &entry.manifest, apart), entry);
-    if (!target) return target.error();
-    return start(*target);
-  }
-  if (entry.load_path.string().starts_with(kRegistryPrefix)) {
-    const PluginRef ref{entry.manifest.name, entry.manifest.version.text(), "", Json::object()};
-    auto target = place(ref, nullptr);
-    if (!target) return target.error();
-    return start(*target);
-  }
-  auto target = place(entry);
   if (!target) return target.error();
   return start(*target);
 }

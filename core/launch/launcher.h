@@ -31,6 +31,7 @@
 #include "core/launch/deployer.h"
 #include "core/launch/placement.h"
 #include "core/launch/plugin_handle.h"
+#include "core/launch/plugin_source.h"
 #include "core/launch/registry.h"
 #include "core/launch/start_control.h"
 #include "core/manifests/catalog.h"
@@ -50,11 +51,11 @@ struct LaunchTarget {
   // Tells apart starts of the same artifact whose content the caller knows to have changed
   // (serve's registry plugins put the state of the artifact's files here).
   std::string revision;
-  // The private copy (core/manifests/plugin_mirror.h) a plugin of a plugin directory is
-  // loaded from: the started plugin holds it, so that its path names this copy alone for
-  // as long as the plugin may be loaded from it (a copy in memory is /proc/self/fd/N, and
-  // N is free for another copy once closed).
-  std::shared_ptr<const void> copy;
+  // The file a native plugin is loaded from when the launcher holds it (a private copy,
+  // core/manifests/plugin_mirror.h, or the checked descriptor): the started plugin holds
+  // it too, so that its path names this file alone for as long as the plugin may be
+  // loaded from it (/proc/self/fd/N: N is free for another file once closed).
+  std::shared_ptr<const HeldFile> copy;
   // "plugin hello@1.0.0 through deployer 'process' (native artifact)"
   std::string describe() const;
 };
@@ -95,15 +96,13 @@ class Launcher {
   // only the versions it can run count.
   Status unambiguous(const std::string& name, const std::string& version, const Catalog* catalog,
                      const std::string& deployer = {}) const;
-  // Whether `ref` goes through the dispatcher rather than a deployer of its own: no deployer
-  // is chosen, and the plugin is in `catalog`, or the registry does not know it either
-  // (the dispatcher then reports it, or polls the providers of the RPC).
-  bool dispatched(const PluginRef& ref, const Catalog& catalog) const;
   // Where `ref` runs: resolved against the registry, then `catalog` (may be null).
   // Nothing is started. Errors name the plugin and what is available.
   Expected<LaunchTarget> place(const PluginRef& ref, const Catalog* catalog) const;
-  // Where a plugin of the plugin directories runs (its file as a `native` artifact).
-  Expected<LaunchTarget> place(const CatalogEntry& entry) const;
+  // Where a plugin of the plugin directories runs (its file, or the private copy `source`
+  // holds, as a `native` artifact).
+  Expected<LaunchTarget> place(const CatalogEntry& entry,
+                               const PluginSource& source = PluginSource::file()) const;
   // Where a registry entry runs: through `deployer` when not empty (its options checked),
   // else as the configuration's [deploy] says, else by the default order. A native
   // artifact's file is checked against the trust policy and its manifest read.
@@ -125,21 +124,20 @@ class Launcher {
   // is under way; a cancelled start is not kept: the next caller starts it again.
   Expected<std::shared_ptr<StartedPlugin>> start(const LaunchTarget& target,
                                                  StartControl* control = nullptr);
-  // The dispatcher's opener: place(entry), then start(); for an entry made by
-  // entryFor(), the plugin it holds. `polled`: it is started for a poll (see
-  // LaunchOptions::isolate_polls).
-  Expected<std::shared_ptr<StartedPlugin>> open(const CatalogEntry& entry, bool polled = false);
+  // The dispatcher's opener, for an entry of its catalog and where it comes from: a plugin
+  // file is placed (place(entry, source)) and started; a started plugin is returned; a
+  // registry artifact is placed by the registry and started. `polled`: it is started for
+  // a poll (see LaunchOptions::isolate_polls).
+  Expected<std::shared_ptr<StartedPlugin>> open(const CatalogEntry& entry,
+                                                const PluginSource& source, bool polled = false);
 
-  // A catalog entry for a plugin already started (serve's registry plugins) through
-  // `deployer` (its name): `id` tells one start from another; open() returns `plugin` for it.
-  static CatalogEntry entryFor(std::shared_ptr<StartedPlugin> plugin, std::filesystem::path file,
-                               const std::string& id, std::string deployer);
   // A poll-only catalog entry (Catalog::addPollOnly()) for registry plugin `entry`, not
-  // started: its manifest holds only the name and version; open() places and starts it.
+  // started (its source: PluginSource::registry()): its manifest holds only the name and
+  // version, and "polled": true; open() places and starts it.
   static CatalogEntry pollEntryFor(const RegistryEntry& entry, std::filesystem::path file);
   // The name of the deployer that runs `entry`: the one it was started through, else where
-  // place(entry) puts it; empty when it cannot be placed. Starts nothing.
-  std::string deployerOf(const CatalogEntry& entry) const;
+  // place(entry, source) puts it; empty when it cannot be placed. Starts nothing.
+  std::string deployerOf(const CatalogEntry& entry, const PluginSource& source) const;
 
   DeployerSet& deployers() { return *deployers_; }
   const DeployerSet& deployers() const { return *deployers_; }
@@ -148,7 +146,7 @@ class Launcher {
   const LaunchOptions& options() const { return options_; }
 
  private:
-  struct Slot;
+  using Slot = LaunchSlot;
   std::shared_ptr<Slot> slotFor(const LaunchTarget& target);
   // Whether start(target) answers without starting anything (started or tried before).
   bool settled(const LaunchTarget& target);
@@ -163,11 +161,15 @@ class Launcher {
   const std::shared_ptr<DeployerSet> deployers_;
   const std::shared_ptr<const Registry> registry_;
   const LaunchOptions options_;
-  std::mutex mu_;                                       // guards slots_ and by_target_
-  std::map<std::string, std::shared_ptr<Slot>> slots_;  // by deployer, artifact digest, options
+  // The slots' owners: with keep_started, `kept_` (the launcher keeps every start); else
+  // each started plugin holds its own slot (StartedPlugin::slot), and a start under way
+  // holds it while it runs. The maps only find slots, and forget those nobody owns.
+  std::mutex mu_;                                     // guards slots_, by_target_ and kept_
+  std::map<std::string, std::weak_ptr<Slot>> slots_;  // by deployer, artifact digest, options
   // By deployer, artifact and options as written: later calls (requeues, retries) find
   // their plugin without hashing the artifact's file again.
-  std::map<std::string, std::shared_ptr<Slot>> by_target_;
+  std::map<std::string, std::weak_ptr<Slot>> by_target_;
+  std::vector<std::shared_ptr<Slot>> kept_;
 };
 
 }  // namespace plugboard::core

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/launch/outcome.h"
+#include "core/manifests/held_file.h"
 #include "core/manifests/manifest.h"
 
 namespace plugboard::core {
@@ -36,10 +37,15 @@ class PluginHandle {
   std::atomic<std::uint64_t> next_call_id_{0};
 };
 
+struct LaunchSlot;  // the launcher's record of one start (core/launch/launcher.cc)
+
 // A started plugin, shared by everything that calls it (core/launch/launcher.h).
 struct StartedPlugin {
-  // The private copy it was loaded from (see LaunchTarget::copy); released after `handle`.
-  std::shared_ptr<const void> copy;
+  // Where it was loaded from (see LaunchTarget::copy); released after `handle`.
+  std::shared_ptr<const HeldFile> copy;
+  // Its launcher slot, when the plugin owns it (serve: the launcher keeps a start only
+  // while the plugin lives); released after `handle`.
+  std::shared_ptr<LaunchSlot> slot;
   std::unique_ptr<PluginHandle> handle;
   std::mutex serial;  // held around calls when the manifest says "concurrency":"serial"
 };

@@ -148,7 +148,7 @@ bool RegistryPlugins::changed() {
   return false;
 }
 
-void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
+void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries, PluginSources& sources,
                                  std::vector<CatalogProblem>& problems) {
   if (registryState() != registry_state_) reloadRegistry();
   if (!registry_error_.empty()) problems.push_back({file_, registry_error_, true});
@@ -189,10 +189,14 @@ void RegistryPlugins::addEntries(std::vector<CatalogEntry>& entries,
       if (previous.plugin) s = previous;  // tried again when something changes
     }
     if (s.plugin) {
-      entries.push_back(Launcher::entryFor(
-          *s.plugin, where, w.name + "/" + std::to_string(std::hash<std::string>{}(s.key)),
-          s.deployer));
-      entries.back().polled = s.polled;
+      CatalogEntry entry;
+      entry.manifest = (*s.plugin)->handle->manifest();
+      // Polled only when its artifact says so; then as its own manifest says.
+      if (!s.polled) entry.manifest.polled = false;
+      entry.file = where;
+      entry.label = entry.manifest.name + "@" + entry.manifest.version.text();
+      sources.add(entry, PluginSource::startedBy(*s.plugin, s.deployer));
+      entries.push_back(std::move(entry));
     }
     now.emplace(w.name, std::move(s));
   }

@@ -9,8 +9,9 @@
 // plugin that cannot start is a catalog problem that names it and says why; the others
 // serve. (docs/serve.md, "Plugins from the registry")
 //
-// The entries it adds hold their started plugin (Launcher::entryFor()), so the
-// dispatcher's opener, Launcher::open(), finds it.
+// Each entry it adds has a source (core/launch/plugin_source.h) holding its started plugin,
+// so the dispatcher's opener, Launcher::open(), finds it. Its manifest says "polled":
+// false unless the artifact says `polled = true` (polledByRegistry()).
 //
 // Thread-safety: changed() and addEntries() are called by the one thread that reloads.
 #ifndef PLUGBOARD_CORE_LAUNCH_REGISTRY_PLUGINS_H_
@@ -25,6 +26,7 @@
 #include "core/manifests/catalog.h"
 #include "core/launch/launcher.h"
 #include "core/launch/plugin_handle.h"
+#include "core/launch/plugin_source.h"
 #include "core/launch/registry.h"
 
 namespace plugboard::core {
@@ -33,9 +35,9 @@ namespace plugboard::core {
 // `polled = true`. The one rule for plugins only the registry knows, in every command.
 bool polledByRegistry(const LaunchTarget& target);
 
-// The one-shot commands' (run, exec): a poll-only entry (Launcher::pollEntryFor()) for
-// each registry plugin that `catalog` does not name (its highest version) and that
-// polledByRegistry() allows; nothing is started.
+// The one-shot commands' (run, exec): a poll-only entry (Launcher::pollEntryFor(); its
+// source is PluginSource::registry()) for each registry plugin that `catalog` does not name
+// (its highest version) and that polledByRegistry() allows; nothing is started.
 std::vector<CatalogEntry> pollOnlyEntries(const Registry& registry, const Launcher& launcher,
                                           const Catalog& catalog);
 
@@ -48,9 +50,11 @@ class RegistryPlugins {
   std::vector<std::filesystem::path> watchedDirs() const;
   // Whether the registry file or an artifact's file changed since the last addEntries().
   bool changed();
-  // Appends an entry for each registry plugin that `entries` does not name, starting the
-  // new and changed ones, and a problem for each that cannot start.
-  void addEntries(std::vector<CatalogEntry>& entries, std::vector<CatalogProblem>& problems);
+  // Appends an entry (and its source, the started plugin) for each registry plugin that
+  // `entries` does not name, starting the new and changed ones, and a problem for each
+  // that cannot start.
+  void addEntries(std::vector<CatalogEntry>& entries, PluginSources& sources,
+                  std::vector<CatalogProblem>& problems);
 
  private:
   struct Started {

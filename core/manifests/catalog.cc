@@ -60,7 +60,7 @@ Expected<CatalogEntry> readPluginManifest(int fd, const fs::path& file, const Tr
     return st.error();
   }
   std::string label = manifest->name + "@" + manifest->version.text();
-  return CatalogEntry{std::move(*manifest), file, std::move(label), {}, {}, {}};
+  return CatalogEntry{std::move(*manifest), file, std::move(label)};
 }
 
 std::vector<fs::path> listPluginFiles(const std::vector<fs::path>& dirs, const TrustPolicy& policy,
@@ -148,7 +148,6 @@ void Catalog::buildIndex(const Catalog* incumbent) {
     auto& versions = by_name_[toLower(m.name)];
     versions.push_back(i);
     if (versions.size() > 1) continue;  // only the highest version feeds the indexes below
-    if (!entries_[i].polled) continue;  // the indexes below are polling's
     for (const auto& rpc : m.provides) by_rpc_[rpc].push_back(i);
     if (m.legacy()) legacy_.push_back(i);
   }

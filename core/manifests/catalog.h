@@ -32,23 +32,13 @@ namespace plugboard::core {
 // (as an alias in the claims, and when the catalog looks a key up).
 inline constexpr std::string_view kLegacyKeySuffix = "-executor-plugin";
 
+// One plugin as the catalog knows it: its manifest and where it is installed. Where its
+// plugin is loaded or started from (a private copy, a plugin already started, a registry
+// artifact) is the launch layer's (core/launch/plugin_source.h), not the catalog's.
 struct CatalogEntry {
   Manifest manifest;
-  std::filesystem::path file;  // the plugin file as installed
+  std::filesystem::path file;  // the plugin file as installed (or the registry artifact's)
   std::string label;           // "name@version", for messages
-  // What to load when it is not `file` itself: a private copy (see PluginMirror), kept
-  // alive by `keep` while any catalog holds this entry.
-  std::filesystem::path load_path;
-  std::shared_ptr<const void> keep;
-  // The deployer (by name) that runs it, when that was decided before the catalog was made
-  // (plugins serve started from the registry); empty: decided when it is loaded.
-  std::string deployer;
-  // Whether polling may call it (providers() and legacy() list it): a plugin of the plugin
-  // directories may be; one only the registry knows, when its artifact says `polled =
-  // true` (core/launch/registry_plugins.h decides that, for every command).
-  bool polled = true;
-
-  const std::filesystem::path& loadPath() const { return load_path.empty() ? file : load_path; }
 };
 
 struct CatalogProblem {
@@ -125,6 +115,7 @@ class Catalog {
   const std::string* holderOf(const std::string& lowered_key) const;
 
   // The highest version of every plugin that lists `rpc` in `provides`, sorted by name.
+  // Whether a poll may call them is the dispatcher's rule (takesPolls()).
   std::vector<const CatalogEntry*> providers(std::string_view rpc) const;
   // The highest version of every legacy plugin (no `provides`), sorted by name, then the
   // poll-only entries.

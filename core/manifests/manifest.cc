@@ -75,6 +75,7 @@ Json Manifest::toJson() const {
             {"concurrency", concurrency == Concurrency::kSerial ? "serial" : "parallel"},
             {"description", description}};
   if (!schemas.empty()) j["schemas"] = schemas;
+  if (polled) j["polled"] = *polled;
   if (kind == "deployer") {
     j["deploys"] = deploys;
     j["config"] = config;
@@ -183,6 +184,10 @@ Expected<Manifest> parseManifest(std::string_view text) {
     const std::optional<int> priority = intValue(*p);
     if (!priority) return Error("manifest member 'priority' must be an integer");
     m.priority = *priority;
+  }
+  if (auto p = j.find("polled"); p != j.end()) {
+    if (!p->is_boolean()) return Error("manifest member 'polled' must be true or false");
+    m.polled = p->get<bool>();
   }
   if (auto p = j.find("in_process"); p != j.end()) {
     if (!p->is_boolean()) return Error("manifest member 'in_process' must be true or false");

@@ -7,6 +7,7 @@
 #ifndef PLUGBOARD_CORE_MANIFESTS_MANIFEST_H_
 #define PLUGBOARD_CORE_MANIFESTS_MANIFEST_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,10 @@ struct Manifest {
   Concurrency concurrency = Concurrency::kParallel;
   Json schemas = Json::object();  // RPC -> {"input": JSON Schema subset}
   std::string description;
+  // Whether a poll (a template that named a key no plugin has) may call it: true or false
+  // as the manifest's "polled" says; unset (plugins built before the member existed) it
+  // is polled and may decline itself. The dispatcher applies it (core/routing/route.h).
+  std::optional<bool> polled;
   // Deployers only: the artifact kinds deployed ("native", "python" ...), the keys they
   // accept ({"memory":{"type":"size","description":"..."}}; see docs/deployers.md), and
   // their place in the default order (higher first), and whether they run plugins inside

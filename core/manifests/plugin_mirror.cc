@@ -23,21 +23,6 @@ namespace plugboard::core {
 namespace fs = std::filesystem;
 namespace {
 
-// Deletes the copy when the last entry that refers to it is gone.
-struct CopyFile {
-  fs::path path;
-  ~CopyFile() {
-    std::error_code ec;
-    fs::remove(path, ec);
-  }
-};
-
-// Closes the memory copy when the last entry (or started plugin) that refers to it is gone;
-// until then its number, and so its path /proc/self/fd/N, names this copy alone.
-struct MemoryCopy {
-  host::Fd fd;
-};
-
 // Copies all of `from` to `out`; the error says why, naming `where` the copy was made.
 Status copyBytes(int from, int out, const std::string& where) {
   char buf[1 << 16];
@@ -140,20 +125,17 @@ PluginMirror::~PluginMirror() {
   fs::remove_all(dir_, ec);
 }
 
-Expected<std::pair<fs::path, std::shared_ptr<const void>>> PluginMirror::copy(
-    int from, const fs::path& file) {
+Expected<std::shared_ptr<const HeldFile>> PluginMirror::copy(int from, const fs::path& file) {
   const std::string name = std::to_string(++counter_) + "-" + file.filename().string();
   if (!dir_.empty()) {
     const fs::path to = dir_ / name;
     if (Status copied = copyFrom(from, to); !copied) return copied.error();
-    return std::pair{to, std::shared_ptr<const void>(new CopyFile{to})};
+    return HeldFile::removedAtEnd(to);
   }
   auto fd = copyToMemory(from, name);
   if (!fd) return fd.error();
-  auto held = std::make_shared<MemoryCopy>(MemoryCopy{host::Fd(*fd)});
-  // The name it loads under: not one a still-mapped library already has.
-  fs::path path = host::loadablePath(held->fd);
-  return std::pair{std::move(path), std::shared_ptr<const void>(std::move(held))};
+  // Loaded as /proc/self/fd/N: not a name a still-mapped library already has.
+  return HeldFile::open(host::Fd(*fd));
 }
 
 MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPolicy& policy) {
@@ -189,7 +171,8 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
       keepPrevious(copied.error().message());
       continue;
     }
-    auto [copy_path, keep] = std::move(*copied);  // one `keep`: it deletes or closes the copy
+    std::shared_ptr<const HeldFile> held = std::move(*copied);  // deletes or closes the copy
+    const fs::path copy_path = held->path();
     TrustPolicy copy_policy = policy;  // the copy is ours (0500 in a 0700 directory, or sealed)
     auto copy_file = FileHandle::open(copy_path);
     if (!copy_file) {
@@ -202,20 +185,19 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
       continue;
     }
     entry->file = file;
-    entry->load_path = copy_path;
-    entry->keep = keep;
     // Another plugin's file copied over this one: the old plugin is removed and the new
     // one added, not one plugin changing its version.
     const bool same_plugin =
-        cur != current_.end() && toLower(cur->second.entry.manifest.name) == toLower(entry->manifest.name);
+        cur != current_.end() &&
+        toLower(cur->second.mirrored.entry.manifest.name) == toLower(entry->manifest.name);
     if (cur != current_.end() && !same_plugin) {
-      state.changes.push_back({file, cur->second.entry.manifest.name,
-                               cur->second.entry.manifest.version.text(), ""});
+      state.changes.push_back({file, cur->second.mirrored.entry.manifest.name,
+                               cur->second.mirrored.entry.manifest.version.text(), ""});
     }
     state.changes.push_back({file, entry->manifest.name,
-                             same_plugin ? cur->second.entry.manifest.version.text() : "",
+                             same_plugin ? cur->second.mirrored.entry.manifest.version.text() : "",
                              entry->manifest.version.text()});
-    current_[file] = Current{id, std::move(*entry)};
+    current_[file] = Current{id, {std::move(*entry), std::move(held)}};
   }
   for (auto it = current_.begin(); it != current_.end();) {
     if (seen.count(it->first)) {
@@ -223,10 +205,11 @@ MirrorState PluginMirror::sync(const std::vector<fs::path>& dirs, const TrustPol
       continue;
     }
     state.changes.push_back(
-        {it->first, it->second.entry.manifest.name, it->second.entry.manifest.version.text(), ""});
+        {it->first, it->second.mirrored.entry.manifest.name,
+         it->second.mirrored.entry.manifest.version.text(), ""});
     it = current_.erase(it);
   }
-  for (const auto& [file, cur] : current_) state.entries.push_back(cur.entry);
+  for (const auto& [file, cur] : current_) state.entries.push_back(cur.mirrored);
   return state;
 }
 

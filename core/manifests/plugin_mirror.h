@@ -10,8 +10,8 @@
 // descriptor, and its manifest read from the copy. A file that fails leaves its previous
 // copy in place, so the previous version keeps serving, and is reported as a problem (the
 // caller logs it); a copy that could not be finished (a full file system) is removed at
-// once. A copy is deleted (or closed) when the last catalog entry, or started plugin,
-// that refers to it is gone. The runtime directory is made by
+// once. A copy (a HeldFile) is deleted (or closed) when the last holder is gone: the
+// mirror, a generation's plugin source, a started plugin. The runtime directory is made by
 // core/manifests/runtime_dir.h, after removing those of runs that ended without removing
 // theirs.
 //
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/manifests/catalog.h"
+#include "core/manifests/held_file.h"
 #include "core/base/expected.h"
 #include "core/manifests/trust.h"
 
@@ -40,8 +41,15 @@ struct MirrorChange {
   std::string new_version;  // empty: removed
 };
 
+// A plugin file with its private copy: the entry (file = the installed file) and the copy
+// its plugin is loaded from, held (and so kept) by whoever holds this.
+struct MirroredFile {
+  CatalogEntry entry;
+  std::shared_ptr<const HeldFile> copy;
+};
+
 struct MirrorState {
-  std::vector<CatalogEntry> entries;   // file = the installed file, load_path = the copy
+  std::vector<MirroredFile> entries;
   std::vector<CatalogProblem> problems;
   std::vector<MirrorChange> changes;   // since the previous sync
 };
@@ -63,10 +71,9 @@ class PluginMirror {
 
  private:
   explicit PluginMirror(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  // A private copy of the opened file `from` (installed as `file`): its load path, and the
-  // object that removes it when the last holder lets it go.
-  Expected<std::pair<std::filesystem::path, std::shared_ptr<const void>>> copy(
-      int from, const std::filesystem::path& file);
+  // A private copy of the opened file `from` (installed as `file`), removed (or closed)
+  // when the last holder lets it go.
+  Expected<std::shared_ptr<const HeldFile>> copy(int from, const std::filesystem::path& file);
   struct FileId {
     dev_t dev = 0;
     ino_t ino = 0;
@@ -76,7 +83,7 @@ class PluginMirror {
   };
   struct Current {
     FileId id;
-    CatalogEntry entry;
+    MirroredFile mirrored;
   };
   std::filesystem::path dir_;  // empty: copies in memory
   std::map<std::filesystem::path, Current> current_;  // by installed file

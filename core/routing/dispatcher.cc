@@ -53,7 +53,7 @@ namespace {
 
 // The request JSON a plugin receives: the context's members, then rpc, key, via and args.
 // Written as text directly, not built as a JSON value first: this is the hot path.
-std::string requestText(const DispatchRequest& request, Route route) {
+std::string requestText(const DispatchRequest& request, Via via) {
   std::string out;
   if (!request.context_text.empty()) {
     // The object's text without its closing brace; rpc, key, via and args follow (a JSON
@@ -86,7 +86,9 @@ std::string requestText(const DispatchRequest& request, Route route) {
   appendJsonString(out, request.rpc);
   out += ",\"key\":";
   appendJsonString(out, request.key);
-  out += route == Route::kNamed ? ",\"via\":\"name\",\"args\":" : ",\"via\":\"poll\",\"args\":";
+  out += via == Via::kNamed    ? ",\"via\":\"name\",\"args\":"
+         : via == Via::kPolled ? ",\"via\":\"poll\",\"args\":"
+                               : ",\"via\":\"direct\",\"args\":";
   out += request.args.dump(-1, ' ', false, Json::error_handler_t::replace);
   out += '}';
   return out;
@@ -94,8 +96,9 @@ std::string requestText(const DispatchRequest& request, Route route) {
 
 }  // namespace
 
-Dispatcher::Dispatcher(const Catalog& catalog, DispatcherOptions options)
-    : catalog_(catalog), options_(std::move(options)) {
+Dispatcher::Dispatcher(const Catalog& catalog, DispatcherOptions options,
+                       std::shared_ptr<const PluginSources> sources)
+    : catalog_(catalog), sources_(std::move(sources)), options_(std::move(options)) {
   const std::size_t n = catalog_.entries().size() + catalog_.pollOnly().size();
   slots_.reserve(n);
   for (std::size_t i = 0; i < n; ++i)
@@ -105,18 +108,19 @@ Dispatcher::Dispatcher(const Catalog& catalog, DispatcherOptions options)
   options_.priority = std::move(lowered);
 }
 
-Dispatcher::Dispatcher(std::shared_ptr<const Catalog> catalog, DispatcherOptions options,
+Dispatcher::Dispatcher(std::shared_ptr<const Catalog> catalog,
+                       std::shared_ptr<const PluginSources> sources, DispatcherOptions options,
                        const Dispatcher* previous)
-    : Dispatcher(*catalog, std::move(options)) {
+    : Dispatcher(*catalog, std::move(options), std::move(sources)) {
   owned_catalog_ = std::move(catalog);
   if (previous == nullptr) return;
   std::unordered_map<std::string, std::size_t> before;
   const auto& old_entries = previous->catalog_.entries();
   for (std::size_t i = 0; i < old_entries.size(); ++i)
-    before[old_entries[i].loadPath().string()] = i;
+    before[previous->sourceOf(old_entries[i]).identity(old_entries[i])] = i;
   const auto& entries = catalog_.entries();
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    auto it = before.find(entries[i].loadPath().string());
+    auto it = before.find(sourceOf(entries[i]).identity(entries[i]));
     if (it == before.end()) continue;
     // A plugin that failed to load is tried again by the next generation: what it needed
     // (a deployer, a library) may have been installed since.
@@ -128,15 +132,78 @@ Dispatcher::Dispatcher(std::shared_ptr<const Catalog> catalog, DispatcherOptions
 
 Dispatcher::~Dispatcher() = default;
 
-const CatalogEntry* Dispatcher::resolve(const std::string& key, const std::string& version) const {
-  return catalog_.find(key, version);
+const PluginSource& Dispatcher::sourceOf(const CatalogEntry& entry) const {
+  static const PluginSources kNone;
+  return (sources_ ? *sources_ : kNone).of(entry);
 }
 
-std::vector<const CatalogEntry*> Dispatcher::pollOrder(const std::string& rpc) const {
+bool takesPolls(const Manifest& manifest, std::string_view rpc) {
+  return manifest.polled != false && (manifest.legacy() || manifest.providesRpc(rpc));
+}
+
+std::string Route::plugin() const {
+  if (entry != nullptr) return entry->label;
+  if (target) return target->plugin;
+  return {};
+}
+
+Route Dispatcher::resolve(const RouteQuery& query) const {
+  Route route;
+  Launcher& launcher = *options_.launcher;
+  const auto ref = [&query] {
+    return PluginRef{std::string(query.key), std::string(query.version),
+                     std::string(query.deployer),
+                     query.options != nullptr ? *query.options : Json::object()};
+  };
+  const auto placed = [&route](Expected<LaunchTarget> target) {
+    if (target) {
+      route.kind = Route::Kind::kTarget;
+      route.target = std::make_shared<const LaunchTarget>(std::move(*target));
+    } else {
+      route.kind = Route::Kind::kNone;
+      route.reason = target.error().message();
+    }
+    return route;
+  };
+  // A step's own deployer: the launcher places the plugin (registry first, else the
+  // plugin file as a native artifact) where that deployer runs it.
+  if (!query.deployer.empty()) return placed(launcher.place(ref(), &catalog_));
+  if (query.registry && !query.key.empty()) {
+    if (Status st = launcher.unambiguous(std::string(query.key), std::string(query.version),
+                                         &catalog_);
+        !st) {
+      route.reason = st.error().message();
+      return route;
+    }
+  }
+  if (!query.key.empty()) {
+    if (const CatalogEntry* entry = catalog_.find(query.key, query.version)) {
+      route.kind = Route::Kind::kPlugin;
+      route.entry = entry;
+      return route;
+    }
+    const Registry* registry = launcher.registry();
+    if (query.registry && registry != nullptr && registry->resolve(std::string(query.key), std::string(query.version)).ok())
+      return placed(launcher.place(ref(), &catalog_));
+    // A key two plugins claim routes to neither, and is not polled for either: the
+    // template's author named a plugin, only not one plugin.
+    if (const CatalogConflict* conflict = catalog_.conflictFor(query.key)) {
+      route.kind = Route::Kind::kConflict;
+      route.reason = "plugin '" + std::string(query.key) + "' is ambiguous: " + conflict->message;
+      return route;
+    }
+  }
+  route.kind = Route::Kind::kPoll;
+  route.poll = &pollOrder(std::string(query.rpc));
+  return route;
+}
+
+const std::vector<const CatalogEntry*>& Dispatcher::pollOrder(const std::string& rpc) const {
   std::lock_guard lock(mu_);
   if (auto it = poll_cache_.find(rpc); it != poll_cache_.end()) return it->second;
   std::vector<const CatalogEntry*> order = catalog_.providers(rpc);
   for (const auto* e : catalog_.legacy()) order.push_back(e);
+  std::erase_if(order, [&rpc](const CatalogEntry* e) { return !takesPolls(e->manifest, rpc); });
   auto priority = [this](const CatalogEntry* e) {
     auto it = options_.priority.find(toLower(e->manifest.name));
     return it == options_.priority.end() ? 0 : it->second;
@@ -145,8 +212,8 @@ std::vector<const CatalogEntry*> Dispatcher::pollOrder(const std::string& rpc) c
     if (priority(a) != priority(b)) return priority(a) > priority(b);
     return toLower(a->manifest.name) < toLower(b->manifest.name);
   });
-  poll_cache_[rpc] = order;
-  return order;
+  // Entries are never removed, and a node's address survives rehashing.
+  return poll_cache_[rpc] = std::move(order);
 }
 
 std::size_t Dispatcher::slotIndex(const CatalogEntry& entry) const {
@@ -168,7 +235,7 @@ Dispatcher::PluginState Dispatcher::state(const CatalogEntry& entry) const {
 Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry, bool polled) {
   Slot* slot = slots_[slotIndex(entry)].get();
   std::call_once(slot->loaded, [&] {
-    auto opened = options_.open(entry, polled);
+    auto opened = options_.launcher->open(entry, sourceOf(entry), polled);
     std::lock_guard lock(mu_);
     slot->tried = true;
     slot->plugin = std::move(opened);
@@ -183,44 +250,35 @@ Dispatcher::Slot& Dispatcher::slotFor(const CatalogEntry& entry, bool polled) {
   return *slot;
 }
 
-Outcome Dispatcher::call(const CatalogEntry& entry, const DispatchRequest& request, Route route,
-                         CallControl& control) {
-  if (control.cancelled())
-    return Outcome::error("cancelled before plugin '" + entry.manifest.name + "' was called");
-  Slot& slot = slotFor(entry, route == Route::kPolled);
-  if (!slot.plugin) {
-    return Outcome::error("plugin '" + entry.manifest.name +
-                          "' could not be loaded: " + slot.plugin.error().message());
-  }
-  // A plugin polled before its manifest was known declines the RPCs it does not provide.
-  const Manifest& m = (*slot.plugin)->handle->manifest();
-  if (route == Route::kPolled && !m.legacy() && !m.providesRpc(request.rpc))
-    return Outcome{Phase::kNotHandled, "", Json::object(), {}};
-  return callOnce(**slot.plugin, requestText(request, route), control);
+namespace {
+
+// A named plugin that does not provide the RPC fails before it is called.
+std::optional<Outcome> notProvided(const Manifest& m, const DispatchRequest& request) {
+  if (m.legacy() || m.providesRpc(request.rpc)) return std::nullopt;
+  return Outcome{Phase::kFailed,
+                 "plugin '" + request.key + "' does not provide '" + request.rpc +
+                     "'; it provides: " + join(m.provides),
+                 Json::object(),
+                 {}};
 }
 
-Outcome Dispatcher::callOnce(StartedPlugin& plugin, const std::string& body, CallControl& control) {
-  PluginHandle& handle = *plugin.handle;
-  std::unique_lock<std::mutex> serial;
-  if (handle.manifest().concurrency == Concurrency::kSerial)
-    serial = std::unique_lock(plugin.serial);
-  const auto call_id = handle.newCallId();
-  if (!control.begin(&handle, call_id)) {
-    return Outcome::error("cancelled before plugin '" + handle.manifest().name + "' was called");
-  }
-  Outcome outcome = handle.callText(body, call_id);
-  control.end();
-  return outcome;
+Outcome cancelledBefore(const std::string& name) {
+  return Outcome::error("cancelled before plugin '" + name + "' was called");
 }
 
-Outcome Dispatcher::callStarted(StartedPlugin& plugin, const DispatchRequest& request,
-                                CallControl& control) {
-  if (control.cancelled()) {
-    return Outcome::error("cancelled before plugin '" + plugin.handle->manifest().name +
-                          "' was called");
+}  // namespace
+
+Outcome Dispatcher::callNamed(StartedPlugin& plugin, const DispatchRequest& request,
+                              CallControl& control, const CallOptions& how, Dispatch& d) {
+  const Manifest& m = plugin.handle->manifest();
+  if (auto refused = notProvided(m, request)) return *refused;
+  if (how.admit) {
+    if (auto refused = how.admit(m)) return *refused;
   }
-  Outcome outcome = callOnce(plugin, requestText(request, Route::kNamed), control);
-  if (outcome.phase == Phase::kNotHandled) {
+  if (control.cancelled()) return cancelledBefore(m.name);
+  d.reached = true;
+  Outcome outcome = callOnce(plugin, requestText(request, how.via), control);
+  if (outcome.phase == Phase::kNotHandled && how.via != Via::kDirect) {
     outcome = {Phase::kFailed,
                "plugin '" + request.key + "' could not execute the template",
                Json::object(),
@@ -229,57 +287,92 @@ Outcome Dispatcher::callStarted(StartedPlugin& plugin, const DispatchRequest& re
   return outcome;
 }
 
-Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& control) {
-  Dispatch result;
-  if (const CatalogEntry* entry = resolve(request.key, request.version)) {
-    result.route = Route::kNamed;
-    result.plugin = entry->label;
-    const Manifest& m = entry->manifest;
-    if (!m.legacy() && !m.providesRpc(request.rpc)) {
-      result.outcome = {Phase::kFailed,
-                        "plugin '" + request.key + "' does not provide '" + request.rpc +
-                            "'; it provides: " + join(m.provides),
-                        Json::object(),
-                        {}};
-      return result;
-    }
-    result.outcome = call(*entry, request, Route::kNamed, control);
-    if (result.outcome.phase == Phase::kNotHandled) {
-      result.outcome = {Phase::kFailed,
-                        "plugin '" + request.key + "' could not execute the template",
-                        Json::object(),
-                        {}};
-    }
-    return result;
-  }
+Outcome Dispatcher::callOnce(StartedPlugin& plugin, const std::string& body, CallControl& control) {
+  PluginHandle& handle = *plugin.handle;
+  std::unique_lock<std::mutex> serial;
+  if (handle.manifest().concurrency == Concurrency::kSerial)
+    serial = std::unique_lock(plugin.serial);
+  const auto call_id = handle.newCallId();
+  if (!control.begin(&handle, call_id)) return cancelledBefore(handle.manifest().name);
+  Outcome outcome = handle.callText(body, call_id);
+  control.end();
+  return outcome;
+}
 
-  // A key two plugins claim routes to neither, and is not polled for either: the
-  // template's author named a plugin, only not one plugin.
-  if (const CatalogConflict* conflict = catalog_.conflictFor(request.key)) {
-    result.route = Route::kNamed;
-    result.outcome =
-        Outcome::error("plugin '" + request.key + "' is ambiguous: " + conflict->message);
-    return result;
+Dispatch Dispatcher::call(const Route& route, const DispatchRequest& request, CallControl& control,
+                          const CallOptions& how) {
+  Dispatch d;
+  d.via = route.kind == Route::Kind::kPoll ? Via::kPolled : how.via;
+  switch (route.kind) {
+    case Route::Kind::kNone:
+    case Route::Kind::kConflict:
+      d.outcome = Outcome::error(route.reason);
+      return d;
+    case Route::Kind::kPlugin: {
+      const CatalogEntry& entry = *route.entry;
+      d.plugin = entry.label;
+      if (auto refused = notProvided(entry.manifest, request)) {  // before it is loaded
+        d.outcome = std::move(*refused);
+        return d;
+      }
+      if (control.cancelled()) {
+        d.outcome = cancelledBefore(entry.manifest.name);
+        return d;
+      }
+      Slot& slot = slotFor(entry, false);
+      if (!slot.plugin) {
+        d.outcome = Outcome::error("plugin '" + entry.manifest.name +
+                                   "' could not be loaded: " + slot.plugin.error().message());
+        return d;
+      }
+      d.outcome = callNamed(**slot.plugin, request, control, how, d);
+      return d;
+    }
+    case Route::Kind::kTarget: {
+      d.plugin = route.target->plugin;
+      auto started = options_.launcher->start(*route.target, &control.starting());
+      if (!started) {
+        d.outcome = Outcome::error(started.error().message());
+        return d;
+      }
+      d.outcome = callNamed(**started, request, control, how, d);
+      return d;
+    }
+    case Route::Kind::kPoll:
+      break;
   }
-  result.route = Route::kPolled;
-  for (const CatalogEntry* entry : pollOrder(request.rpc)) {
-    result.tried.push_back(entry->label);
+  for (const CatalogEntry* entry : *route.poll) {
+    d.tried.push_back(entry->label);
     // A candidate that cannot be started is passed over (its reason was logged once).
-    if (!slotFor(*entry, true).plugin) continue;
-    Outcome outcome = call(*entry, request, Route::kPolled, control);
-    if (outcome.phase == Phase::kNotHandled) continue;
-    result.plugin = entry->label;
-    result.outcome = std::move(outcome);
-    return result;
+    Slot& slot = slotFor(*entry, true);
+    if (!slot.plugin) continue;
+    // A plugin polled before its manifest was known (the registry's poll-only entries)
+    // meets the rule on the manifest it started with.
+    if (!takesPolls((*slot.plugin)->handle->manifest(), request.rpc)) continue;
+    if (control.cancelled()) {
+      d.outcome = cancelledBefore(entry->manifest.name);
+      return d;
+    }
+    d.reached = true;
+    Outcome outcome = callOnce(**slot.plugin, requestText(request, Via::kPolled), control);
+    if (outcome.phase == Phase::kNotHandled) continue;  // it declined itself
+    d.plugin = entry->label;
+    d.outcome = std::move(outcome);
+    return d;
   }
-  result.handled = false;
-  result.outcome = {Phase::kFailed,
-                    "no plugin executed the template (plugin '" + request.key +
-                        "' is not installed; polled for '" + request.rpc +
-                        "': " + join(result.tried, ", ", "no candidates") + ")",
-                    Json::object(),
-                    {}};
-  return result;
+  d.handled = false;
+  d.outcome = {Phase::kFailed,
+               "no plugin executed the template (plugin '" + request.key +
+                   "' is not installed; polled for '" + request.rpc +
+                   "': " + join(d.tried, ", ", "no candidates") + ")",
+               Json::object(),
+               {}};
+  return d;
+}
+
+Dispatch Dispatcher::dispatch(const DispatchRequest& request, CallControl& control) {
+  return call(resolve({.key = request.key, .version = request.version, .rpc = request.rpc}),
+              request, control);
 }
 
 }  // namespace plugboard::core

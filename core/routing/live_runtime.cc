@@ -43,7 +43,7 @@ Status LiveRuntime::start(bool watch, Millis debounce) {
     auto catalog = std::make_shared<const Catalog>(Catalog::scan(dirs_, trust_));
     logNews(*catalog, nullptr);
     std::lock_guard lock(mu_);
-    current_ = std::make_shared<Dispatcher>(catalog, options_, nullptr);
+    current_ = std::make_shared<Dispatcher>(catalog, nullptr, options_, nullptr);
     return Status::Ok();
   }
   auto mirror = PluginMirror::create();
@@ -81,7 +81,8 @@ std::vector<std::string> LiveRuntime::draining() const {
   std::lock_guard lock(mu_);
   std::set<std::string> current_files;
   if (current_) {
-    for (const auto& e : current_->catalog().entries()) current_files.insert(e.loadPath().string());
+    for (const auto& e : current_->catalog().entries())
+      current_files.insert(current_->sourceOf(e).identity(e));
   }
   // An older generation is alive only while a call holds it: what it hosts that the
   // current one does not is draining.
@@ -89,7 +90,7 @@ std::vector<std::string> LiveRuntime::draining() const {
   for (const auto& weak : old_) {
     if (auto d = weak.lock()) {
       for (const auto& e : d->catalog().entries()) {
-        if (!current_files.count(e.loadPath().string())) out.insert(e.label);
+        if (!current_files.count(d->sourceOf(e).identity(e))) out.insert(e.label);
       }
     }
   }
@@ -124,20 +125,29 @@ void LiveRuntime::reload() {
   // Ask every source (no short cut: each brings its own state up to date).
   bool others = false;
   for (const auto& changed : others_changed_) others = changed() || others;
-  if (extra_) extra_(state.entries, state.problems);
+  // The catalog gets the manifests; the sources (the private copies, the started
+  // plugins) go to the dispatcher, which holds them while this generation lives.
+  auto sources = std::make_shared<PluginSources>();
+  std::vector<CatalogEntry> entries;
+  entries.reserve(state.entries.size());
+  for (auto& mirrored : state.entries) {
+    sources->add(mirrored.entry, PluginSource::file(std::move(mirrored.copy)));
+    entries.push_back(std::move(mirrored.entry));
+  }
+  if (extra_) extra_(entries, *sources, state.problems);
   std::shared_ptr<Dispatcher> previous = current();
   // What served until now keeps its claims: a newcomer with the same name and version, or
   // claiming a name or alias already held, is refused (core/manifests/claims.h).
   const Catalog* incumbent = previous ? &previous->catalog() : nullptr;
   auto catalog = std::make_shared<const Catalog>(
-      Catalog::fromEntries(std::move(state.entries), std::move(state.problems), incumbent));
+      Catalog::fromEntries(std::move(entries), std::move(state.problems), incumbent));
   if (previous && state.changes.empty() && !others &&
       catalog->problems() == incumbent->problems() &&
       catalog->conflicts() == incumbent->conflicts()) {
     return;  // nothing to apply
   }
   logNews(*catalog, incumbent);
-  auto next = std::make_shared<Dispatcher>(catalog, options_, previous.get());
+  auto next = std::make_shared<Dispatcher>(catalog, std::move(sources), options_, previous.get());
   {
     std::lock_guard lock(mu_);
     if (previous) old_.push_back(previous);

@@ -63,13 +63,10 @@ class LiveRuntime {
   int reloads() const { return reloads_.load(); }
   // The latest changes applied after the start, newest first.
   std::vector<ReloadRecord> recentReloads() const;
-  // Before start(): how deployerOf() names the deployer that runs an entry.
-  void nameDeployersWith(std::function<std::string(const CatalogEntry&)> name) {
-    deployer_of_ = std::move(name);
-  }
-  // The deployer that runs `entry`, by name; empty when not known.
-  std::string deployerOf(const CatalogEntry& entry) const {
-    return deployer_of_ ? deployer_of_(entry) : entry.deployer;
+  // The deployer that runs `entry` (of `generation`'s catalog), by name; empty when not
+  // known. Starts nothing.
+  static std::string deployerOf(const Dispatcher& generation, const CatalogEntry& entry) {
+    return generation.launcher().deployerOf(entry, generation.sourceOf(entry));
   }
   // Applies the plugin directories' current state now (what the watcher does).
   void reload();
@@ -79,10 +76,11 @@ class LiveRuntime {
   // failed to load are then tried again). Several calls add up.
   void watchAlso(std::function<std::vector<std::filesystem::path>()> dirs,
                  std::function<bool()> changed);
-  // Before start(): `add` appends entries (and problems) to each generation's catalog, after
-  // the plugin directories' (serve's plugins from the registry, core/launch/registry_plugins.h).
-  using ExtraEntries =
-      std::function<void(std::vector<CatalogEntry>&, std::vector<CatalogProblem>&)>;
+  // Before start(): `add` appends entries, their sources and problems to each generation's
+  // catalog, after the plugin directories' (serve's plugins from the registry,
+  // core/launch/registry_plugins.h).
+  using ExtraEntries = std::function<void(std::vector<CatalogEntry>&, PluginSources&,
+                                          std::vector<CatalogProblem>&)>;
   void addEntriesWith(ExtraEntries add) { extra_ = std::move(add); }
 
  private:
@@ -93,7 +91,6 @@ class LiveRuntime {
   std::vector<std::function<std::vector<std::filesystem::path>()>> other_dirs_;
   std::vector<std::function<bool()>> others_changed_;
   ExtraEntries extra_;
-  std::function<std::string(const CatalogEntry&)> deployer_of_;
   TrustPolicy trust_;
   DispatcherOptions options_;
   std::unique_ptr<PluginMirror> mirror_;

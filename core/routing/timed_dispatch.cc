@@ -117,7 +117,7 @@ DeadlineWatch::~DeadlineWatch() {
 }
 
 Dispatch DeadlineWatch::dispatch(Dispatcher& dispatcher, const DispatchRequest& request,
-                                 Millis timeout, CallNotices notices) {
+                                 Millis timeout, CallNotices notices, const Route* route) {
   using Clock = Impl::Clock;
   CallControl control;
   std::list<Impl::Watched>::iterator it;
@@ -138,7 +138,8 @@ Dispatch DeadlineWatch::dispatch(Dispatcher& dispatcher, const DispatchRequest& 
     if (earlier) impl_->next_wake = wake;
   }
   if (earlier) impl_->cv.notify_all();  // the watcher sleeps past this deadline
-  Dispatch d = dispatcher.dispatch(request, control);
+  Dispatch d = route != nullptr ? dispatcher.call(*route, request, control)
+                                : dispatcher.dispatch(request, control);
   bool fired;
   {
     std::lock_guard lock(impl_->mu);

@@ -49,9 +49,10 @@ class DeadlineWatch {
   DeadlineWatch& operator=(const DeadlineWatch&) = delete;
 
   // Runs `request` on this thread with a deadline `timeout` from now. When the deadline
-  // passed, the result is Failed and says so, whatever the plugin answered.
+  // passed, the result is Failed and says so, whatever the plugin answered. With `route`
+  // (resolved by `dispatcher` for this request), the call goes there without resolving again.
   Dispatch dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout,
-                    CallNotices notices = {});
+                    CallNotices notices = {}, const Route* route = nullptr);
 
  private:
   struct Impl;

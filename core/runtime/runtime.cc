@@ -8,9 +8,14 @@
 namespace plugboard::core {
 namespace {
 
-// The plugin a step names, with the deployer it chooses.
-PluginRef refOf(const WorkflowStep& step) {
-  return {step.plugin, step.version, step.deployer, step.deploy_options};
+// What a step asks the dispatcher: the plugin it names, with the deployer it chooses.
+RouteQuery queryOf(const WorkflowStep& step) {
+  return {.key = step.plugin,
+          .version = step.version,
+          .rpc = step.rpc,
+          .deployer = step.deployer,
+          .options = &step.deploy_options,
+          .registry = true};
 }
 
 }  // namespace
@@ -35,14 +40,14 @@ Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep
       LaunchOptions{config.trust, config.plugin_deploy, keep_started, isolate_polls});
 }
 
-Runtime::Runtime(Config config, Catalog catalog, std::shared_ptr<Launcher> launcher)
-    : config_(std::move(config)), catalog_(std::move(catalog)), launcher_(std::move(launcher)) {
+Runtime::Runtime(Config config, Catalog catalog, std::shared_ptr<const PluginSources> sources,
+                 std::shared_ptr<Launcher> launcher)
+    : config_(std::move(config)),
+      catalog_(std::move(catalog)),
+      sources_(std::move(sources)),
+      launcher_(std::move(launcher)) {
   dispatcher_ = std::make_unique<Dispatcher>(
-      catalog_, DispatcherOptions{.priority = config_.priority,
-                                  .open = [launcher = launcher_](const CatalogEntry& entry,
-                                                                 bool polled) {
-                                    return launcher->open(entry, polled);
-                                  }});
+      catalog_, DispatcherOptions{.priority = config_.priority, .launcher = launcher_}, sources_);
 }
 
 Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config, bool isolate_polls) {
@@ -52,9 +57,14 @@ Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config, bool isol
   auto launcher = makeLauncher(config, /*keep_started=*/true, isolate_polls);
   if (!launcher) return launcher.error();
   // Registry plugins that may be polled are polled as in `serve`, started when first polled.
-  if (const Registry* registry = (*launcher)->registry())
-    catalog.addPollOnly(pollOnlyEntries(*registry, **launcher, catalog));
-  return std::unique_ptr<Runtime>(new Runtime(config, std::move(catalog), std::move(*launcher)));
+  auto sources = std::make_shared<PluginSources>();
+  if (const Registry* registry = (*launcher)->registry()) {
+    auto poll_only = pollOnlyEntries(*registry, **launcher, catalog);
+    for (const auto& e : poll_only) sources->add(e, PluginSource::registry());
+    catalog.addPollOnly(std::move(poll_only));
+  }
+  return std::unique_ptr<Runtime>(
+      new Runtime(config, std::move(catalog), std::move(sources), std::move(*launcher)));
 }
 
 Expected<PreparedWorkflow> Runtime::prepare(const std::string& file,
@@ -67,7 +77,7 @@ Expected<PreparedWorkflow> Runtime::prepare(const std::string& file,
   auto inputs = resolveInputs(*loaded.workflow, params);
   if (!inputs) return Error(file + ": " + inputs.error().message());
   for (const auto& p :
-       checkWorkflow(*loaded.workflow, catalog_, *inputs, launcher_.get(), starts)) {
+       checkWorkflow(*loaded.workflow, catalog_, *inputs, dispatcher_.get(), starts)) {
     problems += (problems.empty() ? "" : "\n") + p.oneLine();
   }
   if (!problems.empty()) return Error(problems);
@@ -77,11 +87,11 @@ Expected<PreparedWorkflow> Runtime::prepare(const std::string& file,
 Status Runtime::deployersReady(const Workflow& workflow) {
   std::string problems;
   for (const auto& step : workflow.steps) {
-    const PluginRef ref = refOf(step);
-    if (launcher_->dispatched(ref, catalog_)) continue;
-    auto target = launcher_->place(ref, &catalog_);
-    if (!target) continue;  // checkWorkflow reported it
-    if (auto module = launcher_->deployers().module(*target->deployer); !module) {
+    // Only a step placed through a deployer of its own, or a registry artifact, loads its
+    // deployer here; a step that cannot be placed was reported by checkWorkflow.
+    const Route route = dispatcher_->resolve(queryOf(step));
+    if (route.kind != Route::Kind::kTarget) continue;
+    if (auto module = launcher_->deployers().module(*route.target->deployer); !module) {
       problems += (problems.empty() ? "" : "\n") + workflow.file.string() + ": step '" + step.id +
                   "' cannot run: " + module.error().message();
     }
@@ -91,18 +101,23 @@ Status Runtime::deployersReady(const Workflow& workflow) {
 }
 
 StepPlace Runtime::place(const WorkflowStep& step) const {
-  const PluginRef ref = refOf(step);
-  if (launcher_->dispatched(ref, catalog_)) {
-    // Through the dispatcher: the plugin-directory file it finds, placed when it loads.
-    const CatalogEntry* entry = catalog_.find(step.plugin, step.version);
-    if (entry == nullptr) return {step.plugin, "", true};
-    auto target = launcher_->place(*entry);
-    if (!target) return {entry->label, "", false};
-    return {entry->label, target->deployer->manifest.name, false, target->options};
+  const Route route = dispatcher_->resolve(queryOf(step));
+  switch (route.kind) {
+    case Route::Kind::kPlugin: {  // the plugin-directory file, placed when it loads
+      auto target = launcher_->place(*route.entry, dispatcher_->sourceOf(*route.entry));
+      if (!target) return {route.entry->label, "", false};
+      return {route.entry->label, target->deployer->manifest.name, false, target->options};
+    }
+    case Route::Kind::kTarget:
+      return {route.target->plugin, route.target->deployer->manifest.name, false,
+              route.target->options};
+    case Route::Kind::kPoll:
+      return {step.plugin, "", true};
+    case Route::Kind::kNone:
+    case Route::Kind::kConflict:
+      break;
   }
-  auto target = launcher_->place(ref, &catalog_);
-  if (!target) return {step.plugin, "", false};
-  return {target->plugin, target->deployer->manifest.name, false, target->options};
+  return {step.plugin, "", false};
 }
 
 Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config) {
@@ -111,12 +126,7 @@ Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config) {
   std::shared_ptr<Launcher> shared = std::move(*launcher);
   auto runtime = std::make_unique<LiveRuntime>(
       config.plugin_dirs, config.trust,
-      DispatcherOptions{.priority = config.priority,
-                        .open = [shared](const CatalogEntry& entry, bool polled) {
-                          return shared->open(entry, polled);
-                        }});
-  runtime->nameDeployersWith(
-      [shared](const CatalogEntry& entry) { return shared->deployerOf(entry); });
+      DispatcherOptions{.priority = config.priority, .launcher = shared});
   // Deployer modules dropped into their directories become usable too.
   runtime->watchAlso([dirs = config.deployer_dirs] { return dirs; },
                      [deployers = shared->sharedDeployers()] { return deployers->refresh(); });
@@ -126,8 +136,8 @@ Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config) {
     auto plugins = std::make_shared<RegistryPlugins>(*shared, config.registry, *registry);
     runtime->watchAlso([plugins] { return plugins->watchedDirs(); },
                        [plugins] { return plugins->changed(); });
-    runtime->addEntriesWith([plugins, shared](auto& entries, auto& problems) {
-      plugins->addEntries(entries, problems);
+    runtime->addEntriesWith([plugins, shared](auto& entries, auto& sources, auto& problems) {
+      plugins->addEntries(entries, sources, problems);
     });
   }
   return runtime;

@@ -71,10 +71,12 @@ class Runtime {
   StepPlace place(const WorkflowStep& step) const;
 
  private:
-  Runtime(Config config, Catalog catalog, std::shared_ptr<Launcher> launcher);
+  Runtime(Config config, Catalog catalog, std::shared_ptr<const PluginSources> sources,
+          std::shared_ptr<Launcher> launcher);
 
   const Config config_;
   const Catalog catalog_;
+  const std::shared_ptr<const PluginSources> sources_;
   const std::shared_ptr<Launcher> launcher_;
   std::unique_ptr<Dispatcher> dispatcher_;
 };

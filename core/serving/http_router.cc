@@ -121,13 +121,20 @@ HttpResponse HttpRouter::stillRunning(unsigned version) const {
   return text(http::status::ok, still_running_, version, "application/json");
 }
 
-Dispatch HttpRouter::call(const DispatchRequest& request, SlowCallHelp* help, EarlyAnswer* early) {
+HttpRouter::Routed HttpRouter::routed(const DispatchRequest& request) const {
+  // The call holds its generation of plugins until it returns: a reload meanwhile sends
+  // new calls to the new version while this one finishes on the old.
+  Routed to{runtime_.current(), {}};
+  to.route = to.generation->resolve(
+      {.key = request.key, .version = request.version, .rpc = request.rpc});
+  return to;
+}
+
+Dispatch HttpRouter::call(const Routed& to, const DispatchRequest& request, SlowCallHelp* help,
+                          EarlyAnswer* early) {
   ++calls_in_flight_;
   const auto start = Clock::now();
-  // The call holds its generation of plugins until it returns: a reload meanwhile sends
-  // new calls to the new version while this one finishes on the old. The deadline watch
-  // cancels it when its time is up, and tells `help` if it is slow.
-  const std::shared_ptr<Dispatcher> generation = runtime_.current();
+  // The deadline watch cancels it when its time is up, and tells `help` if it is slow.
   CallNotices notices;
   if (help != nullptr) {
     notices.slow = [help] { help->callIsSlow(); };  // captures one pointer: no allocation
@@ -139,7 +146,8 @@ Dispatch HttpRouter::call(const DispatchRequest& request, SlowCallHelp* help, Ea
       notices.late_after = reply_deadline_;
     }
   }
-  Dispatch d = deadlines_.dispatch(*generation, request, timeout_, std::move(notices));
+  Dispatch d =
+      deadlines_.dispatch(*to.generation, request, timeout_, std::move(notices), &to.route);
   if (help != nullptr) help->callEnded();  // callIsSlow() has run, if at all: dispatch returned
   if (!d.plugin.empty()) {
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -228,21 +236,24 @@ HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
   }
   auto request = parseExecuteTemplateArgs(req.body());
   if (!request) return error(http::status::bad_request, request.error().message(), req.version());
+  // Resolved once, here: the answer decides whether it is called, and where.
+  const Routed to = routed(*request);
   // A template no hosted plugin handles answers {}, so that Argo asks its other sidecars.
-  if (!poll_unknown_ && !hosted(request->key)) {
+  if (!poll_unknown_ && !to.hosted()) {
     return json(http::status::ok, Json::object(), req.version());
   }
   // The call runs once for all the requests that ask for the same work, on the thread of
   // the first; one still running at the reply deadline is answered Running and goes on.
   struct {
+    const Routed& to;
     const DispatchRequest& request;
     EarlyAnswer early;
-  } work{*request, {help, req.version()}};
+  } work{to, *request, {help, req.version()}};
   std::optional<ArgoCalls::Reply> done = argo_calls_.execute(
       key,
       [this, &work](bool& answered) -> ArgoCalls::Reply {  // two pointers: no allocation
         SlowCallHelp* help = work.early.help;
-        Dispatch d = call(work.request, help, help != nullptr ? &work.early : nullptr);
+        Dispatch d = call(work.to, work.request, help, help != nullptr ? &work.early : nullptr);
         answered = work.early.answered;
         if (!d.handled || pollFailed(d)) return {"{}", false};
         keepArgoDecodable(d.outcome, d.plugin);
@@ -254,16 +265,10 @@ HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
   return text(http::status::ok, std::move(done->body), req.version(), "application/json");
 }
 
-bool HttpRouter::hosted(const std::string& key) const {
-  // An ambiguous key is hosted here, only not by one plugin: its call answers the conflict.
-  const auto current = runtime_.current();
-  return current->resolve(key) != nullptr || current->catalog().conflictFor(key) != nullptr;
-}
-
 bool HttpRouter::pollFailed(const Dispatch& d) {
   // A key no hosted plugin has may belong to another sidecar: an error node would stop
   // Argo's agent from asking it.
-  if (d.route != Route::kPolled || (d.outcome.phase != Phase::kError && !d.deadline_passed))
+  if (d.via != Via::kPolled || (d.outcome.phase != Phase::kError && !d.deadline_passed))
     return false;
   // A deadline may pass before the plugin answers: the one being called is the last tried.
   const std::string& plugin = d.plugin.empty() && !d.tried.empty() ? d.tried.back() : d.plugin;
@@ -281,7 +286,8 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, S
   DispatchRequest request;
   request.key = rest.substr(0, slash);
   request.rpc = rest.substr(slash + 1);
-  if (!hosted(request.key)) {
+  const Routed to = routed(request);
+  if (!to.hosted()) {
     return error(http::status::not_found, "no plugin '" + request.key + "'", req.version());
   }
   if (host::holdsNul(req.body())) {
@@ -294,7 +300,7 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, S
   if (request.args.is_discarded()) {
     return error(http::status::bad_request, "the body is not valid JSON", req.version());
   }
-  Dispatch d = call(request, help);
+  Dispatch d = call(to, request, help);
   Json out = d.outcome.toJson();
   out["plugin"] = d.plugin;
   return json(http::status::ok, out, req.version());
@@ -347,7 +353,7 @@ Json HttpRouter::pluginList() {
         {"state", state.loaded               ? "loaded"
                   : state.load_error.empty() ? "available"
                                              : "error"},
-        {"deployer", runtime_.deployerOf(e)},
+        {"deployer", LiveRuntime::deployerOf(*dispatcher, e)},
         {"calls", calls},
         {"errors", s.errors.load()},
         {"latency_seconds",

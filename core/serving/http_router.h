@@ -92,16 +92,25 @@ class HttpRouter {
     bool answered = false;  // set when it was sent
   };
   HttpResponse stillRunning(unsigned version) const;
-  // Runs `request` on this thread with the call deadline. With `early`, the transport is
-  // told to send it at the reply deadline.
-  Dispatch call(const DispatchRequest& request, SlowCallHelp* help, EarlyAnswer* early = nullptr);
+  // What a request's key reaches in the current generation: resolved once, then called.
+  struct Routed {
+    std::shared_ptr<Dispatcher> generation;  // held until the call returns
+    Route route;
+    // Whether a plugin of this generation has the key, or several claim it.
+    bool hosted() const {
+      return route.kind == Route::Kind::kPlugin || route.kind == Route::Kind::kConflict;
+    }
+  };
+  Routed routed(const DispatchRequest& request) const;
+  // Runs `request` where `to` routes it, on this thread with the call deadline. With
+  // `early`, the transport is told to send it at the reply deadline.
+  Dispatch call(const Routed& to, const DispatchRequest& request, SlowCallHelp* help,
+                EarlyAnswer* early = nullptr);
   HttpResponse execute(const HttpRequest& req, SlowCallHelp* help);
   // True (logged and counted) when `d` polled for a key no hosted plugin has and ended in
   // Error (a load failure among them) or at its deadline: the template may be another
   // sidecar's, so the answer is {}.
   bool pollFailed(const Dispatch& d);
-  // Whether `key` names a plugin of the current generation, or one several claim.
-  bool hosted(const std::string& key) const;
   HttpResponse direct(const HttpRequest& req, std::string_view rest, SlowCallHelp* help);
   bool authorized(const HttpRequest& req) const;
   Json pluginList();

@@ -15,24 +15,6 @@ std::optional<std::string> schemaProblem(const Manifest& manifest, const std::st
   return problems.front() + " (schema of " + manifest.name + ")";
 }
 
-Dispatch callThroughDeployer(Launcher& launcher, const LaunchTarget& target,
-                             const DispatchRequest& request, CallControl& control) {
-  Dispatch d;
-  d.plugin = target.plugin;
-  auto started = launcher.start(target, &control.starting());
-  if (!started) {
-    d.outcome = Outcome::error(started.error().message());
-    return d;
-  }
-  StartedPlugin& plugin = **started;
-  if (auto problem = schemaProblem(plugin.handle->manifest(), request.rpc, request.args)) {
-    d.outcome = {Phase::kFailed, *problem, Json::object(), {}};
-    return d;
-  }
-  d.outcome = Dispatcher::callStarted(plugin, request, control);
-  return d;
-}
-
 // {"workflow":{"metadata":{"name":W}},"template":{"name":T}}, as text; with parameters,
 // the template also has Argo's "inputs":{"parameters":[{"name","value"}]}, each value a
 // string (a number or boolean as its JSON text), as Argo's controller writes the template
@@ -55,31 +37,29 @@ std::string contextText(std::string_view workflow, const std::string& step,
 
 }  // namespace
 
-PluginCalls::PluginCalls(Dispatcher& dispatcher, Launcher* launcher)
-    : dispatcher_(dispatcher), launcher_(launcher) {}
+PluginCalls::PluginCalls(Dispatcher& dispatcher) : dispatcher_(dispatcher) {}
 
-std::shared_ptr<const PluginCalls::Route> PluginCalls::route(const WorkflowStep& step) {
+std::shared_ptr<const Route> PluginCalls::route(const WorkflowStep& step) {
   {
     std::lock_guard lock(mu_);
     if (auto it = routes_.find(&step); it != routes_.end()) return it->second;
   }
-  auto made = std::make_shared<Route>();
-  if (launcher_ != nullptr) {
-    const PluginRef ref{step.plugin, step.version, step.deployer, step.deploy_options};
-    made->dispatched = launcher_->dispatched(ref, dispatcher_.catalog());
-    if (!made->dispatched) made->target = launcher_->place(ref, &dispatcher_.catalog());
-  }
+  auto made = std::make_shared<const Route>(dispatcher_.resolve({.key = step.plugin,
+                                                                 .version = step.version,
+                                                                 .rpc = step.rpc,
+                                                                 .deployer = step.deployer,
+                                                                 .options = &step.deploy_options,
+                                                                 .registry = true}));
   std::lock_guard lock(mu_);
   return routes_.emplace(&step, std::move(made)).first->second;
 }
 
 std::optional<Outcome> PluginCalls::check(const WorkflowStep& step, const Json& args) {
-  if (const auto r = route(step); !r->dispatched) {
-    if (!r->target) return Outcome::error(r->target.error().message());
-    return std::nullopt;  // its schema is known once its deployer started it
-  }
-  if (const CatalogEntry* entry = dispatcher_.resolve(step.plugin, step.version)) {
-    if (auto problem = schemaProblem(entry->manifest, step.rpc, args)) {
+  const auto r = route(step);
+  if (r->kind == Route::Kind::kNone) return Outcome::error(r->reason);
+  // A plugin placed through a deployer declares its schema once started (call() checks).
+  if (const Manifest* manifest = r->manifest()) {
+    if (auto problem = schemaProblem(*manifest, step.rpc, args)) {
       return Outcome{Phase::kFailed, *problem, Json::object(), {}};
     }
   }
@@ -94,15 +74,16 @@ Dispatch PluginCalls::call(StepCall call, CallControl& control) {
   request.rpc = step.rpc;
   request.args = std::move(call.args);
   request.context_text = contextText(call.workflow, step.id, call.parameters);
-  if (const auto r = route(step); !r->dispatched) {
-    if (!r->target) {
-      Dispatch d;
-      d.outcome = Outcome::error(r->target.error().message());
-      return d;
-    }
-    return callThroughDeployer(*launcher_, *r->target, request, control);
+  const auto r = route(step);
+  CallOptions how;
+  if (r->kind == Route::Kind::kTarget) {
+    how.admit = [&request](const Manifest& started) -> std::optional<Outcome> {
+      if (auto problem = schemaProblem(started, request.rpc, request.args))
+        return Outcome{Phase::kFailed, *problem, Json::object(), {}};
+      return std::nullopt;
+    };
   }
-  return dispatcher_.dispatch(request, control);
+  return dispatcher_.call(*r, request, control, how);
 }
 
 }  // namespace plugboard::core

@@ -59,7 +59,7 @@ bool checkArgs(const WorkflowStep& step, const Manifest& m, const SubstitutionCo
 }  // namespace
 
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& catalog,
-                                           const Json& inputs, Launcher* launcher,
+                                           const Json& inputs, const Dispatcher* routes,
                                            const CheckStarts& starts) {
   std::vector<WorkflowProblem> problems;
   const std::string file = wf.file.string();
@@ -75,24 +75,28 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       problems.push_back({file, step.pos, step.id, std::move(message)});
     };
     const CatalogEntry* entry = catalog.find(step.plugin, step.version);
-    const PluginRef ref{step.plugin, step.version, step.deployer, step.deploy_options};
-    if (launcher != nullptr && !launcher->dispatched(ref, catalog)) {
-      auto target = launcher->place(ref, &catalog);
-      if (!target) {
-        problems.push_back({file, step.deployer.empty() ? step.pos : step.deploy_pos, step.id,
-                            target.error().message()});
+    if (routes != nullptr) {
+      const Route route = routes->resolve({.key = step.plugin,
+                                           .version = step.version,
+                                           .rpc = step.rpc,
+                                           .deployer = step.deployer,
+                                           .options = &step.deploy_options,
+                                           .registry = true});
+      if (route.kind == Route::Kind::kNone) {
+        problems.push_back(
+            {file, step.deployer.empty() ? step.pos : step.deploy_pos, step.id, route.reason});
         continue;
       }
-      if (entry == nullptr) {
+      if (route.kind == Route::Kind::kTarget && entry == nullptr) {
         // Its manifest is read through its deployer when it runs, or now if that is cheap.
         // A plugin that cannot start is the step's error when it runs, not the workflow's.
         std::optional<Millis> within;
         if (starts.default_timeout) within = step.timeout.value_or(*starts.default_timeout);
-        auto described = launcher->describe(*target, starts.cancel, within);
+        auto described = routes->launcher().describe(*route.target, starts.cancel, within);
         if (described && *described) checkArgs(step, **described, ctx, report);
         continue;
       }
-    } else if (launcher == nullptr && !step.deployer.empty()) {
+    } else if (!step.deployer.empty()) {
       report("'deploy' needs deployers, and none are configured");
       continue;
     }

@@ -2,8 +2,8 @@
 // parameters, checked before anything runs and without loading any plugin.
 //
 // checkWorkflow() reports unknown plugins, RPCs not provided, args against declared input
-// schemas, and references to outputs a plugin declares it does not produce. With a
-// launcher, each step that runs through a deployer of its own is placed too (nothing is
+// schemas, and references to outputs a plugin declares it does not produce. With the
+// dispatcher's routes, each step is resolved as the run resolves it (nothing is
 // started): an unknown deployer, a deployer with no artifact for the plugin, or a bad
 // deployer option is a problem, and a plugin known only to the registry is not. A plugin
 // whose deployer describes plugins without starting them (Launcher::describe()) has its
@@ -19,6 +19,7 @@
 
 #include "core/manifests/catalog.h"
 #include "core/launch/launcher.h"
+#include "core/routing/dispatcher.h"
 #include "core/workflows/workflow.h"
 
 namespace plugboard::core {
@@ -32,10 +33,10 @@ struct CheckStarts {
   std::optional<Millis> default_timeout;
 };
 
-// `inputs` are the resolved input values (resolveInputs()). `launcher` may be null: then a
-// step with `deploy` is a problem.
+// `inputs` are the resolved input values (resolveInputs()). `routes` (the dispatcher a run
+// uses) may be null: then a step with `deploy` is a problem.
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& workflow, const Catalog& catalog,
-                                           const Json& inputs, Launcher* launcher = nullptr,
+                                           const Json& inputs, const Dispatcher* routes = nullptr,
                                            const CheckStarts& starts = {});
 
 // The input values: defaults overridden by `params` (text, converted to the default's

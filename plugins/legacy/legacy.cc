@@ -8,8 +8,6 @@ namespace {
 class Legacy : public plugboard::Plugin {
  public:
   // Old Argo plugins are asked about every template; this one checks its args.
-  bool acceptsPolledCalls() const override { return true; }
-
   plugboard::Result execute(const plugboard::Request& request) override {
     const auto& args = request.args();
     if (!args.is_object() || !args.contains("legacy")) return plugboard::Result::NotHandled();
@@ -24,5 +22,6 @@ class Legacy : public plugboard::Plugin {
 PLUGBOARD_PLUGIN(Legacy, R"({
   "name": "legacy-executor-plugin",
   "version": "0.9.0",
+  "polled": true,
   "description": "An old-style plugin: no provides; handles only args carrying 'legacy'"
 })")

@@ -1,5 +1,5 @@
 // multi: one plugin, two RPCs. "text.upper" upper-cases args.text; "text.count" counts
-// its characters and words. It also answers when polled (see acceptsPolledCalls).
+// its characters and words. It also answers when polled ("polled": true).
 #include <cctype>
 #include <sstream>
 
@@ -9,9 +9,6 @@ namespace {
 
 class Multi : public plugboard::Plugin {
  public:
-  // A text utility: it serves its RPCs whatever key a template used to reach it.
-  bool acceptsPolledCalls() const override { return true; }
-
   plugboard::Result execute(const plugboard::Request& request) override {
     const auto& args = request.args();
     if (!args.is_object() || !args.contains("text") || !args["text"].is_string()) {
@@ -39,6 +36,7 @@ class Multi : public plugboard::Plugin {
 PLUGBOARD_PLUGIN(Multi, R"({
   "name": "multi",
   "version": "1.0.0",
+  "polled": true,
   "provides": ["text.upper", "text.count"],
   "schemas": {
     "text.upper": {"input": {"type": "object", "required": ["text"],

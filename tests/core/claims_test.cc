@@ -13,7 +13,7 @@ CatalogEntry entry(const std::string& file, const std::string& name, const std::
                          R"(","provides":["template.execute"],"aliases":)" + aliases +
                          R"(,"kind":"executor","abi":1})");
   EXPECT_TRUE(m.ok()) << m.error().message();
-  return {*m, "/p/" + file, name + "@" + version, {}, {}};
+  return {*m, "/p/" + file, name + "@" + version};
 }
 
 Catalog catalogOf(std::vector<CatalogEntry> entries, const Catalog* incumbent = nullptr) {

@@ -50,7 +50,7 @@ TEST_F(DispatcherTest, NamedPluginIsTheOnlyOneCalledAndLoaded) {
   installExamples();
   Dispatcher d(catalog(), plugboard::testing::inProcess());
   auto r = dispatch(d, "hello", {{"name", "Ada"}});
-  EXPECT_EQ(r.route, Route::kNamed);
+  EXPECT_EQ(r.via, Via::kNamed);
   EXPECT_EQ(r.outcome.phase, Phase::kSucceeded);
   EXPECT_EQ(r.plugin, "hello@1.2.0");
   EXPECT_TRUE(r.tried.empty());  // nothing was polled
@@ -65,12 +65,12 @@ TEST_F(DispatcherTest, NamesAreMatchedByAliasCaseAndArgoSuffix) {
   Dispatcher d(catalog(), plugboard::testing::inProcess());
   for (const char* key : {"HELLO", "greeter", "hello-executor-plugin"}) {
     auto r = dispatch(d, key);
-    EXPECT_EQ(r.route, Route::kNamed) << key;
+    EXPECT_EQ(r.via, Via::kNamed) << key;
     EXPECT_EQ(r.plugin, "hello@1.2.0") << key;
   }
   for (const char* key : {"legacy", "legacy-executor-plugin"}) {
     auto r = dispatch(d, key, {{"legacy", true}});
-    EXPECT_EQ(r.route, Route::kNamed) << key;
+    EXPECT_EQ(r.via, Via::kNamed) << key;
     EXPECT_EQ(r.outcome.phase, Phase::kSucceeded) << key;
     EXPECT_EQ(r.outcome.outputs["parameters"]["via"], "name");
     EXPECT_EQ(r.outcome.outputs["parameters"]["key"], key);
@@ -106,15 +106,15 @@ TEST_F(DispatcherTest, UnknownNamePollsProvidersAndLegacyPluginsInNameOrder) {
   install(fixture("scripted"));
   install(plugin("fail"));
   Dispatcher d(catalog(), plugboard::testing::inProcess());
-  // In name order: fail declines (SDK plugins decline polled calls unless they opt in),
-  // the legacy plugin declines (no marker in the args), scripted handles it.
+  // In name order: fail is not polled at all (an SDK plugin's manifest says "polled":
+  // false unless it opts in), the legacy plugin declines (no marker in the args),
+  // scripted handles it.
   auto r = dispatch(d, "someone-else");
-  EXPECT_EQ(r.route, Route::kPolled);
+  EXPECT_EQ(r.via, Via::kPolled);
   EXPECT_EQ(r.outcome.phase, Phase::kSucceeded);
-  EXPECT_EQ(r.tried, (std::vector<std::string>{"fail@1.0.0", "legacy-executor-plugin@0.9.0",
-                                               "scripted@1.0.0"}));
-  EXPECT_EQ(d.pollOrder("template.execute").size(), 3u);
-  EXPECT_EQ(d.pollOrder("template.execute")[2]->manifest.name, "scripted");
+  EXPECT_EQ(r.tried, (std::vector<std::string>{"legacy-executor-plugin@0.9.0", "scripted@1.0.0"}));
+  EXPECT_EQ(d.pollOrder("template.execute").size(), 2u);
+  EXPECT_EQ(d.pollOrder("template.execute")[1]->manifest.name, "scripted");
 }
 
 TEST_F(DispatcherTest, PriorityComesBeforeName) {
@@ -125,7 +125,7 @@ TEST_F(DispatcherTest, PriorityComesBeforeName) {
                plugboard::testing::inProcess({{"Scripted", 10}, {"legacy-executor-plugin", 5}}));
   std::vector<std::string> order;
   for (const auto* e : d.pollOrder("template.execute")) order.push_back(e->manifest.name);
-  EXPECT_EQ(order, (std::vector<std::string>{"scripted", "legacy-executor-plugin", "fail"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"scripted", "legacy-executor-plugin"}));
   auto r = dispatch(d, "someone-else", {{"id", "p"}});
   EXPECT_EQ(r.outcome.phase, Phase::kSucceeded);
   EXPECT_EQ(r.outcome.outputs["parameters"]["via"], "poll");
@@ -158,6 +158,139 @@ TEST_F(DispatcherTest, AnErrorStopsThePoll) {
   EXPECT_EQ(r.outcome.message, "broken");
   EXPECT_EQ(r.tried, (std::vector<std::string>{"legacy-executor-plugin@0.9.0", "scripted@1.0.0"}));
   EXPECT_FALSE(isMapped(copyOf("sleep")));
+}
+
+// resolve(): each kind of answer, from the catalog and the registry alike.
+TEST_F(DispatcherTest, ResolveNamesACatalogPluginByNameAliasOrLegacyKeyWithoutLoadingIt) {
+  installExamples();
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
+  for (const char* key : {"hello", "greeter", "hello-executor-plugin"}) {
+    const Route r = d.resolve({.key = key});
+    ASSERT_EQ(r.kind, Route::Kind::kPlugin) << key;
+    EXPECT_EQ(r.plugin(), "hello@1.2.0");
+    ASSERT_NE(r.manifest(), nullptr);
+  }
+  EXPECT_EQ(d.resolve({.key = "hello", .version = "1"}).plugin(), "hello@1.2.0");
+  EXPECT_FALSE(isMapped(copyOf("hello")));
+}
+
+TEST_F(DispatcherTest, ResolveWithoutAPluginForTheKeyGivesThePollListWithThePolledRuleApplied) {
+  installExamples();
+  Dispatcher d(catalog(), plugboard::testing::inProcess());
+  for (const char* key : {"nobody", ""}) {
+    const Route r = d.resolve({.key = key, .rpc = "text.upper"});
+    ASSERT_EQ(r.kind, Route::Kind::kPoll) << key;
+    std::vector<std::string> names;
+    for (const auto* e : *r.poll) names.push_back(e->manifest.name);
+    // multi provides it and says "polled": true; the legacy plugin takes every RPC.
+    EXPECT_EQ(names, (std::vector<std::string>{"legacy-executor-plugin", "multi"})) << key;
+  }
+}
+
+TEST_F(DispatcherTest, APluginWhoseManifestRefusesPolledCallsIsNeverCalledByAPoll) {
+  install(plugin("fail"));   // an SDK plugin that does not opt in: "polled": false
+  install(plugin("hello"));  // the same
+  install(plugin("legacy"));
+  const Catalog& c = catalog();
+  ASSERT_EQ(c.find("fail")->manifest.polled, std::optional<bool>(false));
+  ASSERT_EQ(c.find("legacy")->manifest.polled, std::optional<bool>(true));
+  Dispatcher d(c, plugboard::testing::inProcess());
+  auto r = dispatch(d, "nobody", {{"unrelated", 1}});
+  EXPECT_FALSE(r.handled);
+  EXPECT_EQ(r.tried, (std::vector<std::string>{"legacy-executor-plugin@0.9.0"}));
+  EXPECT_FALSE(isMapped(copyOf("fail")));  // never started, let alone called
+  EXPECT_FALSE(isMapped(copyOf("hello")));
+  // Named, the same plugin is called as always.
+  EXPECT_EQ(dispatch(d, "fail").outcome.phase, Phase::kFailed);
+  EXPECT_TRUE(isMapped(copyOf("fail")));
+}
+
+TEST_F(DispatcherTest, ThePolledRuleIsAManifestFact) {
+  auto manifest = [](const std::string& members) {
+    auto m = parseManifest(R"({"kind":"executor","abi":1,"name":"p","version":"1.0.0")" +
+                           members + "}");
+    EXPECT_TRUE(m.ok()) << members;
+    return *m;
+  };
+  EXPECT_FALSE(takesPolls(manifest(R"(,"polled":false)"), "template.execute"));
+  EXPECT_TRUE(takesPolls(manifest(R"(,"polled":true)"), "template.execute"));
+  // Built before the member existed: polled, and it may decline itself.
+  EXPECT_TRUE(takesPolls(manifest(""), "template.execute"));
+  EXPECT_FALSE(takesPolls(manifest(R"(,"polled":true,"provides":["a.b"])"), "template.execute"));
+  EXPECT_FALSE(parseManifest(R"({"kind":"executor","abi":1,"name":"p","version":"1.0.0",)"
+                             R"("polled":"yes"})")
+                   .ok());
+}
+
+TEST_F(DispatcherTest, ResolveGivesTheConflictOfAKeyTwoPluginsClaim) {
+  auto hello = readPluginFile(plugin("hello"));
+  ASSERT_TRUE(hello.ok());
+  auto other = parseManifest(R"({"kind":"executor","abi":1,"name":"other","version":"1.0.0",)"
+                             R"("aliases":["greeter"],"provides":["template.execute"]})");
+  ASSERT_TRUE(other.ok());
+  const Catalog c = Catalog::fromEntries(
+      {*hello, CatalogEntry{*other, "/nowhere/other.so", "other@1.0.0"}}, {});
+  Dispatcher d(c, plugboard::testing::inProcess());
+  const Route r = d.resolve({.key = "greeter"});
+  ASSERT_EQ(r.kind, Route::Kind::kConflict);
+  EXPECT_NE(r.reason.find("plugin 'greeter' is ambiguous: "), std::string::npos) << r.reason;
+  auto called = dispatch(d, "greeter");
+  EXPECT_EQ(called.outcome.phase, Phase::kError);
+  EXPECT_EQ(called.outcome.message, r.reason);
+  EXPECT_FALSE(called.reached);
+}
+
+TEST_F(DispatcherTest, ResolvePlacesAStepsOwnDeployerAndRegistryPluginsAsNamedTargets) {
+  installExamples();
+  Config config;
+  config.registry = (dir_ / "registry.toml").string();
+  plugboard::testing::writeFile(config.registry,
+                                "[plugins.pyonly.\"1.0.0\"]\npython = { module = \"m\", "
+                                "path = \".\" }\n");
+  auto launcher = plugboard::testing::launcher(config);
+  Dispatcher d(catalog(), {.priority = {}, .launcher = launcher});
+
+  // A step's own deployer: placed there even though the catalog has the plugin.
+  const Json none = Json::object();
+  const Route own = d.resolve({.key = "echo", .deployer = "process", .options = &none});
+  ASSERT_EQ(own.kind, Route::Kind::kTarget) << own.reason;
+  EXPECT_EQ(own.target->deployer->manifest.name, "process");
+  EXPECT_EQ(own.plugin(), "echo@1.0.0");
+  EXPECT_EQ(own.manifest(), nullptr);  // known once started
+
+  // A plugin only the registry knows: by name for steps and `call`; templates poll.
+  const Route py = d.resolve({.key = "pyonly", .registry = true});
+  ASSERT_EQ(py.kind, Route::Kind::kTarget) << py.reason;
+  EXPECT_EQ(py.target->deployer->manifest.name, "python");
+  EXPECT_EQ(d.resolve({.key = "pyonly"}).kind, Route::Kind::kPoll);
+
+  // Nothing, with the reason: a deployer that is not installed.
+  const Route bad = d.resolve({.key = "echo", .deployer = "teleport", .options = &none});
+  ASSERT_EQ(bad.kind, Route::Kind::kNone);
+  EXPECT_NE(bad.reason.find("no deployer 'teleport' (installed deployers: "), std::string::npos);
+  CallControl control;
+  DispatchRequest request;
+  request.key = "echo";
+  auto called = d.call(bad, request, control);
+  EXPECT_EQ(called.outcome.phase, Phase::kError);
+  EXPECT_EQ(called.outcome.message, bad.reason);
+  EXPECT_FALSE(called.reached);
+}
+
+TEST_F(DispatcherTest, ResolveRefusesANameWhoseVersionsAreDifferentPlugins) {
+  install(plugin("hello"));
+  Config config;
+  config.registry = (dir_ / "registry.toml").string();
+  plugboard::testing::writeFile(config.registry,
+                                "[plugins.hello.\"0.0.1\"]\nargo = { path = \"x.yaml\" }\n");
+  Dispatcher d(catalog(), {.priority = {}, .launcher = plugboard::testing::launcher(config)});
+  const Route r = d.resolve({.key = "hello", .registry = true});
+  ASSERT_EQ(r.kind, Route::Kind::kNone);
+  EXPECT_NE(r.reason.find("plugin 'hello' is ambiguous: hello@1.2.0 (native), hello@0.0.1 (argo)"),
+            std::string::npos)
+      << r.reason;
+  // A template names the plugin of the plugin directories, as serve and exec route it.
+  EXPECT_EQ(d.resolve({.key = "hello"}).kind, Route::Kind::kPlugin);
 }
 
 TEST_F(DispatcherTest, ContextTextIsForwardedAndCannotOverrideTheRoutingMembers) {

@@ -115,13 +115,8 @@ TEST_F(LauncherTest, AStepsOwnDeployerComesFirstAndBadChoicesSayWhy) {
             std::string::npos);
 }
 
-TEST_F(LauncherTest, OnlyStepsWithTheirOwnDeployerOrRegistryPluginsBypassTheDispatcher) {
+TEST_F(LauncherTest, PlacesAPluginOnlyTheRegistryKnowsThroughTheDeployerOfItsArtifact) {
   auto launcher = make("[plugins.pyonly.\"1.0.0\"]\npython = { module = \"m\", path = \".\" }\n");
-  EXPECT_TRUE(launcher->dispatched(PluginRef{"echo", "", "", Json::object()}, catalog()));
-  EXPECT_FALSE(launcher->dispatched(PluginRef{"echo", "", "process", Json::object()}, catalog()));
-  EXPECT_FALSE(launcher->dispatched(PluginRef{"pyonly", "", "", Json::object()}, catalog()));
-  EXPECT_TRUE(
-      launcher->dispatched(PluginRef{"unknown", "", "", Json::object()}, catalog()));  // polled
   auto py = launcher->place(PluginRef{"pyonly", "", "", Json::object()}, &catalog());
   ASSERT_TRUE(py.ok()) << py.error().message();
   EXPECT_EQ(py->deployer->manifest.name, "python");
@@ -151,8 +146,8 @@ TEST_F(LauncherTest, ANativeRegistryArtifactIsCheckedWithTheConfiguredTrustPolic
 TEST_F(LauncherTest, APluginIsStartedOnceAndSharedWhileKept) {
   auto launcher = make();
   const CatalogEntry& echo = *catalog().find("echo");
-  auto first = launcher->open(echo);
-  auto second = launcher->open(echo);
+  auto first = launcher->open(echo, PluginSource::file());
+  auto second = launcher->open(echo, PluginSource::file());
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_EQ(first->get(), second->get());
   // The same content under another path is the same plugin too (by digest).
@@ -168,12 +163,12 @@ TEST_F(LauncherTest, ServeKeepsAStartedPluginOnlyWhileItIsHeld) {
   auto launcher = make("", {}, /*keep_started=*/false);
   const fs::path file = dir_ / "plugins/echo.so";
   {
-    auto held = launcher->open(*catalog().find("echo"));
+    auto held = launcher->open(*catalog().find("echo"), PluginSource::file());
     ASSERT_TRUE(held.ok()) << held.error().message();
     EXPECT_TRUE(isMapped(file));
   }
   EXPECT_FALSE(isMapped(file));  // unloaded once nobody holds it
-  auto again = launcher->open(*catalog().find("echo"));
+  auto again = launcher->open(*catalog().find("echo"), PluginSource::file());
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(isMapped(file));
 }
@@ -187,7 +182,7 @@ TEST_F(LauncherTest, AManifestThatDiffersFromTheFilesIsRefused) {
   ASSERT_TRUE(manifest.ok()) << manifest.error().message();
   entry.manifest = *manifest;
   // Refused before it is loaded: the file it opens is read again, and is not that plugin.
-  auto opened = launcher->open(entry);
+  auto opened = launcher->open(entry, PluginSource::file());
   ASSERT_FALSE(opened.ok());
   EXPECT_NE(opened.error().message().find("echo.so: the plugin file changed since it was read"),
             std::string::npos)
@@ -203,47 +198,51 @@ TEST_F(LauncherTest, RegistryPluginsFollowTheirFiles) {
       make("[plugins.echo.\"1.0.0\"]\nnative = \"reg-echo.so\"\n", {}, /*keep_started=*/false);
   RegistryPlugins plugins(*launcher, dir_ / "registry.toml", *launcher->registry());
   std::vector<CatalogEntry> entries;
+  PluginSources sources;
   std::vector<CatalogProblem> problems;
-  plugins.addEntries(entries, problems);
+  plugins.addEntries(entries, sources, problems);
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_TRUE(problems.empty());
   EXPECT_EQ(entries[0].manifest.name, "echo");
-  auto first = launcher->open(entries[0]);
+  // Its source holds the started plugin: opening it starts nothing.
+  ASSERT_EQ(sources.of(entries[0]).kind, PluginSource::Kind::kStarted);
+  auto first = launcher->open(entries[0], sources.of(entries[0]));
   ASSERT_TRUE(first.ok());
   EXPECT_FALSE(plugins.changed());
 
   // A plugin directory that holds echo takes precedence: nothing is added for it.
   std::vector<CatalogEntry> with_echo = {*catalog().find("echo")};
   std::vector<CatalogProblem> none;
-  plugins.addEntries(with_echo, none);
+  plugins.addEntries(with_echo, sources, none);
   EXPECT_EQ(with_echo.size(), 1u);
 
   // A broken change: the file is no plugin any more (replaced, as an installer replaces
   // files: the loaded one stays mapped); the version started before serves on.
   std::vector<CatalogEntry> again;
-  plugins.addEntries(again, problems);  // echo is wanted again
+  plugins.addEntries(again, sources, problems);  // echo is wanted again
   plugboard::testing::writeFile(dir_ / "broken.so", "not an ELF file");
   fs::rename(dir_ / "broken.so", file);
   EXPECT_TRUE(plugins.changed());
   std::vector<CatalogEntry> broken;
+  PluginSources broken_sources;
   std::vector<CatalogProblem> broken_problems;
-  plugins.addEntries(broken, broken_problems);
+  plugins.addEntries(broken, broken_sources, broken_problems);
   ASSERT_EQ(broken.size(), 1u);
   ASSERT_EQ(broken_problems.size(), 1u);
   EXPECT_NE(broken_problems[0].message.find("the version started before keeps serving"),
             std::string::npos)
       << broken_problems[0].message;
-  EXPECT_EQ(launcher->open(broken[0])->get(), first->get());
+  EXPECT_EQ(launcher->open(broken[0], broken_sources.of(broken[0]))->get(), first->get());
 
   // Mended: started again, a new plugin.
   fs::remove(file);
   fs::copy_file(plugin("echo"), file);
   std::vector<CatalogEntry> mended;
   std::vector<CatalogProblem> mended_problems;
-  plugins.addEntries(mended, mended_problems);
+  plugins.addEntries(mended, sources, mended_problems);
   ASSERT_EQ(mended.size(), 1u);
   EXPECT_TRUE(mended_problems.empty());
-  EXPECT_NE(launcher->open(mended[0])->get(), first->get());
+  EXPECT_NE(launcher->open(mended[0], sources.of(mended[0]))->get(), first->get());
 }
 
 }  // namespace

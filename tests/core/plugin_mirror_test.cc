@@ -60,12 +60,13 @@ TEST_F(PluginMirrorTest, ANewFileIsCopiedIntoAPrivateDirectory) {
   install(helloVersion("1.2.0"));
   MirrorState state = sync();
   ASSERT_EQ(state.entries.size(), 1u);
-  const CatalogEntry& e = state.entries[0];
+  const CatalogEntry& e = state.entries[0].entry;
+  const fs::path e_copy = state.entries[0].copy->path();
   EXPECT_EQ(e.manifest.name, "hello");
   EXPECT_EQ(e.file, hello_);
-  EXPECT_EQ(e.load_path.parent_path(), mirror_->directory());
-  EXPECT_EQ(readFile(e.load_path), readFile(hello_));
-  EXPECT_EQ(modeOf(e.load_path), 0500u);
+  EXPECT_EQ(e_copy.parent_path(), mirror_->directory());
+  EXPECT_EQ(readFile(e_copy), readFile(hello_));
+  EXPECT_EQ(modeOf(e_copy), 0500u);
   ASSERT_EQ(state.changes.size(), 1u);
   EXPECT_EQ(state.changes[0].name, "hello");
   EXPECT_EQ(state.changes[0].old_version, "");
@@ -74,36 +75,36 @@ TEST_F(PluginMirrorTest, ANewFileIsCopiedIntoAPrivateDirectory) {
   // Nothing changed: no new copy, no change reported.
   MirrorState again = sync();
   ASSERT_EQ(again.entries.size(), 1u);
-  EXPECT_EQ(again.entries[0].load_path, e.load_path);
+  EXPECT_EQ(again.entries[0].copy->path(), e_copy);
   EXPECT_TRUE(again.changes.empty());
 }
 
 TEST_F(PluginMirrorTest, AChangedFileGetsANewCopyAndTheOldStaysUntilReleased) {
   install(helloVersion("1.2.0"));
   auto first = std::make_unique<MirrorState>(sync());
-  const fs::path old_copy = first->entries.at(0).load_path;
+  const fs::path old_copy = first->entries.at(0).copy->path();
   install(helloVersion("1.3.0"));
   MirrorState second = sync();
   ASSERT_EQ(second.entries.size(), 1u);
-  EXPECT_EQ(second.entries[0].manifest.version.text(), "1.3.0");
-  EXPECT_NE(second.entries[0].load_path, old_copy);
+  EXPECT_EQ(second.entries[0].entry.manifest.version.text(), "1.3.0");
+  EXPECT_NE(second.entries[0].copy->path(), old_copy);
   ASSERT_EQ(second.changes.size(), 1u);
   EXPECT_EQ(second.changes[0].old_version, "1.2.0");
   EXPECT_EQ(second.changes[0].new_version, "1.3.0");
   EXPECT_TRUE(fs::exists(old_copy)) << "the old version's calls still use it";
   first.reset();  // the last entry that refers to the old copy
   EXPECT_FALSE(fs::exists(old_copy));
-  EXPECT_TRUE(fs::exists(second.entries[0].load_path));
+  EXPECT_TRUE(fs::exists(second.entries[0].copy->path()));
 }
 
 TEST_F(PluginMirrorTest, AFileRefusedByTheTrustRulesKeepsThePreviousCopyAndIsReported) {
   install(helloVersion("1.2.0"));
-  const fs::path copy = sync().entries.at(0).load_path;
+  const fs::path copy = sync().entries.at(0).copy->path();
   install(helloVersion("1.3.0"), fs::perms(0666));
   MirrorState state = sync();
   ASSERT_EQ(state.entries.size(), 1u);
-  EXPECT_EQ(state.entries[0].manifest.version.text(), "1.2.0");
-  EXPECT_EQ(state.entries[0].load_path, copy);
+  EXPECT_EQ(state.entries[0].entry.manifest.version.text(), "1.2.0");
+  EXPECT_EQ(state.entries[0].copy->path(), copy);
   EXPECT_TRUE(state.changes.empty());
   ASSERT_EQ(state.problems.size(), 1u);
   EXPECT_EQ(state.problems[0].file, hello_);
@@ -112,18 +113,18 @@ TEST_F(PluginMirrorTest, AFileRefusedByTheTrustRulesKeepsThePreviousCopyAndIsRep
   // Fixed: the new version is taken.
   install(helloVersion("1.3.0"));
   MirrorState fixed = sync();
-  EXPECT_EQ(fixed.entries.at(0).manifest.version.text(), "1.3.0");
+  EXPECT_EQ(fixed.entries.at(0).entry.manifest.version.text(), "1.3.0");
   EXPECT_TRUE(fixed.problems.empty());
 }
 
 TEST_F(PluginMirrorTest, AFileWithoutAValidManifestKeepsThePreviousCopyAndIsReported) {
   install(helloVersion("1.2.0"));
-  const fs::path copy = sync().entries.at(0).load_path;
+  const fs::path copy = sync().entries.at(0).copy->path();
   install("not a plugin at all");
   MirrorState state = sync();
   ASSERT_EQ(state.entries.size(), 1u);
-  EXPECT_EQ(state.entries[0].manifest.version.text(), "1.2.0");
-  EXPECT_EQ(state.entries[0].load_path, copy);
+  EXPECT_EQ(state.entries[0].entry.manifest.version.text(), "1.2.0");
+  EXPECT_EQ(state.entries[0].copy->path(), copy);
   EXPECT_TRUE(fs::exists(copy));
   ASSERT_EQ(state.problems.size(), 1u);
   EXPECT_EQ(state.problems[0].file, hello_);
@@ -138,7 +139,7 @@ TEST_F(PluginMirrorTest, AFileWithoutAValidManifestKeepsThePreviousCopyAndIsRepo
 TEST_F(PluginMirrorTest, ARemovedFileIsRemoved) {
   install(helloVersion("1.2.0"));
   auto first = std::make_unique<MirrorState>(sync());
-  const fs::path copy = first->entries.at(0).load_path;
+  const fs::path copy = first->entries.at(0).copy->path();
   fs::remove(hello_);
   MirrorState state = sync();
   EXPECT_TRUE(state.entries.empty());
@@ -170,9 +171,9 @@ TEST_F(PluginMirrorTest, WithoutAWritableDirectoryTheCopiesAreSealedInMemory) {
   install(helloVersion("1.2.0"));
   auto first = std::make_unique<MirrorState>(mirror->sync({plugins_}, TrustPolicy{}));
   ASSERT_EQ(first->entries.size(), 1u);
-  const fs::path copy = first->entries[0].load_path;
+  const fs::path copy = first->entries[0].copy->path();
   EXPECT_TRUE(copy.string().starts_with("/proc/self/fd/")) << copy;
-  EXPECT_EQ(first->entries[0].manifest.version.text(), "1.2.0");
+  EXPECT_EQ(first->entries[0].entry.manifest.version.text(), "1.2.0");
   EXPECT_EQ(readFile(copy), readFile(hello_));
   EXPECT_EQ(modeOf(copy), 0500u);
   EXPECT_TRUE(fs::read_symlink(copy).string().starts_with("/memfd:plugboard:")) << copy;
@@ -188,12 +189,12 @@ TEST_F(PluginMirrorTest, WithoutAWritableDirectoryTheCopiesAreSealedInMemory) {
   install(helloVersion("1.3.0"));
   MirrorState second = mirror->sync({plugins_}, TrustPolicy{});
   ASSERT_EQ(second.entries.size(), 1u);
-  EXPECT_EQ(second.entries[0].manifest.version.text(), "1.3.0");
-  EXPECT_NE(second.entries[0].load_path, copy);
+  EXPECT_EQ(second.entries[0].entry.manifest.version.text(), "1.3.0");
+  EXPECT_NE(second.entries[0].copy->path(), copy);
   EXPECT_NE(::fcntl(fd, F_GETFD), -1) << "the old version's calls still use it";
   first.reset();
   EXPECT_EQ(::fcntl(fd, F_GETFD), -1);
-  EXPECT_EQ(readFile(second.entries[0].load_path), readFile(hello_));
+  EXPECT_EQ(readFile(second.entries[0].copy->path()), readFile(hello_));
 }
 
 }  // namespace

@@ -131,7 +131,7 @@ TEST_F(TimedDispatchTest, AThreadPerCallCancelsACallPastItsDeadline) {
 TEST_F(TimedDispatchTest, AThreadPerCallAbandonsACallThatIgnoresTheCancel) {
   // The abandoned call keeps using its dispatcher, which must outlive the process (as the
   // CLI's does): it is never destroyed here.
-  auto* dispatcher = new Dispatcher(std::make_shared<const Catalog>(catalog_), plugboard::testing::inProcess(), nullptr);
+  auto* dispatcher = new Dispatcher(std::make_shared<const Catalog>(catalog_), nullptr, plugboard::testing::inProcess(), nullptr);
   // Loaded first, and a deadline a loaded machine leaves the call time to start in: a
   // cancel that comes before the plugin is entered stops the call cleanly instead.
   CallControl control;

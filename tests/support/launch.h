@@ -25,11 +25,7 @@ inline std::shared_ptr<core::Launcher> launcher(core::Config config = {}) {
 
 inline core::DispatcherOptions openThrough(std::shared_ptr<core::Launcher> through,
                                            std::unordered_map<std::string, int> priority = {}) {
-  return core::DispatcherOptions{
-      .priority = std::move(priority),
-      .open = [through](const core::CatalogEntry& entry, bool polled) {
-        return through->open(entry, polled);
-      }};
+  return core::DispatcherOptions{.priority = std::move(priority), .launcher = std::move(through)};
 }
 
 // Dispatcher options for plugins in-process, through the `native` deployer.

@@ -42,14 +42,6 @@ void printOutcome(const core::Outcome& outcome) {
   if (outcome.requeue) std::cout << "  (requeue after " << outcome.requeue->count() << " ms)\n";
 }
 
-// Whether the plugin of `manifest` serves `rpc`; says which it does when not.
-bool provides(const core::Manifest& manifest, const std::string& rpc) {
-  if (manifest.legacy() || manifest.providesRpc(rpc)) return true;
-  std::cerr << "plugboard: plugin '" << manifest.name << "' does not provide '" << rpc
-            << "'; it provides: " << join(manifest.provides, ", ") << "\n";
-  return false;
-}
-
 }  // namespace
 
 CommandOptions callOptions() {
@@ -86,57 +78,37 @@ int cmdCall(const Args& args) {
 
   auto runtime = openRuntime(*config);
   if (!runtime) return kExitUsage;
-  const core::Catalog& catalog = runtime->catalog();
-  if (core::Status st = runtime->launcher().unambiguous(key, version, &catalog); !st) {
-    std::cerr << "plugboard: " << st.error().message() << "\n";
-    return kExitFailed;
-  }
-  const core::CatalogEntry* entry = catalog.find(key, version);
-  if (const core::CatalogConflict* conflict =
-          entry == nullptr ? catalog.conflictFor(key) : nullptr) {
-    std::cerr << "plugboard: plugin '" << key << "' is ambiguous: " << conflict->message << "\n";
-    return kExitFailed;
-  }
-  // A plugin of the plugin directories is started where the configuration places it
-  // ([deploy]), as run and serve would; one only the registry knows, through the deployer of
-  // its artifact.
-  core::Expected<std::shared_ptr<core::StartedPlugin>> plugin =
-      core::Error("plugin '" + spec + "' was not started");
-  if (entry != nullptr) {
-    if (!provides(entry->manifest, rpc)) return kExitFailed;  // said before loading it
-    spdlog::info("loading plugin '{}' {} from {}", entry->manifest.name,
-                 entry->manifest.version.text(), entry->file.string());
-    plugin = runtime->launcher().open(*entry);
-  } else if (const core::Registry* registry = runtime->launcher().registry();
-             registry != nullptr && registry->resolve(key, version).ok()) {
-    core::PluginRef ref;
-    ref.name = key;
-    ref.version = version;
-    auto target = runtime->launcher().place(ref, &catalog);
-    if (!target) {
-      std::cerr << "plugboard: " << target.error().message() << "\n";
-      return kExitFailed;
-    }
-    plugin = runtime->launcher().start(*target);
-    if (plugin && !provides((*plugin)->handle->manifest(), rpc)) return kExitFailed;
-  } else {
+  // Where the call goes is the dispatcher's answer, as for a workflow step: a plugin of
+  // the plugin directories where the configuration places it ([deploy]), or one only the
+  // registry knows through the deployer of its artifact. `call` names a plugin: no poll.
+  core::Dispatcher& dispatcher = runtime->dispatcher();
+  const core::Route route =
+      dispatcher.resolve({.key = key, .version = version, .rpc = rpc, .registry = true});
+  if (route.kind == core::Route::Kind::kPoll) {
     std::vector<std::string> installed;
-    for (const auto& e : catalog.entries()) {
-      installed.push_back(e.manifest.name + "@" + e.manifest.version.text());
-    }
+    for (const auto& e : runtime->catalog().entries()) installed.push_back(e.label);
     std::cerr << "plugboard: no plugin '" << spec
               << "' in the plugin directories (installed: " << join(installed, ", ", "none")
               << ")\n";
     return kExitFailed;
   }
-  if (!plugin) {
-    std::cerr << "plugboard: " << plugin.error().message() << "\n";
+  if (route.kind == core::Route::Kind::kPlugin) {
+    spdlog::info("loading plugin '{}' {} from {}", route.entry->manifest.name,
+                 route.entry->manifest.version.text(), route.entry->file.string());
+  }
+  core::DispatchRequest request;
+  request.key = key;
+  request.version = version;
+  request.rpc = rpc;
+  request.args = std::move(*call_args);
+  core::CallControl control;
+  const core::Dispatch called =
+      dispatcher.call(route, request, control, {.via = core::Via::kDirect, .admit = {}});
+  if (!called.reached) {  // refused, or not started: said on stderr
+    std::cerr << "plugboard: " << called.outcome.message << "\n";
     return kExitFailed;
   }
-  core::PluginHandle& handle = *(*plugin)->handle;
-  const core::Json request = {{"rpc", rpc}, {"key", key}, {"via", "direct"}, {"args", *call_args}};
-  const core::Outcome outcome = handle.callText(
-      request.dump(-1, ' ', false, core::Json::error_handler_t::replace), handle.newCallId());
+  const core::Outcome& outcome = called.outcome;
   if (vm.count("json")) {
     std::cout << outcome.toJson().dump(2) << "\n";
   } else {

@@ -121,7 +121,7 @@ int cmdRun(const Args& args) {
     for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
   }
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
-  core::PluginCalls calls(runtime->dispatcher(), &runtime->launcher());
+  core::PluginCalls calls(runtime->dispatcher());
   core::Runner runner(calls, run_options, json ? nullptr : &display);
   cancel_target->setRunner(runner);
   const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);

@@ -210,11 +210,6 @@ class Plugin {
   // Fallible set-up; `config` is a JSON object ({} when the runtime has none).
   virtual void setUp(const Json& /*config*/) {}
   virtual Result execute(const Request& request) = 0;
-  // Whether execute() sees calls reached by polling, i.e. templates that named a key no
-  // installed plugin has. By default they are declined (NotHandled) without calling
-  // execute(), so that a plugin never takes a template meant for another one. A legacy
-  // or catch-all plugin returns true and checks request.key() or its args itself.
-  virtual bool acceptsPolledCalls() const { return false; }
 
  protected:
   const Logger& log() const { return logger_; }

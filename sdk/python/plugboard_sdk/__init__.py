@@ -323,6 +323,8 @@ class Plugin:
         if self.aliases:
             m["aliases"] = list(self.aliases)
         m["concurrency"] = self.concurrency
+        # Whether polls reach it: the runtime decides by this, and never polls it when false.
+        m["polled"] = self.accepts_polled_calls
         if self.schemas:
             m["schemas"] = self.schemas
         if self.description:
@@ -344,11 +346,10 @@ class Plugin:
         return decorate
 
     def call(self, request: Request) -> Result:
-        """Runs one call: declines polled calls unless accepted, refuses RPCs not
-        provided, and turns whatever the handler raises into an Error result."""
+        """Runs one call: refuses RPCs not provided, and turns whatever the handler
+        raises into an Error result. (Polled calls reach it only when its manifest says
+        "polled": the runtime applies that.)"""
         raw = request.raw
-        if raw.get("via") == "poll" and not self.accepts_polled_calls:
-            return not_handled()
         rpc = raw.get("rpc")
         if not isinstance(rpc, str):
             rpc = "template.execute"

@@ -90,7 +90,6 @@ struct Glue {
       CancelFlag flag;
       Registration registration(instance, call_id, &flag);
       Request req(Json::parse(request, request + len), &flag);
-      if (req.polled() && !instance->plugin.acceptsPolledCalls()) return Result::NotHandled();
       return instance->plugin.execute(req);
     } catch (const std::exception& e) {
       return Result::Error("plugin '" + instance->name + "' threw: " + e.what());

@@ -2,7 +2,8 @@
 //
 // Part of the SDK's implementation; plugin authors do not include it directly. The
 // registration macro hands the author's JSON object literal to these consteval functions,
-// which strip insignificant whitespace, append the "kind" and "abi" members and check
+// which strip insignificant whitespace, append the "kind" and "abi" members (and
+// "polled":false to a plugin's object that does not say "polled"), and check
 // the shape (one object; strings, brackets and braces balanced), so that a malformed
 // manifest is a compile error rather than a plugin the runtime refuses later.
 #ifndef PLUGBOARD_DETAIL_MANIFEST_TEXT_HPP_
@@ -62,13 +63,44 @@ consteval bool manifestShapeOk(const char (&text)[N]) {
   return forEachSignificant(text, [](char) {});
 }
 
-// The members the SDK appends; the author's object never sets them.
-template <std::size_t K>
-consteval std::size_t suffixSize(const char (&)[K]) {
-  // ,"kind":"<kind>","abi":<major>}
+// Whether the author's object has a top-level member "polled".
+template <std::size_t N>
+consteval bool hasPolledMember(const char (&text)[N]) {
+  constexpr char kMember[] = "\"polled\":";
+  std::size_t depth = 0, matched = 0;
+  bool found = false, in_string = false, escaped = false;
+  forEachSignificant(text, [&](char c) {
+    if (depth == 1 && !found) {
+      matched = c == kMember[matched] ? matched + 1 : (c == kMember[0] ? 1 : 0);
+      if (matched == sizeof kMember - 1) found = true;
+    }
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      return;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '{' || c == '[') ++depth;
+    else if (c == '}' || c == ']') --depth;
+  });
+  return found;
+}
+
+// Whether "polled":false is appended: to a plugin's (kind "executor") object that does not
+// say whether polls reach it. The runtime then never polls it (docs/plugin-authoring.md).
+template <std::size_t N, std::size_t K>
+consteval bool appendsPolled(const char (&text)[N], const char (&kind)[K]) {
+  return K > 1 && kind[0] == 'e' && !hasPolledMember(text);
+}
+
+// The members the SDK appends; the author's object never sets them but "polled".
+template <std::size_t N, std::size_t K>
+consteval std::size_t suffixSize(const char (&text)[N], const char (&kind)[K]) {
+  // ,"kind":"<kind>","abi":<major>[,"polled":false]}
   std::size_t digits = 1;
   for (unsigned v = PLUGBOARD_ABI_MAJOR; v >= 10; v /= 10) ++digits;
-  return 9 + (K - 1) + 8 + digits + 1;
+  return 9 + (K - 1) + 8 + digits + (appendsPolled(text, kind) ? 15 : 0) + 1;
 }
 
 // Size of the rendered manifest including its terminating NUL.
@@ -77,7 +109,7 @@ consteval std::size_t renderedSize(const char (&text)[N], const char (&kind)[K])
   std::size_t count = 0;
   forEachSignificant(text, [&count](char) { ++count; });
   const bool empty_object = count == 2;  // "{}"
-  return count - 1 - (empty_object ? 1 : 0) + suffixSize(kind) + 1;
+  return count - 1 - (empty_object ? 1 : 0) + suffixSize(text, kind) + 1;
 }
 
 template <std::size_t Out, std::size_t N, std::size_t K>
@@ -100,6 +132,7 @@ consteval std::array<char, Out> renderManifest(const char (&text)[N], const char
     if (v < 10) break;
   }
   while (d > 0) out[n++] = digits[--d];
+  if (appendsPolled(text, kind)) put(",\"polled\":false");
   put("}");
   out[n] = '\0';
   return out;
