@@ -15,6 +15,7 @@
 #include "core/manifests/trust.h"
 #include "plugboard/abi.h"
 #include "plugboard/host/artifact.h"
+#include "plugboard/host/module.h"
 
 namespace plugboard::core {
 namespace {
