@@ -455,7 +455,7 @@ Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target,
       if (within) deadline.emplace(bounded, *within);
       started = start(target, &bounded);
     }
-    if (control != nullptr) control->detach();
+    if (control != nullptr) control->release();
   }
   if (!started) return started.error();
   return std::optional<Manifest>((*started)->handle->manifest());
