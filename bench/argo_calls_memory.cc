@@ -31,7 +31,7 @@ std::string body(int i) {
 void measure(int n, std::size_t bound) {
   const long before = rssKiB();
   {
-    core::ManualClock clock;
+    plugboard::core::ManualClock clock;
     ArgoCalls calls(clock, std::chrono::seconds(10), std::chrono::minutes(10),
                     {bound, std::size_t{1} << 30, std::size_t{1} << 30});
     for (int i = 0; i < n; ++i) {
