@@ -31,18 +31,19 @@ std::string body(int i) {
 void measure(int n, std::size_t bound) {
   const long before = rssKiB();
   {
-    ArgoCalls calls(std::chrono::seconds(10), std::chrono::minutes(10),
+    plugboard::core::ManualClock clock;
+    ArgoCalls calls(clock, std::chrono::seconds(10), std::chrono::minutes(10),
                     {bound, std::size_t{1} << 30, std::size_t{1} << 30});
     for (int i = 0; i < n; ++i) {
       calls.execute(
           body(i),
-          [](bool&) {
-            return ArgoCalls::Reply{
+          [](ArgoCalls::Finish finish) {
+            finish(ArgoCalls::Reply{
                 R"({"node":{"message":"Hello, bench!","outputs":{"parameters":[{"name":"greeting",)"
                 R"("value":"Hello, bench!"}]},"phase":"Succeeded"}})",
-                true};
+                true});
           },
-          nullptr);
+          [](std::optional<ArgoCalls::Reply>) {});
     }
     const long after = rssKiB();
     std::printf("| %zu | %d | %zu | %.1f MiB | %.0f B |\n", bound, n, calls.entries(),

@@ -13,6 +13,7 @@
 // The router serves the example plugins hello, echo, fail, multi and legacy, in-process
 // through the `native` deployer, from a directory of links made at the first input and
 // removed at exit. Every response must be one the server can write.
+#include <future>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -72,7 +73,8 @@ core::HttpRouter& router() {
     FUZZ_CHECK((*runtime)->start(false).ok());
     FUZZ_CHECK((*runtime)->current()->catalog().entries().size() == 5);
     // Kept for the whole process, as `serve` keeps them: never destroyed.
-    return new core::HttpRouter(*runtime->release(), core::ServerOptions{});
+    auto* pool = new core::WorkPool(2);
+    return new core::HttpRouter(*runtime->release(), core::ServerOptions{}, *pool, pool->clock());
   }();
   return *made;
 }
@@ -166,7 +168,9 @@ std::vector<std::string> serveConnection(std::string_view bytes, unsigned seed, 
     }
     core::HttpRequest req = parser.release();
     const bool keep_alive = req.keep_alive();
-    core::HttpResponse res = r.handle(req);
+    std::promise<core::HttpResponse> answered;
+    r.handle(req, [&answered](core::HttpResponse res) { answered.set_value(std::move(res)); });
+    core::HttpResponse res = answered.get_future().get();
     answer(res);
     send(std::move(res), keep_alive);
     if (!keep_alive) return answers;

@@ -22,8 +22,10 @@ inline constexpr bool kWatch = true;
 // serve: whether a template whose plugin key no hosted plugin has polls the hosted
 // plugins (true) or is answered `{}` at once, leaving it to Argo's other sidecars (false).
 inline constexpr bool kPollUnknown = false;
-// serve: I/O threads, which also run the calls; 0 means one per core the process may use.
+// serve: I/O threads; 0 means one per core the process may use.
 inline constexpr int kWorkers = 0;
+// serve: plugin calls running at once (the WorkPool's bound); more wait their turn.
+inline constexpr int kCallThreads = 64;
 // Deadline of a call (exec, serve) or a step attempt (run) that sets none.
 inline constexpr Millis kTimeout = std::chrono::minutes(5);
 // Requeue delay for a Running result that names none.
@@ -61,8 +63,6 @@ inline constexpr std::size_t kKeepOutcomes = 10'000;
 // runs the call again). Well under the 256 MiB limit of tools/argo/plugin.yaml.
 inline constexpr std::size_t kKeepOutcomesBytes = std::size_t{32} << 20;
 inline constexpr std::size_t kKeepOutcomeMaxBytes = std::size_t{1} << 20;
-// serve: a call still running after this gets a helper thread for its event loop.
-inline constexpr Millis kSlowCall{10};
 // serve: connections served at once; 0 means half the descriptor limit in effect, at most
 // kAutoMaxConnections. A connection beyond the limit is answered 503 and closed.
 inline constexpr std::size_t kMaxConnections = 0;

@@ -176,7 +176,7 @@ Expected<std::unique_ptr<PluginHandle>> DeployerModule::open(const Json& artifac
     control->attach([api, deployer = impl_->deployer, id] { api->cancel_start(deployer, id); });
     handle = api->start(impl_->deployer, id, sent_text.data(), sent_text.size(), options_text.data(),
                         options_text.size(), &host::collectText, &answer);
-    control->detach();
+    control->release();
   } else {
     handle = api->open(impl_->deployer, sent_text.data(), sent_text.size(), options_text.data(),
                        options_text.size(), &host::collectText, &answer);

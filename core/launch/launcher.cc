@@ -15,6 +15,7 @@
 #include "core/manifests/trust.h"
 #include "plugboard/abi.h"
 #include "plugboard/host/artifact.h"
+#include "plugboard/host/module.h"
 
 namespace plugboard::core {
 namespace {
@@ -441,7 +442,7 @@ Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target,
       if (within) deadline.emplace(bounded, *within);
       started = start(target, &bounded);
     }
-    if (control != nullptr) control->detach();
+    if (control != nullptr) control->release();
   }
   if (!started) return started.error();
   return std::optional<Manifest>((*started)->handle->manifest());

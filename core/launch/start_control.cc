@@ -22,7 +22,7 @@ void StartControl::attach(std::function<void()> canceller) {
   if (cancelled_) canceller_();
 }
 
-void StartControl::detach() {
+void StartControl::release() {
   std::lock_guard lock(mu_);
   canceller_ = nullptr;
 }

@@ -27,10 +27,10 @@ class StartControl {
   void cancel();
   bool cancelled() const;
 
-  // Makes cancel() call `canceller` until detach(); calls it at once when already
-  // cancelled. detach() waits for a cancel() that is calling it. One at a time.
+  // Makes cancel() call `canceller` until release(); calls it at once when already
+  // cancelled. release() waits for a cancel() that is calling it. One at a time.
   void attach(std::function<void()> canceller);
-  void detach();
+  void release();
 
  private:
   mutable std::mutex mu_;

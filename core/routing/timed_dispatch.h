@@ -1,19 +1,23 @@
-// core/routing/timed_dispatch.h: one dispatch with a deadline, for callers without a runner
-// (`plugboard exec`, the HTTP server).
+// core/routing/timed_dispatch.h: dispatches with a deadline, run on a WorkPool
+// (core/base/work_pool.h) with the deadline a timer on its AlarmClock (core/base/clock.h).
 //
-// The dispatch runs on a thread of its own. At the deadline the call is cancelled and the
-// result is a Failed outcome saying the deadline passed. A plugin that ignores the
-// cancellation for longer than `grace` is abandoned: its thread keeps using the
-// dispatcher, which must then outlive the process. Thread-safe.
+// At the deadline the call's CallControl is cancelled; a cooperative plugin then returns at
+// once, and the result is a Failed outcome saying the deadline passed, whatever the plugin
+// answered. A plugin that ignores the cancellation for `grace` more is abandoned: the pool
+// puts another thread in its place, and the call's thread keeps using the dispatcher until
+// it returns.
 #ifndef PLUGBOARD_CORE_ROUTING_TIMED_DISPATCH_H_
 #define PLUGBOARD_CORE_ROUTING_TIMED_DISPATCH_H_
 
 #include <functional>
 #include <memory>
+#include <optional>
 
+#include "core/base/clock.h"
 #include "core/base/defaults.h"
-#include "core/routing/dispatcher.h"
 #include "core/base/duration.h"
+#include "core/base/work_pool.h"
+#include "core/routing/dispatcher.h"
 
 namespace plugboard::core {
 
@@ -23,40 +27,36 @@ struct TimedDispatch {
   bool abandoned = false;
 };
 
+// For `plugboard exec`: runs the call on `pool`, waits for it on this thread, and returns
+// at the deadline plus `grace` at the latest (abandoned: the dispatcher must then outlive
+// the process). The second form makes a pool of one thread, on the steady clock.
+TimedDispatch dispatchWithDeadline(WorkPool& pool, AlarmClock& clock, Dispatcher& dispatcher,
+                                   DispatchRequest request, Millis timeout,
+                                   Millis grace = defaults::kCancelGrace);
 TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest request, Millis timeout,
                                    Millis grace = defaults::kCancelGrace);
 
-// What a DeadlineWatch tells the caller while its call runs, on the watcher's thread.
-// Each notice runs once at most (give or take one `slow_after` late) and never after
-// dispatch() has returned; each must be quick and must not call back into this watch.
-struct CallNotices {
-  std::function<void()> slow;  // the call has run for `slow_after`
-  Millis slow_after = defaults::kSlowCall;
-  std::function<void()> late;  // the call has run for `late_after`
-  Millis late_after{0};
-};
-
-// Deadlines for calls that run on the caller's own thread, kept by one watcher thread:
-// cheaper per call than a thread each, for servers. When a call's deadline passes its
-// CallControl is cancelled; a cooperative plugin then returns at once. A plugin that
-// ignores the cancellation keeps its caller's thread until it returns.
-// Thread-safety: all members may be called from any thread.
-class DeadlineWatch {
+// For servers: each call runs on the pool, and its result is handed to `done`, on the
+// pool's thread, when it returns. A call past its deadline and `grace` is abandoned to the
+// pool (it no longer counts against its bound) and still handed to `done` if it returns.
+// Thread-safety: dispatch() may be called from any thread. REQUIRES: `pool` and `clock`
+// outlive the object and every call it started.
+class TimedCalls {
  public:
-  DeadlineWatch();
-  ~DeadlineWatch();
-  DeadlineWatch(const DeadlineWatch&) = delete;
-  DeadlineWatch& operator=(const DeadlineWatch&) = delete;
+  using Done = std::function<void(Dispatch)>;
+  TimedCalls(WorkPool& pool, AlarmClock& clock, Millis grace = defaults::kCancelGrace)
+      : pool_(pool), clock_(clock), grace_(grace) {}
 
-  // Runs `request` on this thread with a deadline `timeout` from now. When the deadline
-  // passed, the result is Failed and says so, whatever the plugin answered. With `route`
-  // (resolved by `dispatcher` for this request), the call goes there without resolving again.
-  Dispatch dispatch(Dispatcher& dispatcher, const DispatchRequest& request, Millis timeout,
-                    CallNotices notices = {}, const Route* route = nullptr);
+  // Runs `request` on `dispatcher` (held until it returns) with a deadline `timeout` from
+  // now. With `route` (resolved by `dispatcher` for this request), the call goes there
+  // without resolving again.
+  void dispatch(std::shared_ptr<Dispatcher> dispatcher, DispatchRequest request, Millis timeout,
+                Done done, std::optional<Route> route = std::nullopt);
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
+  WorkPool& pool_;
+  AlarmClock& clock_;
+  const Millis grace_;
 };
 
 }  // namespace plugboard::core

@@ -2,11 +2,12 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,8 +17,6 @@
 
 namespace plugboard::core {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // A body's SHA-256: held in place, so a key costs no allocation.
 using Key = ArgoCalls::Key;
@@ -47,17 +46,24 @@ struct KeyHash {
 }  // namespace
 
 struct ArgoCalls::Impl {
+  struct Waiter {
+    std::uint64_t id;
+    AlarmClock::TimerId reply_deadline;
+    Answer answer;
+  };
   struct Entry {
-    std::condition_variable done_cv;
     std::optional<Reply> result;  // set once, when the call ended
+    std::list<Waiter> waiters;    // the requests not yet answered, until the call ends
+    std::uint64_t last_waiter = 0;
   };
   struct Finished {
-    Clock::time_point at;
+    Clock::TimePoint at;
     Key key;
     const Entry* entry;  // the key may have been dropped and given to a new call since
     std::size_t bytes;   // its reply's, while the table holds it
   };
 
+  AlarmClock& clock;
   const Millis reply_deadline, keep_for;
   const Limits limits;
 
@@ -66,11 +72,11 @@ struct ArgoCalls::Impl {
   std::deque<Finished> finished;  // in the order the calls ended
   std::size_t finished_bytes = 0;  // of the entries of `finished` the table still holds
 
-  Impl(Millis deadline, Millis keep, Limits l)
-      : reply_deadline(deadline), keep_for(keep), limits(l) {}
+  Impl(AlarmClock& c, Millis deadline, Millis keep, Limits l)
+      : clock(c), reply_deadline(deadline), keep_for(keep), limits(l) {}
 
   // Drops the outcomes kept too long or beyond the count or the bytes. REQUIRES: mu held.
-  void trim(Clock::time_point now) {
+  void trim(Clock::TimePoint now) {
     while (!finished.empty() &&
            (finished.size() > limits.count || finished_bytes > limits.bytes ||
             finished.front().at + keep_for <= now)) {
@@ -107,8 +113,8 @@ struct ArgoCalls::Impl {
   }
 };
 
-ArgoCalls::ArgoCalls(Millis reply_deadline, Millis keep_for, Limits limits)
-    : impl_(std::make_unique<Impl>(reply_deadline, keep_for, limits)) {}
+ArgoCalls::ArgoCalls(AlarmClock& clock, Millis reply_deadline, Millis keep_for, Limits limits)
+    : impl_(std::make_shared<Impl>(clock, reply_deadline, keep_for, limits)) {}
 
 ArgoCalls::~ArgoCalls() = default;
 
@@ -128,7 +134,7 @@ ArgoCalls::Key ArgoCalls::keyOf(std::string_view body) { return digest(body); }
 
 std::optional<std::string> ArgoCalls::kept(const Key& key) {
   Impl& s = *impl_;
-  const auto now = Clock::now();
+  const auto now = s.clock.now();
   std::lock_guard lock(s.mu);
   s.trim(now);
   auto it = s.table.find(key);
@@ -138,47 +144,60 @@ std::optional<std::string> ArgoCalls::kept(const Key& key) {
   return it->second->result->body;
 }
 
-std::optional<ArgoCalls::Reply> ArgoCalls::execute(const Key& key, const Run& run,
-                                                   SlowCallNotice* help) {
+void ArgoCalls::execute(const Key& key, const Run& run, Answer answer) {
   Impl& s = *impl_;
-  const auto start = Clock::now();
+  const auto now = s.clock.now();
   std::unique_lock lock(s.mu);
-  s.trim(start);
+  s.trim(now);
   auto& slot = s.table[key];
-  if (slot == nullptr) {
-    // This request runs the call.
-    const std::shared_ptr<Impl::Entry> entry = slot = std::make_shared<Impl::Entry>();
-    lock.unlock();
-    bool answered = false;
-    Reply reply = run(answered);
-    lock.lock();
-    entry->result = reply;  // a copy for the requests that wait for it, or come next
-    const auto now = Clock::now();
-    s.finished.push_back({now, key, entry.get(), reply.body.size()});
-    s.finished_bytes += reply.body.size();
-    if (!answered) s.settle(key, *entry);  // this request has it: keep a success only
-    s.trim(now);
-    lock.unlock();
-    entry->done_cv.notify_all();
-    return reply;
-  }
+  const bool starts = slot == nullptr;  // this request starts the call
+  if (starts) slot = std::make_shared<Impl::Entry>();
   const std::shared_ptr<Impl::Entry> entry = slot;
-  if (entry->result) return s.take(key, *entry);
-  // Wait; past defaults::kSlowCall the waiting thread's event loop gets help.
-  const auto deadline = start + s.reply_deadline;
-  const auto ended = [&] { return entry->result.has_value(); };
-  if (help != nullptr &&
-      !entry->done_cv.wait_until(lock, std::min(deadline, start + defaults::kSlowCall), ended) &&
-      Clock::now() < deadline) {
+  if (entry->result) {
+    std::optional<Reply> out = s.take(key, *entry);
     lock.unlock();
-    help->callIsSlow();
-    lock.lock();
+    return answer(std::move(out));
   }
-  entry->done_cv.wait_until(lock, deadline, ended);
-  std::optional<Reply> out = s.take(key, *entry);
+  const std::uint64_t id = ++entry->last_waiter;
+  Impl::Waiter& waiter = entry->waiters.emplace_back(Impl::Waiter{id, 0, std::move(answer)});
+  // At the reply deadline the request is answered nothing (Running), unless the call ended
+  // first. The timer lets the table go: a late one finds nothing to do.
+  waiter.reply_deadline =
+      s.clock.at(now + s.reply_deadline, [weak = std::weak_ptr<Impl>(impl_), entry, id] {
+        const auto impl = weak.lock();
+        if (impl == nullptr) return;
+        Answer late;
+        {
+          std::lock_guard lock(impl->mu);
+          auto it = std::find_if(entry->waiters.begin(), entry->waiters.end(),
+                                 [id](const Impl::Waiter& w) { return w.id == id; });
+          if (it == entry->waiters.end()) return;  // answered when the call ended
+          late = std::move(it->answer);
+          entry->waiters.erase(it);
+        }
+        late(std::nullopt);
+      });
   lock.unlock();
-  if (help != nullptr) help->callEnded();
-  return out;
+  if (!starts) return;
+  run([impl = impl_, key, entry](Reply reply) {
+    Impl& s = *impl;
+    std::list<Impl::Waiter> waiters;
+    {
+      std::lock_guard lock(s.mu);
+      entry->result = reply;  // for the requests that come next, if none waits
+      const auto now = s.clock.now();
+      s.finished.push_back({now, key, entry.get(), reply.body.size()});
+      s.finished_bytes += reply.body.size();
+      waiters.swap(entry->waiters);
+      // A timer that fires now finds its waiter gone: each request is answered once.
+      for (const auto& w : waiters) s.clock.cancel(w.reply_deadline);
+      if (!waiters.empty()) s.settle(key, *entry);  // they have it: keep a success only
+      s.trim(now);
+    }
+    for (auto it = waiters.begin(); it != waiters.end(); ++it) {
+      it->answer(std::next(it) == waiters.end() ? std::move(reply) : reply);
+    }
+  });
 }
 
 }  // namespace plugboard::core

@@ -6,11 +6,10 @@
 // identified by its work, not by its request: the key is the SHA-256 of the request body
 // as received (Argo's body holds the workflow's name, namespace and uid and the template,
 // so two bodies of one workflow differ exactly when their templates do). The first
-// request with a key runs the call on its own thread; every other request with that key
-// waits for the call's outcome until the reply deadline at most, and is then answered
-// Running (the caller does that, on nullopt) while the call goes on. The request that
-// runs the call is answered Running at the reply deadline by its transport (see
-// SlowCallHelp::answerNow in core/serving/http_router.h).
+// request with a key starts the call; it and every other request with that key are
+// answered the call's outcome when it ends, or nothing (the caller answers Running) at
+// their reply deadline, a timer on the AlarmClock (core/base/clock.h), while the call goes
+// on. Nothing blocks: answers are callbacks.
 //
 // What is kept is the reply's text, not the plugin's outcome: the answer is written once
 // per call, and a kept entry is about the size of its reply.
@@ -24,7 +23,9 @@
 // that ran the call was answered before it ended, to the next request with its key; it is
 // then dropped. Calls in flight are never dropped.
 //
-// Thread-safe. Calls run on their callers' threads, so the table holds no thread.
+// Thread-safe. The table holds no thread: a call runs wherever `run` puts it (the server:
+// its WorkPool), and answers run on the thread that ended the call, on the clock's timer
+// thread (the reply deadline) or within execute() (an outcome already there).
 #ifndef PLUGBOARD_CORE_SERVING_ARGO_CALLS_H_
 #define PLUGBOARD_CORE_SERVING_ARGO_CALLS_H_
 
@@ -36,22 +37,10 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/clock.h"
 #include "core/base/duration.h"
 
 namespace plugboard::core {
-
-// What a request whose call turns out slow tells its transport, without the transport's
-// types: the HTTP router's SlowCallHelp (core/serving/http_router.h) is one, and adds a
-// way to answer early. One object per call in flight.
-class SlowCallNotice {
- public:
-  virtual ~SlowCallNotice() = default;
-  // Once, when the call (or the wait for it) has run for defaults::kSlowCall, on the
-  // deadline watcher's thread or on the waiting thread. Must be quick.
-  virtual void callIsSlow() = 0;
-  // On the calling thread when the call returned (whether or not it was slow).
-  virtual void callEnded() = 0;
-};
 
 class ArgoCalls {
  public:
@@ -60,7 +49,8 @@ class ArgoCalls {
     std::size_t bytes;      // their replies' bytes together
     std::size_t max_reply;  // the largest reply kept
   };
-  ArgoCalls(Millis reply_deadline, Millis keep_for, Limits limits);
+  // REQUIRES: `clock` outlives the table.
+  ArgoCalls(AlarmClock& clock, Millis reply_deadline, Millis keep_for, Limits limits);
   ~ArgoCalls();
   ArgoCalls(const ArgoCalls&) = delete;
   ArgoCalls& operator=(const ArgoCalls&) = delete;
@@ -70,8 +60,11 @@ class ArgoCalls {
     std::string body;  // the JSON text of Argo's ExecuteTemplateReply
     bool succeeded;    // only such replies are kept for requests sent again
   };
-  // Runs the call; sets `answered` when its request was answered before the call returned.
-  using Run = std::function<Reply(bool& answered)>;
+  // Starts the call; it calls `finish` once, from any thread, when the call ended.
+  using Finish = std::function<void(Reply)>;
+  using Run = std::function<void(Finish finish)>;
+  // A request's answer, once: the outcome, or nullopt at the reply deadline.
+  using Answer = std::function<void(std::optional<Reply>)>;
 
   // A call's key: the SHA-256 of its request's body.
   using Key = std::array<unsigned char, 32>;
@@ -81,14 +74,11 @@ class ArgoCalls {
   // Lets a request sent again be answered before its body is parsed.
   std::optional<std::string> kept(const Key& key);
 
-  // The outcome of the call `body` (whose key is `key`) asks for. When no call with its
-  // key runs or is kept, `run` runs it on this thread and its outcome is returned.
-  // Otherwise waits for the running call until the reply deadline at most: nullopt when
-  // it still runs then. `help`, when given, is told if that wait is slow (the waiting
-  // thread holds up an event loop).
-  std::optional<Reply> execute(const Key& key, const Run& run, SlowCallNotice* help);
-  std::optional<Reply> execute(std::string_view body, const Run& run, SlowCallNotice* help) {
-    return execute(keyOf(body), run, help);
+  // Answers the request for the call `key`. When no call with its key runs or is kept,
+  // `run` starts it.
+  void execute(const Key& key, const Run& run, Answer answer);
+  void execute(std::string_view body, const Run& run, Answer answer) {
+    execute(keyOf(body), run, std::move(answer));
   }
 
   // Calls running plus outcomes kept.
@@ -104,7 +94,7 @@ class ArgoCalls {
 
  private:
   struct Impl;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // shared with the calls and timers, which may outlive it
 };
 
 }  // namespace plugboard::core

@@ -18,7 +18,7 @@ namespace {
 
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
 constexpr std::array<double, 11> kBuckets = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05,
                                              0.1,    0.5,    1,     5,     30};
@@ -81,7 +81,8 @@ struct HttpRouter::PluginStats {
   std::atomic<std::uint64_t> micros{0};
 };
 
-HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options)
+HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options, WorkPool& pool,
+                       AlarmClock& clock)
     : runtime_(runtime),
       bearer_(options.token.empty() ? "" : "Bearer " + options.token),
       body_limit_(options.body_limit),
@@ -95,7 +96,9 @@ HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options)
         static std::atomic<std::uint64_t> routers{0};
         return ++routers;
       }()),
-      argo_calls_(options.reply_deadline, options.keep_outcomes_for,
+      clock_(clock),
+      calls_(pool, clock),
+      argo_calls_(clock, options.reply_deadline, options.keep_outcomes_for,
                   {options.keep_outcomes, options.keep_outcomes_bytes,
                    options.keep_outcome_max_bytes}) {}
 
@@ -130,45 +133,43 @@ HttpRouter::Routed HttpRouter::routed(const DispatchRequest& request) const {
   return to;
 }
 
-Dispatch HttpRouter::call(const Routed& to, const DispatchRequest& request, SlowCallHelp* help,
-                          EarlyAnswer* early) {
+void HttpRouter::call(Routed to, DispatchRequest request, std::function<void(Dispatch)> done) {
   ++calls_in_flight_;
-  const auto start = Clock::now();
-  // The deadline watch cancels it when its time is up, and tells `help` if it is slow.
-  CallNotices notices;
-  if (help != nullptr) {
-    notices.slow = [help] { help->callIsSlow(); };  // captures one pointer: no allocation
-    if (early != nullptr) {
-      notices.late = [this, early] {  // two pointers: no allocation
-        early->help->answerNow(stillRunning(early->version));
-        early->answered = true;  // before dispatch() returns: the watch runs no notice after
-      };
-      notices.late_after = reply_deadline_;
-    }
-  }
-  Dispatch d =
-      deadlines_.dispatch(*to.generation, request, timeout_, std::move(notices), &to.route);
-  if (help != nullptr) help->callEnded();  // callIsSlow() has run, if at all: dispatch returned
-  if (!d.plugin.empty()) {
-    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    PluginStats& s = statsFor(d.plugin);
-    ++s.calls;
-    if (d.outcome.phase == Phase::kError) ++s.errors;
-    for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-      if (seconds <= kBuckets[i]) ++s.buckets[i];
-    }
-    s.micros += static_cast<std::uint64_t>(seconds * 1e6);
-  }
-  if (--calls_in_flight_ == 0 && draining_) {
-    std::lock_guard lock(mu_);
-    cv_.notify_all();
-  }
-  return d;
+  const auto start = Steady::now();
+  calls_.dispatch(std::move(to.generation), std::move(request), timeout_,
+                  [this, start, done = std::move(done)](Dispatch d) {
+                    if (!d.plugin.empty()) {
+                      const double seconds =
+                          std::chrono::duration<double>(Steady::now() - start).count();
+                      PluginStats& s = statsFor(d.plugin);
+                      ++s.calls;
+                      if (d.outcome.phase == Phase::kError) ++s.errors;
+                      for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+                        if (seconds <= kBuckets[i]) ++s.buckets[i];
+                      }
+                      s.micros += static_cast<std::uint64_t>(seconds * 1e6);
+                    }
+                    done(std::move(d));
+                    if (--calls_in_flight_ == 0 && draining_) {
+                      std::lock_guard lock(mu_);
+                      cv_.notify_all();
+                    }
+                  },
+                  std::move(to.route));
 }
 
 int HttpRouter::waitForCalls(Millis grace) {
+  // The grace period is a timer on the clock, like every deadline here.
+  auto over = std::make_shared<bool>(false);
+  const auto timer = clock_.after(grace, [this, over] {
+    std::lock_guard lock(mu_);
+    *over = true;
+    cv_.notify_all();
+  });
   std::unique_lock lock(mu_);
-  cv_.wait_for(lock, grace, [&] { return calls_in_flight_ == 0; });
+  cv_.wait(lock, [&] { return calls_in_flight_ == 0 || *over; });
+  lock.unlock();
+  clock_.cancel(timer);
   return calls_in_flight_;
 }
 
@@ -181,7 +182,12 @@ bool HttpRouter::authorized(const HttpRequest& req) const {
          CRYPTO_memcmp(given.data(), bearer_.data(), bearer_.size()) == 0;
 }
 
-HttpResponse HttpRouter::handle(const HttpRequest& req, SlowCallHelp* help) {
+void HttpRouter::handle(const HttpRequest& req, Respond respond) {
+  HttpResponse res = answer(req, respond);
+  if (respond) respond(std::move(res));
+}
+
+HttpResponse HttpRouter::answer(const HttpRequest& req, Respond& respond) {
   const unsigned v = req.version();
   std::string_view target(req.target().data(), req.target().size());
   target = target.substr(0, target.find('?'));
@@ -212,7 +218,8 @@ HttpResponse HttpRouter::handle(const HttpRequest& req, SlowCallHelp* help) {
   if (method == "template.execute") {
     if (req.method() != http::verb::post)
       return error(http::status::method_not_allowed, "use POST", v);
-    return execute(req, help);
+    execute(req, respond);
+    return {};
   }
   if (method == "plugins") {
     if (req.method() != http::verb::get)
@@ -222,47 +229,44 @@ HttpResponse HttpRouter::handle(const HttpRequest& req, SlowCallHelp* help) {
   if (method.starts_with("plugins/")) {
     if (req.method() != http::verb::post)
       return error(http::status::method_not_allowed, "use POST", v);
-    return direct(req, method.substr(8), help);
+    return direct(req, method.substr(8), respond);
   }
   return error(http::status::not_found, "no method '" + std::string(method) + "'", v);
 }
 
-HttpResponse HttpRouter::execute(const HttpRequest& req, SlowCallHelp* help) {
+void HttpRouter::execute(const HttpRequest& req, Respond& respond) {
+  const unsigned v = req.version();
+  const auto answer = [&](HttpResponse res) { std::exchange(respond, nullptr)(std::move(res)); };
   // A body sent again whose call succeeded gets the same answer, as it would below, without
   // its body being parsed or its plugin looked up: the reply did not depend on them.
   const ArgoCalls::Key key = ArgoCalls::keyOf(req.body());
   if (auto reply = argo_calls_.kept(key)) {
-    return text(http::status::ok, std::move(*reply), req.version(), "application/json");
+    return answer(text(http::status::ok, std::move(*reply), v, "application/json"));
   }
   auto request = parseExecuteTemplateArgs(req.body());
-  if (!request) return error(http::status::bad_request, request.error().message(), req.version());
+  if (!request) return answer(error(http::status::bad_request, request.error().message(), v));
   // Resolved once, here: the answer decides whether it is called, and where.
-  const Routed to = routed(*request);
+  Routed to = routed(*request);
   // A template no hosted plugin handles answers {}, so that Argo asks its other sidecars.
   if (!poll_unknown_ && !to.hosted()) {
-    return json(http::status::ok, Json::object(), req.version());
+    return answer(json(http::status::ok, Json::object(), v));
   }
-  // The call runs once for all the requests that ask for the same work, on the thread of
-  // the first; one still running at the reply deadline is answered Running and goes on.
-  struct {
-    const Routed& to;
-    const DispatchRequest& request;
-    EarlyAnswer early;
-  } work{to, *request, {help, req.version()}};
-  std::optional<ArgoCalls::Reply> done = argo_calls_.execute(
+  // The call runs once for all the requests that ask for the same work; each is answered
+  // its outcome, or Running at its reply deadline while the call goes on.
+  argo_calls_.execute(
       key,
-      [this, &work](bool& answered) -> ArgoCalls::Reply {  // two pointers: no allocation
-        SlowCallHelp* help = work.early.help;
-        Dispatch d = call(work.to, work.request, help, help != nullptr ? &work.early : nullptr);
-        answered = work.early.answered;
-        if (!d.handled || pollFailed(d)) return {"{}", false};
-        keepArgoDecodable(d.outcome, d.plugin);
-        return {executeTemplateReply(d.outcome, poll_interval_),
-                d.outcome.phase == Phase::kSucceeded};
+      [this, &request, &to](ArgoCalls::Finish finish) {
+        call(std::move(to), std::move(*request), [this, finish = std::move(finish)](Dispatch d) {
+          if (!d.handled || pollFailed(d)) return finish({"{}", false});
+          keepArgoDecodable(d.outcome, d.plugin);
+          finish({executeTemplateReply(d.outcome, poll_interval_),
+                  d.outcome.phase == Phase::kSucceeded});
+        });
       },
-      help);
-  if (!done) return stillRunning(req.version());
-  return text(http::status::ok, std::move(done->body), req.version(), "application/json");
+      [this, v, respond = std::exchange(respond, nullptr)](std::optional<ArgoCalls::Reply> done) {
+        respond(done ? text(http::status::ok, std::move(done->body), v, "application/json")
+                     : stillRunning(v));
+      });
 }
 
 bool HttpRouter::pollFailed(const Dispatch& d) {
@@ -278,7 +282,7 @@ bool HttpRouter::pollFailed(const Dispatch& d) {
   return true;
 }
 
-HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, SlowCallHelp* help) {
+HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, Respond& respond) {
   const auto slash = rest.find('/');
   if (slash == std::string::npos || slash == 0 || slash + 1 == rest.size()) {
     return error(http::status::not_found, "use /api/v1/plugins/<name>/<rpc>", req.version());
@@ -286,7 +290,7 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, S
   DispatchRequest request;
   request.key = rest.substr(0, slash);
   request.rpc = rest.substr(slash + 1);
-  const Routed to = routed(request);
+  Routed to = routed(request);
   if (!to.hosted()) {
     return error(http::status::not_found, "no plugin '" + request.key + "'", req.version());
   }
@@ -300,10 +304,12 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, S
   if (request.args.is_discarded()) {
     return error(http::status::bad_request, "the body is not valid JSON", req.version());
   }
-  Dispatch d = call(to, request, help);
-  Json out = d.outcome.toJson();
-  out["plugin"] = d.plugin;
-  return json(http::status::ok, out, req.version());
+  call(std::move(to), std::move(request), [v = req.version(), respond = std::exchange(respond, nullptr)](Dispatch d) {
+    Json out = d.outcome.toJson();
+    out["plugin"] = d.plugin;
+    respond(json(http::status::ok, out, v));
+  });
+  return {};
 }
 
 void HttpRouter::limit(HttpParser& parser) const {

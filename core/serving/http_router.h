@@ -8,11 +8,12 @@
 // check and every error status. A template whose
 // key no hosted plugin has is answered {} without a call unless `poll_unknown` is set; a
 // poll for it that ends in Error is counted and answered {} too. Requests that could not
-// be read get their answer from readFailed(). The router runs every call on the calling
-// thread with the configured call deadline, Argo's template.execute calls through
-// core/serving/argo_calls.h (each run once however often Argo sends it, answered Running
-// at the reply deadline through SlowCallHelp::answerNow while it goes on); it counts calls per
-// plugin and responses by status for /metrics.
+// be read get their answer from readFailed(). The router runs every plugin call on the
+// server's WorkPool (core/base/work_pool.h) with the configured call deadline, a timer on
+// the AlarmClock, Argo's template.execute calls through core/serving/argo_calls.h (each
+// run once however often Argo sends it, answered Running at the reply deadline while it
+// goes on); it counts calls per plugin and responses by status for /metrics. Nothing in
+// handle() blocks: an answer that needs a call is given to `respond` when it is there.
 //
 // Thread-safety: every member may be called from any thread at once, except that
 // drain() and waitForCalls() are meant for the one thread that shuts the server down.
@@ -22,6 +23,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,6 +33,8 @@
 
 #include <boost/beast/http.hpp>
 
+#include "core/base/clock.h"
+#include "core/base/work_pool.h"
 #include "core/serving/argo_calls.h"
 #include "core/serving/http_server.h"
 #include "core/routing/live_runtime.h"
@@ -42,30 +46,23 @@ using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>
 using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 using HttpParser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
-// What the transport lends a call that turns out slow (the server: a helper thread for
-// the event loop the call holds up, on callIsSlow(), and a way to answer before the call
-// returns). One object per call in flight.
-class SlowCallHelp : public SlowCallNotice {
- public:
-  // Once at most, on the deadline watcher's thread, when an Argo call has run for the
-  // reply deadline: the transport sends `res` (Running, requeued) as the request's answer
-  // now, and ends the connection once the call returned; what handle() then returns is
-  // not sent. Must be quick.
-  virtual void answerNow(HttpResponse res) = 0;
-};
-
 class HttpRouter {
  public:
-  // REQUIRES: `runtime` outlives the router. Uses `options`' token, body_limit,
-  // default_timeout and poll_interval.
-  HttpRouter(LiveRuntime& runtime, const ServerOptions& options);
+  // REQUIRES: `runtime`, `pool` and `clock` outlive the router, and the pool has ended
+  // its tasks before the router is destroyed. Uses `options`' token, body_limit,
+  // default_timeout, poll_interval, reply_deadline and keep_outcome*.
+  HttpRouter(LiveRuntime& runtime, const ServerOptions& options, WorkPool& pool,
+             AlarmClock& clock);
   ~HttpRouter();
   HttpRouter(const HttpRouter&) = delete;
   HttpRouter& operator=(const HttpRouter&) = delete;
 
-  // The answer to `req`. A plugin call runs on this thread; `help`, when given, is told
-  // if it is slow. Responses are counted by countResponse(), not here.
-  HttpResponse handle(const HttpRequest& req, SlowCallHelp* help = nullptr);
+  // Gets the answer to `req` to `respond`, once: before handle() returns when no plugin call
+  // is needed (or a kept outcome answers), else later from the pool's thread or the
+  // clock's. `req` may be gone once handle() returned. Responses are counted by
+  // countResponse(), not here.
+  using Respond = std::function<void(HttpResponse)>;
+  void handle(const HttpRequest& req, Respond respond);
 
   // Sets the body and header limits on a parser before it reads a request.
   void limit(HttpParser& parser) const;
@@ -86,11 +83,6 @@ class HttpRouter {
   struct PluginStats;
   PluginStats& statsFor(const std::string& plugin);
   // An Argo request's answer before its call returned: Running, requeued.
-  struct EarlyAnswer {
-    SlowCallHelp* help;     // sends it
-    unsigned version;       // the request's HTTP version
-    bool answered = false;  // set when it was sent
-  };
   HttpResponse stillRunning(unsigned version) const;
   // What a request's key reaches in the current generation: resolved once, then called.
   struct Routed {
@@ -102,16 +94,17 @@ class HttpRouter {
     }
   };
   Routed routed(const DispatchRequest& request) const;
-  // Runs `request` where `to` routes it, on this thread with the call deadline. With
-  // `early`, the transport is told to send it at the reply deadline.
-  Dispatch call(const Routed& to, const DispatchRequest& request, SlowCallHelp* help,
-                EarlyAnswer* early = nullptr);
-  HttpResponse execute(const HttpRequest& req, SlowCallHelp* help);
+  // Runs `request` where `to` routes it, on the pool with the call deadline; `done` gets
+  // the result there.
+  void call(Routed to, DispatchRequest request, std::function<void(Dispatch)> done);
+  void execute(const HttpRequest& req, Respond& respond);
   // True (logged and counted) when `d` polled for a key no hosted plugin has and ended in
   // Error (a load failure among them) or at its deadline: the template may be another
   // sidecar's, so the answer is {}.
   bool pollFailed(const Dispatch& d);
-  HttpResponse direct(const HttpRequest& req, std::string_view rest, SlowCallHelp* help);
+  // These answer at once by returning, or take `respond` (leaving it empty) to answer later.
+  HttpResponse answer(const HttpRequest& req, Respond& respond);
+  HttpResponse direct(const HttpRequest& req, std::string_view rest, Respond& respond);
   bool authorized(const HttpRequest& req) const;
   Json pluginList();
   std::string metrics();
@@ -125,7 +118,8 @@ class HttpRouter {
   const std::string still_running_;  // the body of stillRunning()
   const bool poll_unknown_;
   const std::uint64_t id_;  // tells routers apart in per-thread caches
-  DeadlineWatch deadlines_;
+  AlarmClock& clock_;
+  TimedCalls calls_;
   std::atomic<bool> draining_{false};
   std::atomic<int> calls_in_flight_{0};
   std::array<std::atomic<std::uint64_t>, 600> responses_{};  // by status code
@@ -133,7 +127,6 @@ class HttpRouter {
   std::mutex mu_;  // guards stats_; signals cv_ when the last call ends while draining
   std::condition_variable cv_;
   std::map<std::string, std::unique_ptr<PluginStats>> stats_;  // entries are never removed
-  // Last: destroyed first, it waits for its calls, which use the members above.
   ArgoCalls argo_calls_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -13,7 +14,6 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
-#include <thread>
 #include <utility>  // before Boost.Asio 1.74, whose awaitable.hpp misses it under C++20
 
 #include <spdlog/spdlog.h>
@@ -35,135 +35,50 @@ using tcp = asio::ip::tcp;
 // Concrete executor types: the type-erased defaults cost a visible share of each request.
 using Strand = asio::strand<asio::io_context::executor_type>;
 using Socket = tcp::socket::rebind_executor<Strand>::other;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
-// A thread that runs an event loop while a slow call holds up the loop's own thread, so
-// that the loop's other connections are not held up behind a slow plugin.
-struct Helper {
-  std::atomic<bool> done{false}, finished{false};
-  std::thread thread;
-};
-
-// The helpers lent to loops, shared by the server and its sessions.
-class Helpers {
- public:
-  // On the deadline watcher's thread, for a call past defaults::kSlowCall.
-  Helper* start(asio::io_context& loop) {
-    auto helper = std::make_unique<Helper>();
-    Helper* h = helper.get();
-    h->thread = std::thread([&loop, h] {
-      while (!h->done && !loop.stopped()) loop.run_one_for(std::chrono::milliseconds(20));
-      // A handler run here may have queued its continuation (the next read of a request
-      // being read, for one) on this thread's own queue, which Asio hands to the loop
-      // without waking its thread, expecting this one to go on running. Leaving, wake the
-      // loop's thread for it; else it would wait in epoll for the next timer, as large
-      // requests did until the idle timeout.
-      asio::post(loop, [] {});
-      h->finished = true;
-    });
-    std::lock_guard lock(mu_);
-    helpers_.push_back(std::move(helper));
-    return h;
-  }
-
-  // When the slow call returned: `h` leaves its loop; helpers that left are joined.
-  void retire(Helper* h) {
-    h->done = true;
-    std::lock_guard lock(mu_);
-    for (auto it = helpers_.begin(); it != helpers_.end();) {
-      if ((*it)->finished) {
-        (*it)->thread.join();
-        it = helpers_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  // At shutdown, after the loops stopped. A helper leaves its stopped loop at once, unless
-  // it is in a call that ignored its deadline: that one is left running, with its Helper,
-  // as the I/O threads are.
-  void stopAll() {
-    std::lock_guard lock(mu_);
-    for (auto& h : helpers_) h->done = true;
-    for (int i = 0; i < 20 && !std::all_of(helpers_.begin(), helpers_.end(),
-                                           [](auto& h) { return h->finished.load(); });
-         ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    for (auto& h : helpers_) {
-      if (h->finished) {
-        h->thread.join();
-      } else {
-        h->thread.detach();
-        h.release();
-      }
-    }
-    helpers_.clear();
-  }
-
- private:
-  std::mutex mu_;
-  std::list<std::unique_ptr<Helper>> helpers_;
-};
-
-// One connection: reads a request, has the router answer it (plugin call included) on the
-// I/O thread that completed the read, writes the answer, and reads the next one while
-// kept alive. A slow call gets a helper thread for the session's loop meanwhile; an Argo
-// call still running at the reply deadline is answered then, from the deadline watcher's
-// thread, and the connection ends when the call returns (a client waits for its answer
-// before it sends again, so none is lost; Argo's opens a new connection).
+// One connection: reads a request, hands it to the router, writes the answer when it
+// comes, and reads the next one while kept alive. Everything on the socket runs on the
+// connection's strand, on its event loop's I/O thread; the router answers at once, or
+// later from the WorkPool's thread (a plugin call) or the clock's (a reply deadline), and
+// that answer is posted back to the strand. While a request waits for its answer the
+// session holds itself (`in_call_`), so the loop goes on serving its other connections.
 //
 // Idle connections: a timer fires every idle timeout and closes the connection if it has
 // been waiting for a request for that long. It is not reset for each request (that would
 // cost a timer update, often a system call, per request); it is re-armed when it fires.
-class Session : public std::enable_shared_from_this<Session>, public SlowCallHelp {
+class Session : public std::enable_shared_from_this<Session> {
  public:
   // `open` counts the sessions that exist; this one from now until it is destroyed.
-  Session(Socket socket, asio::io_context& loop, HttpRouter& router, Helpers& helpers,
-          Millis idle_timeout, std::atomic<std::size_t>& open)
+  Session(Socket socket, HttpRouter& router, Millis idle_timeout, std::atomic<std::size_t>& open)
       : socket_(std::move(socket)),
         idle_timer_(socket_.get_executor()),
-        loop_(loop),
         router_(router),
-        helpers_(helpers),
         idle_timeout_(idle_timeout),
         open_(open) {
     open_.fetch_add(1, std::memory_order_relaxed);
   }
-  ~Session() override { open_.fetch_sub(1, std::memory_order_relaxed); }
+  ~Session() { open_.fetch_sub(1, std::memory_order_relaxed); }
 
   void start() {
     armIdleTimer(idle_timeout_);
     read();
   }
 
-  // Ends an idle session at shutdown; one in a call finishes it first.
+  // Ends an idle session at shutdown; one waiting for its answer sends it first (with
+  // Connection: close, as the router is draining) and ends then.
   void close() {
     asio::post(socket_.get_executor(), [self = shared_from_this()] {
+      if (self->in_call_ != nullptr) return;
       beast::error_code ec;
       self->socket_.shutdown(tcp::socket::shutdown_both, ec);
     });
   }
 
-  void callIsSlow() override { helper_ = helpers_.start(loop_); }
-  // On the deadline watcher's thread while this session's strand is held by the call, so
-  // nothing else uses the socket. Written without blocking: a peer that does not read its
-  // answers gets a cut one; the connection ends when the call returns.
-  void answerNow(HttpResponse res) override {
-    prepare(res, false);
-    beast::error_code ec;
-    socket_.non_blocking(true, ec);
-    if (!ec) http::write(socket_, res, ec);
-    socket_.shutdown(tcp::socket::shutdown_send, ec);
-    answered_ = true;
-  }
-  void callEnded() override {
-    if (helper_ != nullptr) helpers_.retire(std::exchange(helper_, nullptr));
-  }
-
  private:
-  void armIdleTimer(Clock::duration after) {
+  enum : int { kInHandle, kAnsweredInHandle, kHandleReturned };
+
+  void armIdleTimer(Steady::duration after) {
     idle_timer_.expires_after(after);
     idle_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
       if (!ec) self->onIdleTimer();
@@ -172,9 +87,9 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
 
   void onIdleTimer() {
     if (!socket_.is_open()) return;
-    const auto waited = Clock::now() - waiting_since_;
+    const auto waited = Steady::now() - waiting_since_;
     if (!waiting_ || waited < idle_timeout_) {
-      return armIdleTimer(waiting_ ? idle_timeout_ - waited : Clock::duration(idle_timeout_));
+      return armIdleTimer(waiting_ ? idle_timeout_ - waited : Steady::duration(idle_timeout_));
     }
     spdlog::debug("closed a connection idle for {}", formatElapsed(idle_timeout_));
     finish();
@@ -184,7 +99,7 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
     parser_.emplace();
     router_.limit(*parser_);
     waiting_ = true;
-    waiting_since_ = Clock::now();
+    waiting_since_ = Steady::now();
     http::async_read(
         socket_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onRead(ec); });
@@ -196,11 +111,27 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
       if (auto answer = router_.readFailed(ec)) return send(std::move(*answer), false);
       return finish();
     }
-    HttpRequest req = parser_->release();
-    const bool keep_alive = req.keep_alive() && !router_.draining();
-    HttpResponse res = router_.handle(req, this);
-    if (answered_) return finish();  // answered while the call ran
-    send(std::move(res), keep_alive && !router_.draining());
+    const HttpRequest req = parser_->release();
+    keep_alive_ = req.keep_alive();
+    in_call_ = shared_from_this();
+    state_.store(kInHandle, std::memory_order_relaxed);
+    router_.handle(req, [this](HttpResponse res) { onAnswer(std::move(res)); });
+    int expected = kInHandle;
+    if (!state_.compare_exchange_strong(expected, kHandleReturned)) answered();  // at once
+  }
+
+  // From any thread, once per request.
+  void onAnswer(HttpResponse res) {
+    response_ = std::move(res);
+    int expected = kInHandle;
+    if (state_.compare_exchange_strong(expected, kAnsweredInHandle)) return;  // onRead sends it
+    asio::post(socket_.get_executor(), [this] { answered(); });
+  }
+
+  // On the strand, with the answer in response_.
+  void answered() {
+    const auto self = std::move(in_call_);
+    send(std::move(response_), keep_alive_ && !router_.draining());
   }
 
   void prepare(HttpResponse& res, bool keep_alive) {
@@ -209,7 +140,6 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
     res.prepare_payload();
     router_.countResponse(res);
   }
-
   void send(HttpResponse res, bool keep_alive) {
     prepare(res, keep_alive);
     response_ = std::move(res);  // kept here until written
@@ -247,16 +177,14 @@ class Session : public std::enable_shared_from_this<Session>, public SlowCallHel
 
   Socket socket_;
   asio::steady_timer idle_timer_;
-  asio::io_context& loop_;
   HttpRouter& router_;
-  Helpers& helpers_;
   const Millis idle_timeout_;
   std::atomic<std::size_t>& open_;
-  Helper* helper_ = nullptr;  // lent to the loop while this session's call is slow
-  // Set by answerNow() before the call returns (the deadline watch orders the two).
-  std::atomic<bool> answered_{false};
-  bool waiting_ = false;  // for the next request
-  Clock::time_point waiting_since_;
+  std::shared_ptr<Session> in_call_;  // this, while a request waits for its answer
+  std::atomic<int> state_{kHandleReturned};  // orders an answer given within handle()
+  bool keep_alive_ = false;           // what the request asked for
+  bool waiting_ = false;              // for the next request
+  Steady::time_point waiting_since_;
   HttpResponse response_;
   std::string head_;  // response_'s status line and fields, as sent
   beast::flat_buffer buffer_;
@@ -324,14 +252,20 @@ class Refusal : public std::enable_shared_from_this<Refusal> {
 int usableCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
 }  // namespace
 
 class HttpServer::Impl {
  public:
-  Impl(LiveRuntime& runtime, ServerOptions o) : options(std::move(o)), router(runtime, options) {}
+  Impl(LiveRuntime& runtime, ServerOptions o)
+      : options(std::move(o)),
+        pool(std::make_unique<WorkPool>(options.call_threads)),
+        router(runtime, options, *pool, pool->clock()) {}
+  // The pool first: its tasks end (answering through the router and the loops) before
+  // what they use goes.
+  ~Impl() { pool.reset(); }
 
   void accept();
   // After accept() failed: accepts again at once or after a pause (accept_limits.h).
@@ -340,8 +274,8 @@ class HttpServer::Impl {
   void refuse(Socket socket);
 
   const ServerOptions options;
+  std::unique_ptr<WorkPool> pool;  // the plugin calls; its clock keeps every deadline
   HttpRouter router;
-  Helpers helpers;
   std::size_t max_connections = 0;               // set by start()
   std::atomic<std::size_t> open_connections{0};  // sessions that exist
   std::atomic<std::size_t> refusals{0};          // refusals that exist
@@ -357,7 +291,7 @@ class HttpServer::Impl {
   std::unique_ptr<tcp::acceptor> acceptor;           // on loops[0]
   std::unique_ptr<asio::steady_timer> accept_pause;  // on loops[0]: waits out a pause
   std::size_t next_loop = 0;
-  std::vector<std::thread> threads;  // run `loops`; requests and their plugin calls run on them
+  std::unique_ptr<WorkPool> io;  // one thread per loop, running it: I/O and nothing else
 
   std::mutex mu;  // guards sessions
   std::list<std::weak_ptr<Session>> sessions;
@@ -366,16 +300,16 @@ class HttpServer::Impl {
 void HttpServer::Impl::accept() {
   asio::io_context& loop = *loops[next_loop++ % loops.size()];
   acceptor->async_accept(
-      asio::make_strand(loop.get_executor()), [this, &loop](beast::error_code ec, Socket socket) {
+      asio::make_strand(loop.get_executor()), [this](beast::error_code ec, Socket socket) {
         if (ec) return acceptFailed(ec);
-        if (auto line = backoff.accepted(Clock::now())) spdlog::warn("{}", *line);
+        if (auto line = backoff.accepted(Steady::now())) spdlog::warn("{}", *line);
         if (open_connections.load(std::memory_order_relaxed) >= max_connections) {
           refuse(std::move(socket));
           return accept();
         }
         socket.set_option(tcp::no_delay(true), ec);
-        auto session = std::make_shared<Session>(std::move(socket), loop, router, helpers,
-                                                 options.idle_timeout, open_connections);
+        auto session = std::make_shared<Session>(std::move(socket), router, options.idle_timeout,
+                                                 open_connections);
         {
           std::lock_guard lock(mu);
           std::erase_if(sessions, [](const std::weak_ptr<Session>& w) { return w.expired(); });
@@ -395,7 +329,7 @@ void HttpServer::Impl::acceptFailed(const beast::error_code& ec) {
   if (error == EMFILE) {
     message += " (the limit is " + std::to_string(descriptorLimit().soft) + ")";
   }
-  const auto step = backoff.failed(error, message, Clock::now());
+  const auto step = backoff.failed(error, message, Steady::now());
   if (step.log) spdlog::warn("{}", *step.log);
   if (step.pause == Millis{0}) return accept();
   accept_pause->expires_after(step.pause);
@@ -406,7 +340,7 @@ void HttpServer::Impl::acceptFailed(const beast::error_code& ec) {
 
 void HttpServer::Impl::refuse(Socket socket) {
   router.countResponse(refusal);
-  if (auto n = refused.count(Clock::now())) {
+  if (auto n = refused.count(Steady::now())) {
     spdlog::warn("refused {} connection(s) with 503: {} connections are open, the limit", *n,
                  max_connections);
   }
@@ -417,7 +351,7 @@ HttpServer::HttpServer(LiveRuntime& runtime, ServerOptions options)
     : impl_(std::make_unique<Impl>(runtime, std::move(options))) {}
 
 HttpServer::~HttpServer() {
-  if (!impl_->threads.empty()) shutdown();
+  if (impl_->io != nullptr) shutdown();
 }
 
 Expected<std::string> HttpServer::start() {
@@ -436,9 +370,9 @@ Expected<std::string> HttpServer::start() {
   if (port > 65535) return Error("listen address '" + listen + "': bad port");
   const int n = impl_->options.threads > 0 ? impl_->options.threads : usableCores();
   for (int i = 0; i < n; ++i) {
-    // Not concurrency hint 1: a helper thread may run the loop too, and with that hint
-    // Asio does not wake a waiting thread when the other leaves the reactor to it.
-    impl_->loops.push_back(std::make_unique<asio::io_context>());
+    // Concurrency hint 1: each loop is run by its one thread; answers from the pool come
+    // in through post(), which locks anyway.
+    impl_->loops.push_back(std::make_unique<asio::io_context>(1));
     impl_->keep_running.push_back(asio::make_work_guard(*impl_->loops.back()));
   }
   impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->loops[0]);
@@ -465,7 +399,8 @@ Expected<std::string> HttpServer::start() {
   if (ec) return Error("cannot listen on " + listen + ": " + ec.message());
   const auto bound = acceptor.local_endpoint();
   impl_->accept();
-  for (auto& loop : impl_->loops) impl_->threads.emplace_back([l = loop.get()] { l->run(); });
+  impl_->io = std::make_unique<WorkPool>(n);
+  for (auto& loop : impl_->loops) impl_->io->post([l = loop.get()] { l->run(); });
   return bound.address().to_string() + ":" + std::to_string(bound.port());
 }
 
@@ -493,26 +428,18 @@ int HttpServer::shutdown() {
   }
   for (auto& session : open) session->close();  // idle ones; the others close after answering
   open.clear();
-  // Let the last answers go out, then stop the I/O threads.
-  for (int i = 0; i < 50; ++i) {
-    bool any = false;
-    {
-      std::lock_guard lock(s.mu);
-      for (auto& w : s.sessions) any = any || !w.expired();
-    }
-    if (!any || still_running > 0) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  for (auto& loop : s.loops) loop->stop();
-  s.helpers.stopAll();
-  for (auto& t : s.threads) {
-    if (still_running > 0) {
-      t.detach();  // a call that ignored its deadline still runs on it
-    } else {
-      t.join();
-    }
-  }
-  s.threads.clear();
+  // The loops end when their last answers are written and their connections closed; one
+  // held up (a peer that does not read, a call that ignored its deadline) is stopped after
+  // kLastWrites, a timer on the pool's clock.
+  constexpr auto kLastWrites = std::chrono::milliseconds(500);
+  s.keep_running.clear();
+  const auto stop = s.pool->clock().after(kLastWrites, [&s] {
+    for (auto& loop : s.loops) loop->stop();
+  });
+  s.io.reset();                  // waits for the loops to return
+  s.pool->clock().cancel(stop);  // or it fired: the loops are stopped either way
+  // The calls still running are not waited for: their threads end when they return.
+  for (int i = 0; i < still_running; ++i) s.pool->abandon();
   return still_running;
 }
 

@@ -8,10 +8,11 @@
 //   POST /api/v1/plugins/<name>/<rpc>  a direct call; the body is the args
 //   GET  /healthz, /readyz, /metrics   liveness, readiness, Prometheus text
 //
-// HTTP/1.1 with keep-alive on Asio's event loops, run by a few I/O threads that also run
-// the plugin calls of the requests they read; one watcher enforces the calls' deadlines
-// and answers Argo's requests whose call outlives the reply deadline (see
-// core/serving/argo_calls.h).
+// HTTP/1.1 with keep-alive on Asio's event loops, one per I/O thread; the I/O threads only
+// do I/O. Plugin calls run on the server's WorkPool of `call_threads` (core/base/work_pool.h,
+// the server is its owner), and each answer is posted back to its connection's strand. A
+// call's deadline and an Argo request's reply deadline (core/serving/argo_calls.h) are
+// timers on the pool's clock. So a slow plugin holds one pool thread, never a loop.
 // What each request is answered is decided by core/serving/http_router.h, without sockets.
 // With a token, /api/v1/* needs "Authorization: Bearer <token>" (403 otherwise). Bad
 // JSON or shape: 400 with {"error": ...}; a body over the limit: 413; during shutdown:
@@ -24,8 +25,8 @@
 // after, and one when accepting works again (core/serving/accept_limits.h).
 //
 // Thread-safety: start() and shutdown() from one thread; everything else is internal.
-// A call that ignores its deadline keeps its I/O thread; so do that many slow calls at
-// once (raise `threads` for plugins that take long).
+// A call that ignores its deadline keeps its pool thread until `kCancelGrace` after it,
+// when the pool puts another in its place.
 #ifndef PLUGBOARD_CORE_SERVING_HTTP_SERVER_H_
 #define PLUGBOARD_CORE_SERVING_HTTP_SERVER_H_
 
@@ -55,7 +56,8 @@ struct ServerOptions {
   // A template for a key no hosted plugin has: poll the hosted plugins (true) or answer
   // `{}` at once (false). Either way an unhosted key never gets an error node.
   bool poll_unknown = defaults::kPollUnknown;
-  int threads = defaults::kWorkers;  // I/O threads, which also run the calls; 0: one per core
+  int threads = defaults::kWorkers;  // I/O threads; 0: one per core
+  int call_threads = defaults::kCallThreads;  // plugin calls running at once
   // Connections served at once; beyond them 503 and closed. 0: from the descriptor limit
   // (core/serving/accept_limits.h).
   std::size_t max_connections = defaults::kMaxConnections;

@@ -50,15 +50,24 @@ class HttpRouterTest : public ::testing::Test {
         options_(std::move(options)) {
     Status started = runtime_.start(false);
     EXPECT_TRUE(started) << started.error().message();
-    router_ = std::make_unique<HttpRouter>(runtime_, options_);
+    router_ = std::make_unique<HttpRouter>(runtime_, options_, *pool_, pool_->clock());
+  }
+  ~HttpRouterTest() override { pool_.reset(); }  // its calls answer through the router
+
+  // The answer `req` gets, waited for.
+  HttpResponse handle(const HttpRequest& req) {
+    auto answer = std::make_shared<std::promise<HttpResponse>>();
+    auto result = answer->get_future();
+    router_->handle(req, [answer](HttpResponse res) { answer->set_value(std::move(res)); });
+    return result.get();
   }
 
   HttpResponse post(const std::string& target, std::string body,
                     const std::string& authorization = "") {
-    return router_->handle(request(http::verb::post, target, std::move(body), authorization));
+    return handle(request(http::verb::post, target, std::move(body), authorization));
   }
   HttpResponse get(const std::string& target) {
-    return router_->handle(request(http::verb::get, target));
+    return handle(request(http::verb::get, target));
   }
 
   // Parses `raw` as the server's connections do, with the router's limits, and answers it.
@@ -75,10 +84,11 @@ class HttpRouterTest : public ::testing::Test {
       EXPECT_TRUE(answer.has_value()) << ec.message();
       return answer ? std::move(*answer) : HttpResponse{};
     }
-    return router_->handle(parser.release());
+    return handle(parser.release());
   }
 
   PluginDir dir_{{"hello", "echo", "multi", "legacy", "sleep"}, {"scripted"}};
+  std::unique_ptr<WorkPool> pool_ = std::make_unique<WorkPool>(8);
   LiveRuntime runtime_;
   ServerOptions options_;
   std::unique_ptr<HttpRouter> router_;
@@ -292,7 +302,7 @@ TEST_F(HttpRouterTokenTest, RequiresTheBearerTokenOnTheApiOnly) {
   EXPECT_EQ(post("/api/v1/template.execute", body, "Bearer s3cret-and-more").result_int(), 403);
   EXPECT_EQ(post("/api/v1/template.execute", body, "s3cret").result_int(), 403);
   EXPECT_EQ(post("/api/v1/template.execute", body, "Bearer s3cret").result_int(), 200);
-  EXPECT_EQ(router_->handle(request(http::verb::get, "/api/v1/plugins")).result_int(), 403);
+  EXPECT_EQ(handle(request(http::verb::get, "/api/v1/plugins")).result_int(), 403);
   EXPECT_EQ(post("/api/v1/plugins/echo/template.execute", "{}").result_int(), 403);
   // An unknown method is not revealed without the token.
   EXPECT_EQ(post("/api/v1/template.archive", "{}").result_int(), 403);
@@ -308,32 +318,14 @@ class HttpRouterDeadlineTest : public HttpRouterTest {
       : HttpRouterTest(optionsWith([](auto& o) { o.default_timeout = Millis(50); })) {}
 };
 
-// Counts what the router tells the transport about a call.
-struct CountingHelp : SlowCallHelp {
-  void callIsSlow() override { ++slow; }
-  void answerNow(HttpResponse) override { ADD_FAILURE() << "not an Argo call past the reply deadline"; }
-  void callEnded() override { ++ended; }
-  std::atomic<int> slow{0}, ended{0};
-};
-
-TEST_F(HttpRouterDeadlineTest, ACallPastTheDeadlineIsCancelledAndTheTransportIsToldItWasSlow) {
-  CountingHelp help;
-  auto res = router_->handle(request(http::verb::post, "/api/v1/template.execute",
-                                     argoBody("scripted", {{"sleep_ms", 5000}})),
-                             &help);
+TEST_F(HttpRouterDeadlineTest, ACallPastTheDeadlineIsCancelledAndAnsweredFailed) {
+  auto res = post("/api/v1/template.execute", argoBody("scripted", {{"sleep_ms", 5000}}));
   ASSERT_EQ(res.result_int(), 200);
   EXPECT_EQ(jsonOf(res)["node"]["phase"], "Failed");
   EXPECT_EQ(jsonOf(res)["node"]["message"], "deadline of 50ms passed; the call was cancelled");
-  EXPECT_EQ(help.slow, 1);
-  EXPECT_EQ(help.ended, 1);
-
-  CountingHelp fast;
-  router_->handle(request(http::verb::get, "/healthz"), &fast);
-  EXPECT_EQ(fast.ended, 0);  // no call was made
-  router_->handle(
-      request(http::verb::post, "/api/v1/template.execute", argoBody("echo", Json::object())),
-      &fast);
-  EXPECT_EQ(fast.ended, 1);
+  // The pool is free again: the next call runs.
+  auto next = post("/api/v1/template.execute", argoBody("echo", Json::object()));
+  EXPECT_EQ(jsonOf(next)["node"]["phase"], "Succeeded");
 }
 
 // Loaded plugins of the router's current generation.
@@ -424,29 +416,15 @@ class HttpRouterReplyDeadlineTest : public HttpRouterTest {
   }
 };
 
-// Keeps the answer the router gives the transport before the call returned.
-struct AnsweringHelp : SlowCallHelp {
-  void callIsSlow() override {}
-  void answerNow(HttpResponse res) override { early.set_value(std::move(res)); }
-  void callEnded() override {}
-  std::promise<HttpResponse> early;
-};
-
 TEST_F(HttpRouterReplyDeadlineTest, ACallLongerThanTheReplyDeadlineRunsOnceAndEndsWithItsResult) {
   const std::string body = argoBody("scripted", {{"id", "long"}, {"sleep_ms", 500}});
-  AnsweringHelp help;
-  auto early = help.early.get_future();
-  auto first = std::async(std::launch::async, [&] {
-    return router_->handle(request(http::verb::post, "/api/v1/template.execute", body), &help);
-  });
   // Answered Running at the reply deadline, while the call goes on.
-  const Json answer = jsonOf(early.get());
+  const Json answer = jsonOf(post("/api/v1/template.execute", body));
   EXPECT_EQ(answer["node"]["phase"], "Running");
   EXPECT_EQ(answer["requeue"], formatGoDuration(defaults::kPollInterval));
   // Argo sends it again: it is not called again, and the last answer is the call's result.
   int running = 0;
   const Json done = untilDone(body, running);
-  EXPECT_EQ(jsonOf(first.get()), done);  // what handle() returned is not sent
   EXPECT_EQ(done["node"]["phase"], "Succeeded");
   EXPECT_EQ(done["node"]["outputs"]["parameters"][0],
             Json::parse(R"({"name":"calls","value":"1"})"));

@@ -1,8 +1,9 @@
-// Deadlines for single calls: the watcher that serve uses (calls on the caller's thread)
-// and dispatchWithDeadline, which exec uses (a thread per call), on the scripted fixture.
+// Deadlines for single calls: TimedCalls, which serve uses (calls on a WorkPool, deadlines
+// on a ManualClock here: virtual time), and dispatchWithDeadline, which exec uses.
 #include "core/routing/timed_dispatch.h"
 
 #include <atomic>
+#include <future>
 #include <memory>
 #include <thread>
 
@@ -35,77 +36,86 @@ class TimedDispatchTest : public ::testing::Test {
   Catalog catalog_;
 };
 
-CallNotices slowAfter(std::function<void()> slow, Millis after) {
-  CallNotices notices;
-  notices.slow = std::move(slow);
-  notices.slow_after = after;
-  return notices;
+// Starts `request` through `calls`; the future holds its result once done() ran.
+std::future<Dispatch> start(TimedCalls& calls, Dispatcher& dispatcher, DispatchRequest request,
+                            Millis timeout) {
+  auto promise = std::make_shared<std::promise<Dispatch>>();
+  auto result = promise->get_future();
+  // The dispatcher is the test's: held by a pointer that does not own it.
+  calls.dispatch(std::shared_ptr<Dispatcher>(&dispatcher, [](Dispatcher*) {}), std::move(request),
+                 timeout, [promise](Dispatch d) { promise->set_value(std::move(d)); });
+  return result;
 }
 
-TEST_F(TimedDispatchTest, TheWatcherLeavesACallWithinItsDeadlineAlone) {
+TEST_F(TimedDispatchTest, ACallWithinItsDeadlineIsLeftAloneAndItsTimerGoes) {
   Dispatcher dispatcher(catalog_, plugboard::testing::inProcess());
-  DeadlineWatch watch;
-  std::atomic<int> slow{0};
-  Dispatch d = watch.dispatch(
-      dispatcher, scripted({{"message", "done"}}), Millis(60'000), slowAfter([&] { ++slow; }, Millis(60'000)));
+  WorkPool pool(2);
+  ManualClock clock;
+  TimedCalls calls(pool, clock);
+  Dispatch d = start(calls, dispatcher, scripted({{"message", "done"}}), Millis(60'000)).get();
   EXPECT_EQ(d.outcome.phase, Phase::kSucceeded);
   EXPECT_EQ(d.outcome.message, "done");
-  EXPECT_EQ(slow, 0);
+  EXPECT_FALSE(d.deadline_passed);
+  EXPECT_EQ(clock.pending(), 0u);  // its deadline was cancelled
 }
 
-TEST_F(TimedDispatchTest, TheWatcherCancelsACallPastItsDeadlineAndSaysSo) {
+TEST_F(TimedDispatchTest, ACallPastItsDeadlineIsCancelledAndSaysSoOnVirtualTime) {
   Dispatcher dispatcher(catalog_, plugboard::testing::inProcess());
-  DeadlineWatch watch;
-  std::atomic<int> slow{0};
+  WorkPool pool(2);
+  ManualClock clock;
+  TimedCalls calls(pool, clock);
   // Cooperative: the plugin returns as soon as it is cancelled, long before its sleep ends.
-  Dispatch d = watch.dispatch(
-      dispatcher, scripted({{"sleep_ms", 60'000}}), Millis(30), slowAfter([&] { ++slow; }, Millis(5)));
+  auto result = start(calls, dispatcher, scripted({{"sleep_ms", 600'000}}), Millis(30));
+  clock.advance(Millis(29));
+  EXPECT_EQ(result.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  clock.advance(Millis(1));
+  Dispatch d = result.get();
   EXPECT_EQ(d.outcome.phase, Phase::kFailed);
   EXPECT_EQ(d.outcome.message, "deadline of 30ms passed; the call was cancelled");
-  EXPECT_EQ(d.plugin, "scripted@1.0.0");
-  EXPECT_EQ(slow, 1);  // told once that the call was slow, before it returned
+  EXPECT_TRUE(d.deadline_passed);
 }
 
-TEST_F(TimedDispatchTest, TheWatcherSaysWhenACallRanLateAndNeverAfterItReturned) {
-  Dispatcher dispatcher(catalog_, plugboard::testing::inProcess());
-  DeadlineWatch watch;
-  std::atomic<int> slow{0}, late{0};
-  const CallNotices notices{[&] { ++slow; }, Millis(5), [&] { ++late; }, Millis(40)};
-  Dispatch d = watch.dispatch(dispatcher, scripted({{"sleep_ms", 200}}), Millis(60'000), notices);
-  EXPECT_EQ(d.outcome.phase, Phase::kSucceeded);
-  EXPECT_EQ(slow, 1);
-  EXPECT_EQ(late, 1);
-  // A call that returns before it is late is not said to be.
-  d = watch.dispatch(dispatcher, scripted(Json::object()), Millis(60'000), notices);
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
-  EXPECT_EQ(late, 1);
+TEST_F(TimedDispatchTest, ACallThatIgnoresItsDeadlineFailsAndGivesUpItsPlaceInThePool) {
+  // The abandoned call keeps using its dispatcher, which must outlive the process: it is
+  // never destroyed here.
+  auto& dispatcher = *new Dispatcher(std::make_shared<const Catalog>(catalog_), nullptr,
+                                     plugboard::testing::inProcess(), nullptr);
+  WorkPool pool(1);
+  ManualClock clock;
+  TimedCalls calls(pool, clock, Millis(2'000));
+  CallControl control;  // loaded first, so the cancel finds the call inside the plugin
+  ASSERT_EQ(dispatcher.dispatch(scripted(Json::object()), control).outcome.phase,
+            Phase::kSucceeded);
+  // Ignores the cancel.
+  auto stuck = start(calls, dispatcher, scripted({{"sleep_ms", 600'000}, {"ignore_cancel", true}}),
+                     Millis(20));
+  while (pool.busy() == 0) std::this_thread::yield();
+  // The pool's one thread is taken: another call waits for it...
+  auto next = start(calls, dispatcher, scripted({{"message", "next"}}), Millis(60'000));
+  clock.advance(Millis(20));  // the deadline: cancelled, ignored
+  EXPECT_EQ(next.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  clock.advance(Millis(2'000));  // and the grace: abandoned, another thread takes its place
+  EXPECT_EQ(next.get().outcome.message, "next");
+  EXPECT_EQ(pool.threads(), 2);
+  // The stuck call still runs; the pool, abandoned, does not wait for it when destroyed.
+  EXPECT_EQ(stuck.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
 }
 
-TEST_F(TimedDispatchTest, TheWatcherFailsACallThatIgnoredItsDeadlineWhenItReturns) {
+TEST_F(TimedDispatchTest, ManyCallsKeepTheirOwnDeadlines) {
   Dispatcher dispatcher(catalog_, plugboard::testing::inProcess());
-  DeadlineWatch watch;
-  // Ignores the cancel and answers Succeeded after 100 ms: the deadline still wins.
-  Dispatch d = watch.dispatch(dispatcher, scripted({{"sleep_ms", 100}, {"ignore_cancel", true}}),
-                              Millis(20));
-  EXPECT_EQ(d.outcome.phase, Phase::kFailed);
-  EXPECT_EQ(d.outcome.message, "deadline of 20ms passed; the call was cancelled");
-}
-
-TEST_F(TimedDispatchTest, TheWatcherKeepsManyCallsApart) {
-  Dispatcher dispatcher(catalog_, plugboard::testing::inProcess());
-  DeadlineWatch watch;
-  std::vector<std::thread> threads;
-  std::atomic<int> cancelled{0}, succeeded{0};
+  WorkPool pool(8);
+  ManualClock clock;
+  TimedCalls calls(pool, clock);
+  std::vector<std::future<Dispatch>> results;
   for (int i = 0; i < 8; ++i) {
-    threads.emplace_back([&, i] {
-      const bool late = i % 2 == 0;
-      Dispatch d =
-          watch.dispatch(dispatcher, scripted(late ? Json{{"sleep_ms", 60'000}} : Json::object()),
-                         late ? Millis(20) : Millis(60'000));
-      ++(d.outcome.phase == Phase::kSucceeded ? succeeded : cancelled);
-    });
+    const bool late = i % 2 == 0;
+    results.push_back(start(calls, dispatcher,
+                            scripted(late ? Json{{"sleep_ms", 600'000}} : Json::object()),
+                            late ? Millis(20) : Millis(60'000)));
   }
-  for (auto& t : threads) t.join();
+  clock.advance(Millis(20));
+  int cancelled = 0, succeeded = 0;
+  for (auto& r : results) ++(r.get().outcome.phase == Phase::kSucceeded ? succeeded : cancelled);
   EXPECT_EQ(cancelled, 4);
   EXPECT_EQ(succeeded, 4);
 }

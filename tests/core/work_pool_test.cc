@@ -1,0 +1,78 @@
+// WorkPool: the one pool of threads for blocking work, and its clock's timers.
+#include "core/base/work_pool.h"
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+namespace plugboard::core {
+namespace {
+
+TEST(WorkPoolTest, RunsAtMostItsBoundOfTasksAtOnceAndTheRestInOrder) {
+  WorkPool pool(2);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> started{0};
+  for (int i = 0; i < 2; ++i) {
+    pool.post([&, released] {
+      ++started;
+      released.wait();
+    });
+  }
+  std::promise<void> third;
+  pool.post([&] { third.set_value(); });
+  while (pool.busy() < 2) std::this_thread::yield();
+  // Both threads are held: the third task cannot have started.
+  EXPECT_EQ(third.get_future().wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  EXPECT_EQ(pool.threads(), 2);
+  release.set_value();
+}
+
+TEST(WorkPoolTest, DestroyingItRunsQueuedTasksAndWaitsForRunningOnes) {
+  std::atomic<int> ran{0};
+  {
+    WorkPool pool(1);
+    std::promise<void> entered;
+    pool.post([&] {
+      entered.set_value();
+      std::this_thread::yield();
+      ++ran;
+    });
+    for (int i = 0; i < 10; ++i) pool.post([&] { ++ran; });
+    entered.get_future().wait();
+  }  // shutdown drains: no sleep, no task dropped
+  EXPECT_EQ(ran, 11);
+}
+
+TEST(WorkPoolTest, ItsClockFiresTimersInOrderAndCancelledOnesNever) {
+  WorkPool pool(1);
+  AlarmClock& clock = pool.clock();
+  std::promise<void> done;
+  std::atomic<int> order{0}, first{0}, cancelled{0};
+  const auto now = clock.now();
+  clock.at(now + std::chrono::milliseconds(2), [&] {
+    EXPECT_EQ(first.load(), 1);
+    done.set_value();
+  });
+  const auto never = clock.at(now + std::chrono::milliseconds(1), [&] { ++cancelled; });
+  clock.at(now, [&] { first = ++order; });
+  EXPECT_TRUE(clock.cancel(never));
+  done.get_future().wait();
+  EXPECT_EQ(cancelled, 0);
+}
+
+TEST(ManualClockTest, TimersFireOnlyWhenTheClockIsAdvancedToThem) {
+  ManualClock clock;
+  int fired = 0;
+  clock.after(std::chrono::seconds(10), [&] { ++fired; });
+  clock.advance(std::chrono::seconds(9));
+  EXPECT_EQ(fired, 0);
+  clock.advance(std::chrono::seconds(1));
+  EXPECT_EQ(fired, 1);
+  EXPECT_EQ(clock.pending(), 0u);
+}
+
+}  // namespace
+}  // namespace plugboard::core
