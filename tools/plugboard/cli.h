@@ -17,7 +17,7 @@
 
 #include <boost/program_options.hpp>
 
-#include "core/base/text.h"
+#include "core/runtime/exports.h"
 #include "core/runtime/config.h"
 #include "core/runtime/runtime.h"
 

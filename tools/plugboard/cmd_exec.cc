@@ -3,8 +3,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "core/routing/timed_dispatch.h"
-#include "core/serving/argo.h"
+#include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/signals.h"

@@ -11,8 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/workflows/plugin_calls.h"
-#include "core/workflows/runner.h"
+#include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/progress.h"

@@ -6,8 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/serving/accept_limits.h"
-#include "core/serving/http_server.h"
+#include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/runtime/runtime.h"
-#include "core/workflows/workflow.h"
+#include "core/runtime/exports.h"
 
 namespace plugboard::cli {
 
