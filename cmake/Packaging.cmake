@@ -66,7 +66,7 @@ executor-plugin protocol. Python and container plugins are reached through
 the bundled deployer modules.")
 set(CPACK_DEBIAN_SDK_PACKAGE_NAME plugboard-dev)
 set(CPACK_DEBIAN_SDK_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_SDK_PACKAGE_DEPENDS "nlohmann-json3-dev (>= 3.10), libboost-dev (>= 1.74), libssl-dev")
+set(CPACK_DEBIAN_SDK_PACKAGE_DEPENDS "nlohmann-json3-dev (>= 3.10), libboost-dev (>= 1.74)")
 set(CPACK_DEBIAN_SDK_PACKAGE_RECOMMENDS "plugboard (= ${PROJECT_VERSION}), cmake (>= 3.25), python3")
 set(CPACK_DEBIAN_SDK_DESCRIPTION "SDK for plugboard plugins and deployers
 The headers of the plugboard plugin SDK and of the host kit for deployers, the

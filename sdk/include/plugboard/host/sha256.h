@@ -1,5 +1,6 @@
-// plugboard/host/sha256.h: SHA-256, the one implementation the runtime, plugboard-host and
-// the deployers use (OpenSSL's EVP underneath; a program using it links libcrypto).
+// plugboard/host/sha256.h: SHA-256, the one implementation the runtime and the deployers
+// use (OpenSSL's EVP underneath). A program that uses it links libcrypto itself
+// (OpenSSL::Crypto); the rest of the kit does not need it.
 //
 // For what identifies content: trust pins on plugin files, the cache key of a started
 // artifact, serve's outcome table, a deployer's cache of schemas. Thread-safe, except that
