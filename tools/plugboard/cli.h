@@ -17,8 +17,8 @@
 
 #include <boost/program_options.hpp>
 
-#include "core/runtime/exports.h"
 #include "core/runtime/config.h"
+#include "core/runtime/exports.h"
 #include "core/runtime/runtime.h"
 
 namespace plugboard::cli {

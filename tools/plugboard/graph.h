@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime/runtime.h"
 #include "core/runtime/exports.h"
+#include "core/runtime/runtime.h"
 
 namespace plugboard::cli {
 
