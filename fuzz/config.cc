@@ -10,11 +10,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!config.error().message().empty());
     return 0;
   }
-  FUZZ_CHECK(config->workers >= 0);
-  FUZZ_CHECK(config->body_limit > 0);
+  FUZZ_CHECK(config->server.threads >= 0);
+  FUZZ_CHECK(config->server.body_limit > 0);
   // A duration is never negative nor beyond the longest, however large the number written.
-  for (const auto d : {config->default_timeout, config->poll_interval, config->reply_deadline,
-                       config->grace_period}) {
+  for (const auto d : {config->server.default_timeout, config->server.poll_interval, config->server.reply_deadline,
+                       config->server.grace_period}) {
     FUZZ_CHECK(d.count() >= 0 && d <= plugboard::core::kMaxDuration);
   }
   for (const auto& dir : config->plugin_dirs) FUZZ_CHECK(dir.is_absolute());

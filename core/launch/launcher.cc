@@ -16,6 +16,7 @@
 #include "plugboard/abi.h"
 #include "plugboard/host/artifact.h"
 #include "plugboard/host/module.h"
+#include "plugboard/host/sha256.h"
 
 namespace plugboard::core {
 namespace {
@@ -26,9 +27,9 @@ std::string artifactDigest(const Json& artifact) {
   if (auto p = artifact.find("path"); p != artifact.end() && p->is_string()) {
     const int fd = ::open(p->get_ref<const std::string&>().c_str(), O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
-      auto digest = sha256Hex(fd);
+      auto digest = host::sha256File(fd);
       ::close(fd);
-      if (digest) return "sha256:" + *digest;
+      if (digest) return "sha256:" + host::hexOf(*digest);
     }
   }
   return artifact.dump();

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
+#include <plugboard/host/sha256.h>
 
 #include "core/base/read_file.h"
 #include "core/base/text.h"
@@ -58,42 +58,16 @@ const TrustPolicy::Pin* findPin(const std::string& name, const std::string& vers
   return pin == policy.pins.end() ? nullptr : &*pin;
 }
 
-Expected<std::string> sha256Hex(int fd) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-    return Error("cannot compute SHA-256: OpenSSL failed to initialise");
-  }
-  char buf[1 << 16];
-  off_t offset = 0;
-  for (;;) {
-    ssize_t n = ::pread(fd, buf, sizeof buf, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Error(std::string("cannot read: ") + std::strerror(errno), Error::Code::kIo);
-    if (n == 0) break;
-    EVP_DigestUpdate(ctx.get(), buf, static_cast<std::size_t>(n));
-    offset += n;
-  }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(ctx.get(), digest, &len);
-  std::string hex;
-  for (unsigned i = 0; i < len; ++i) {
-    char two[3];
-    std::snprintf(two, sizeof two, "%02x", digest[i]);
-    hex += two;
-  }
-  return hex;
-}
-
 Status checkPin(int fd, const std::string& name, const std::string& version,
                 const std::filesystem::path& file, const TrustPolicy& policy) {
   const TrustPolicy::Pin* pin = findPin(name, version, policy);
   if (pin == nullptr) return Status::Ok();
-  auto digest = sha256Hex(fd);
-  if (!digest) return digest.error();
-  if (*digest != toLower(pin->second)) {
+  auto sha = host::sha256File(fd);
+  if (!sha) return sha.error();
+  const std::string digest = host::hexOf(*sha);
+  if (digest != toLower(pin->second)) {
     return Error("plugin '" + name + "' " + version + " in " + file.string() + " has SHA-256 " +
-                     *digest + ", but the config pins '" + pin->first + "' to " + pin->second +
+                     digest + ", but the config pins '" + pin->first + "' to " + pin->second +
                      "; reinstall the plugin or update the pin",
                  Error::Code::kUntrusted);
   }

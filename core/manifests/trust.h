@@ -56,9 +56,6 @@ const TrustPolicy::Pin* findPin(const std::string& name, const std::string& vers
 Status checkPin(int fd, const std::string& name, const std::string& version,
                 const std::filesystem::path& file, const TrustPolicy& policy);
 
-// Lower-case hex SHA-256 of everything readable from `fd` (read with pread from 0).
-Expected<std::string> sha256Hex(int fd);
-
 }  // namespace plugboard::core
 
 #endif  // PLUGBOARD_CORE_MANIFESTS_TRUST_H_

@@ -156,24 +156,34 @@ class Reader {
   std::filesystem::path file_;
 };
 
+// The member a key fills: of Config, or of the server's options it holds.
+template <auto Member>
+auto& member(Config& c) {
+  if constexpr (requires { c.*Member; }) {
+    return c.*Member;
+  } else {
+    return c.server.*Member;
+  }
+}
+
 // Readers of one value into one member, for the table below.
 template <auto Member>
 Status readString(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
-  return r.string(v, key, c.*Member);
+  return r.string(v, key, member<Member>(c));
 }
 template <auto Member>
 Status readBool(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
-  return r.boolean(v, key, c.*Member);
+  return r.boolean(v, key, member<Member>(c));
 }
 template <auto Member>
 Status readDuration(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
-  return r.duration(v, key, c.*Member);
+  return r.duration(v, key, member<Member>(c));
 }
 template <auto Member, long long kMin, long long kMax>
 Status readInteger(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
   long long n = 0;
   Status st = r.integer(v, key, n, kMin, kMax);
-  if (st) c.*Member = static_cast<std::remove_reference_t<decltype(c.*Member)>>(n);
+  if (st) member<Member>(c) = static_cast<std::remove_reference_t<decltype(member<Member>(c))>>(n);
   return st;
 }
 // A path, relative to the file's directory; "" leaves it unset.
@@ -181,19 +191,19 @@ template <auto Member>
 Status readPath(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
   std::string s;
   Status st = r.string(v, key, s);
-  if (st && !s.empty()) c.*Member = r.resolve(s);
+  if (st && !s.empty()) member<Member>(c) = r.resolve(s);
   return st;
 }
 template <auto Member>
 Status readPaths(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
   return r.stringList(v, key, [&](const std::string& s, const toml::node&) {
-    (c.*Member).push_back(r.resolve(s));
+    member<Member>(c).push_back(r.resolve(s));
     return Status::Ok();
   });
 }
 template <auto Member, const auto& kChoices>
 Status readChoice(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
-  return r.oneOf(v, key, kChoices, c.*Member);
+  return r.oneOf(v, key, kChoices, member<Member>(c));
 }
 Status readOwners(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
   return r.stringList(v, key, [&](const std::string& name, const toml::node& item) -> Status {
@@ -284,17 +294,17 @@ constexpr ConfigKey kTrustKeys[] = {
 constexpr ConfigKey kKeys[] = {
     {"plugin_dirs", readPaths<&Config::plugin_dirs>},
     {"watch", readBool<&Config::watch>},
-    {"listen", readString<&Config::listen>},
+    {"listen", readString<&ServerOptions::listen>},
     {"token_file", readPath<&Config::token_file>},
-    {"workers", readInteger<&Config::workers, 0, 1024>},
-    {"default_timeout", readDuration<&Config::default_timeout>},
-    {"poll_interval", readDuration<&Config::poll_interval>},
-    {"reply_deadline", readDuration<&Config::reply_deadline>},
-    {"grace_period", readDuration<&Config::grace_period>},
-    {"body_limit", readInteger<&Config::body_limit, 1, 1 << 30>},
+    {"workers", readInteger<&ServerOptions::threads, 0, 1024>},
+    {"default_timeout", readDuration<&ServerOptions::default_timeout>},
+    {"poll_interval", readDuration<&ServerOptions::poll_interval>},
+    {"reply_deadline", readDuration<&ServerOptions::reply_deadline>},
+    {"grace_period", readDuration<&ServerOptions::grace_period>},
+    {"body_limit", readInteger<&ServerOptions::body_limit, 1, 1 << 30>},
     {"args_limit", readInteger<&Config::args_limit, 1, 1 << 30>},
-    {"poll_unknown", readBool<&Config::poll_unknown>},
-    {"max_connections", readInteger<&Config::max_connections, 0, 10'000'000>},
+    {"poll_unknown", readBool<&ServerOptions::poll_unknown>},
+    {"max_connections", readInteger<&ServerOptions::max_connections, 0, 10'000'000>},
     {"log", nullptr, kLogKeys},
     {"trust", nullptr, kTrustKeys},
     {"priority", readPriority},

@@ -3,7 +3,8 @@
 //
 // Every key is optional; an absent key keeps its default. An unknown key or a value of the
 // wrong type is an error that names the key, the file and the line. Command-line flags
-// override what the file says (the CLI applies them on top). Value type.
+// override what the file says (the CLI applies them on top, in one place: settings() in
+// tools/plugboard/cli.cc). Value type.
 #ifndef PLUGBOARD_CORE_RUNTIME_CONFIG_H_
 #define PLUGBOARD_CORE_RUNTIME_CONFIG_H_
 
@@ -21,6 +22,7 @@
 #include "core/base/expected.h"
 #include "core/launch/placement.h"
 #include "core/manifests/trust.h"
+#include "core/serving/http_server.h"
 
 namespace plugboard::core {
 
@@ -28,17 +30,13 @@ struct Config {
   std::vector<std::filesystem::path> plugin_dirs;
   bool watch = defaults::kWatch;
   Millis reload_debounce = defaults::kReloadDebounce;  // serve: quiet time before a change applies
-  bool poll_unknown = defaults::kPollUnknown;
-  std::string listen{defaults::kListen};
+  // What the file says of serving, and what every command shares with serve: listen,
+  // workers (server.threads), default_timeout, poll_interval, reply_deadline,
+  // grace_period, body_limit, poll_unknown, max_connections. Its token is read from
+  // `token_file` when serve starts.
+  ServerOptions server;
   std::filesystem::path token_file;  // empty: no authentication
-  int workers = defaults::kWorkers;  // 0: one per core
-  Millis default_timeout = defaults::kTimeout;
-  Millis poll_interval = defaults::kPollInterval;
-  Millis reply_deadline = defaults::kReplyDeadline;
-  Millis grace_period = defaults::kGracePeriod;
-  std::size_t body_limit = defaults::kBodyLimit;
   std::size_t args_limit = defaults::kArgsLimit;  // run: a step's args after substitution
-  std::size_t max_connections = defaults::kMaxConnections;  // 0: from the descriptor limit
   std::string log_level{defaults::kLogLevel};
   std::string log_format{defaults::kLogFormat};  // or "json"
   TrustPolicy trust;

@@ -1,6 +1,6 @@
 #include "core/serving/argo_calls.h"
 
-#include <openssl/evp.h>
+#include <plugboard/host/sha256.h>
 
 #include <algorithm>
 #include <array>
@@ -20,20 +20,6 @@ namespace {
 
 // A body's SHA-256: held in place, so a key costs no allocation.
 using Key = ArgoCalls::Key;
-
-Key digest(std::string_view body) {
-  // The algorithm is fetched once and each thread keeps its context: EVP_Digest() would
-  // fetch SHA-256 from the provider (under a lock) and allocate a context every time.
-  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  thread_local const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(
-      EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  Key out;
-  unsigned int size = 0;
-  EVP_DigestInit_ex2(context.get(), sha256, nullptr);
-  EVP_DigestUpdate(context.get(), body.data(), body.size());
-  EVP_DigestFinal_ex(context.get(), out.data(), &size);
-  return out;
-}
 
 struct KeyHash {
   std::size_t operator()(const Key& key) const {
@@ -130,7 +116,7 @@ ArgoCalls::Kept ArgoCalls::kept() const {
   return {count, impl_->finished_bytes};
 }
 
-ArgoCalls::Key ArgoCalls::keyOf(std::string_view body) { return digest(body); }
+ArgoCalls::Key ArgoCalls::keyOf(std::string_view body) { return host::sha256(body); }
 
 std::optional<std::string> ArgoCalls::kept(const Key& key) {
   Impl& s = *impl_;

@@ -237,7 +237,7 @@ class ArgoHandle : public plugboard::Handle {
     std::string last;
     for (int attempt = 1;; ++attempt) {
       auto response = client_.post(id, "/api/v1/template.execute", body, headers);
-      if (!response && response.error().message() == "cancelled") {
+      if (!response && response.error().code() == host::Error::Code::kCancelled) {
         return errorResult(who + ": cancelled while waiting for its sidecar");
       }
       if (response && response->status == 200) {

@@ -100,7 +100,7 @@ host::Status HttpClient::connect(std::uint64_t call, Connection& c) {
   if (ec) return host::Error("socket: " + ec.message());
   c.fd = c.socket.native_handle();
   // After the descriptor is published: a cancel from now on shuts it down, one before is seen here.
-  if (cancelled(call)) return host::Error("cancelled");
+  if (cancelled(call)) return host::Error("cancelled", host::Error::Code::kCancelled);
   // Without blocking, so that a cancel is seen while a far host does not answer.
   const int fd = c.socket.native_handle();
   c.socket.native_non_blocking(true, ec);
@@ -109,7 +109,7 @@ host::Status HttpClient::connect(std::uint64_t call, Connection& c) {
     for (;;) {
       pollfd p{fd, POLLOUT, 0};
       if (::poll(&p, 1, 50) > 0) break;
-      if (cancelled(call)) return host::Error("cancelled");
+      if (cancelled(call)) return host::Error("cancelled", host::Error::Code::kCancelled);
     }
     int error = 0;
     socklen_t len = sizeof error;
@@ -119,7 +119,7 @@ host::Status HttpClient::connect(std::uint64_t call, Connection& c) {
   c.socket.native_non_blocking(false, ec);
   c.socket.set_option(tcp::no_delay(true), ec);
   // A cancel while it connected could not shut it down yet.
-  if (cancelled(call)) return host::Error("cancelled");
+  if (cancelled(call)) return host::Error("cancelled", host::Error::Code::kCancelled);
   return host::Status::Ok();
 }
 
@@ -165,7 +165,7 @@ host::Expected<HttpResponse> HttpClient::post(
     {
       std::lock_guard lock(mu_);
       auto& state = calls_[call];
-      if (state.cancelled) return host::Error("cancelled");
+      if (state.cancelled) return host::Error("cancelled", host::Error::Code::kCancelled);
       if (!idle_.empty()) {
         c = std::move(idle_.back());
         idle_.pop_back();
@@ -193,8 +193,8 @@ host::Expected<HttpResponse> HttpClient::post(
         idle_.push_back(std::move(c));
       }
     }
-    if (!result && was_cancelled) return host::Error("cancelled");
-    if (!result && reused && !answered && attempt == 0 && result.error().message() != "cancelled")
+    if (!result && was_cancelled) return host::Error("cancelled", host::Error::Code::kCancelled);
+    if (!result && reused && !answered && attempt == 0 && result.error().code() != host::Error::Code::kCancelled)
       continue;  // the sidecar closed the idle connection: once more on a new one
     return result;
   }

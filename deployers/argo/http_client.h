@@ -6,7 +6,7 @@
 // number of requests for it, each on an idle connection or a new one, with blocking reads
 // and writes on the calling thread, and waitCancelled() sleeps between them. cancel(id)
 // shuts down the socket of the request in flight (its read or write returns at once and
-// the request fails with "cancelled"; the connection is not used again), wakes
+// the request fails with Error::Code::kCancelled; the connection is not used again), wakes
 // waitCancelled(), and makes every later post() of that call fail. A request that fails on a reused
 // connection before any byte of its answer came is sent again once on a new connection (the sidecar
 // may have closed an idle connection). Thread-safe: calls run concurrently, each request on its own
@@ -61,7 +61,7 @@ class HttpClient {
 
   // POSTs `body` to `path` with `headers`. Errors: the connection could not be made or
   // broke ("connection refused", "end of stream"), the answer is not HTTP or larger than
-  // 16 MiB, or the call was cancelled ("cancelled").
+  // 16 MiB, or the call was cancelled (Error::Code::kCancelled).
   host::Expected<HttpResponse> post(
       std::uint64_t call, const std::string& path, const std::string& body,
       const std::vector<std::pair<std::string, std::string>>& headers);

@@ -1,7 +1,6 @@
 // deployers/atp/schema_cache.cc: see schema_cache.h.
 #include "deployers/atp/schema_cache.h"
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,8 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-EVP_MD_CTX* md(void* ctx) { return static_cast<EVP_MD_CTX*>(ctx); }
-
 }  // namespace
 
 std::string defaultCacheDir() {
@@ -27,13 +24,9 @@ std::string defaultCacheDir() {
   return {};
 }
 
-Digest::Digest() : ctx_(EVP_MD_CTX_new()) { EVP_DigestInit_ex(md(ctx_), EVP_sha256(), nullptr); }
-
-Digest::~Digest() { EVP_MD_CTX_free(md(ctx_)); }
-
 void Digest::addText(const std::string& text) {
   const std::string framed = std::to_string(text.size()) + ":" + text;
-  EVP_DigestUpdate(md(ctx_), framed.data(), framed.size());
+  sha_.update(framed);
 }
 
 bool Digest::addFile(const std::string& path) {
@@ -65,18 +58,7 @@ bool Digest::addTree(const std::string& dir) {
   return true;
 }
 
-std::string Digest::hex() {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EVP_DigestFinal_ex(md(ctx_), out, &len);
-  static const char* digits = "0123456789abcdef";
-  std::string text;
-  for (unsigned i = 0; i < len; ++i) {
-    text += digits[out[i] >> 4];
-    text += digits[out[i] & 15];
-  }
-  return text;
-}
+std::string Digest::hex() { return host::hexOf(sha_.digest()); }
 
 std::optional<Json> loadSchema(const std::string& dir, const std::string& digest) {
   if (dir.empty()) return std::nullopt;

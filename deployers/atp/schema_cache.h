@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <plugboard/host/sha256.h>
 #include <plugboard/sdk.hpp>
 
 namespace plugboard::atp_deployer {
@@ -25,10 +26,6 @@ std::string defaultCacheDir();
 // Hashes what identifies an artifact's content. Not thread-safe: one per digest.
 class Digest {
  public:
-  Digest();
-  ~Digest();
-  Digest(const Digest&) = delete;
-  Digest& operator=(const Digest&) = delete;
   void addText(const std::string& text);
   // The file's content (and its name); false when it cannot be read.
   bool addFile(const std::string& path);
@@ -37,7 +34,7 @@ class Digest {
   std::string hex();
 
  private:
-  void* ctx_;
+  host::Sha256 sha_;
 };
 
 // The schema cached under `digest` in `dir`; nullopt when there is none (or it is damaged).

@@ -190,6 +190,9 @@ Expected<Resolved> resolve(const fs::path& path, const TrustRules& rules) {
   return out;
 }
 
+Expected<TrustedFile> openTrustedAs(const fs::path& path, const TrustRules& rules,
+                                    const std::string& name);
+
 Status checkEntry(const fs::directory_entry& entry, const TrustRules& rules) {
   std::error_code ec;
   const fs::path& path = entry.path();
@@ -198,11 +201,10 @@ Status checkEntry(const fs::directory_entry& entry, const TrustRules& rules) {
       if (Status st = checkDirectory(path, rules, "directory " + path.string()); !st) return st;
       return checkDirectoriesAbove(path, rules);
     }
-    Status st = checkFile(path, rules);
-    if (!st && st.error().message().starts_with("file ")) {  // name the entry, not "file"
-      return Error("file " + path.string() + st.error().message().substr(4), st.error().code());
-    }
-    return st;
+    // The entry is named, not "file".
+    auto opened = openTrustedAs(path, rules, "file " + path.string());
+    if (!opened) return opened.error();
+    return Status::Ok();
   }
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
@@ -254,7 +256,13 @@ Status checkDirectoriesAbove(const fs::path& path, const TrustRules& rules) {
   return Status::Ok();
 }
 
-Expected<TrustedFile> openTrusted(const fs::path& path, const TrustRules& rules) {
+namespace {
+
+// openTrusted(), with `name` what the messages about the file itself call it ("file", or
+// the entry of a tree that links to it), while the messages about the directories on the
+// way name those.
+Expected<TrustedFile> openTrustedAs(const fs::path& path, const TrustRules& rules,
+                                    const std::string& name) {
   if (!rules.strict) {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
     if (fd.get() < 0) return ioError("cannot open");
@@ -274,10 +282,16 @@ Expected<TrustedFile> openTrusted(const fs::path& path, const TrustRules& rules)
     return Error("not a regular file or a directory", Error::Code::kIo);
   }
   const bool is_dir = S_ISDIR(st.st_mode);
-  if (Status s = checkStat(st, resolved->path, is_dir ? "directory" : "file", rules); !s) {
+  if (Status s = checkStat(st, resolved->path, is_dir ? "directory" : name, rules); !s) {
     return s.error();
   }
   return TrustedFile{std::move(fd), std::move(resolved->path)};
+}
+
+}  // namespace
+
+Expected<TrustedFile> openTrusted(const fs::path& path, const TrustRules& rules) {
+  return openTrustedAs(path, rules, "file");
 }
 
 Status checkFile(const fs::path& file, const TrustRules& rules) {

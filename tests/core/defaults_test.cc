@@ -68,8 +68,8 @@ TEST(DefaultsTest, TheConfigurationDocsStateTheDefaultsInUse) {
   // And the reader starts from them.
   auto empty = parseConfig("", "cfg.toml");
   ASSERT_TRUE(empty.ok());
-  EXPECT_EQ(empty->default_timeout, defaults::kTimeout);
-  EXPECT_EQ(empty->listen, defaults::kListen);
+  EXPECT_EQ(empty->server.default_timeout, defaults::kTimeout);
+  EXPECT_EQ(empty->server.listen, defaults::kListen);
   EXPECT_EQ(empty->log_level, defaults::kLogLevel);
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <plugboard/host/sha256.h>
 
 #include "core/manifests/catalog.h"
 #include "core/manifests/elf_section.h"
@@ -95,17 +96,17 @@ TEST_F(TrustTest, Sha256MatchesTheSystemTool) {
   const auto file = install("hello");
   auto handle = FileHandle::open(file);
   ASSERT_TRUE(handle.ok());
-  auto digest = sha256Hex(handle->fd());
+  auto digest = host::sha256File(handle->fd());
   ASSERT_TRUE(digest.ok());
   auto tool = plugboard::testing::run({"sha256sum", file.string()});
-  EXPECT_EQ(tool.out.substr(0, 64), *digest);
+  EXPECT_EQ(tool.out.substr(0, 64), host::hexOf(*digest));
 }
 
 TEST_F(TrustTest, PinsAcceptTheirDigestAndRefuseAnother) {
   const auto file = install("hello");
   auto handle = FileHandle::open(file);
   ASSERT_TRUE(handle.ok());
-  const std::string digest = *sha256Hex(handle->fd());
+  const std::string digest = host::hexOf(*host::sha256File(handle->fd()));
   TrustPolicy pinned;
   pinned.pins["hello"] = digest;
   EXPECT_EQ(refusal(file, pinned), "accepted");

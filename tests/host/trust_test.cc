@@ -99,6 +99,26 @@ TEST_F(HostTrustTest, ATreeNamesTheEntryThatIsRefused) {
   EXPECT_EQ(why(checkTree(dir_ / "pkg", {}, "package directory")), "accepted");
 }
 
+// A link in a tree is checked where it leads: a refused file is named by the entry (the
+// fix by the file it leads to), a refused directory on the way by that directory.
+TEST_F(HostTrustTest, ATreeNamesTheLinkedEntryThatIsRefused) {
+  directory("pkg");
+  directory("elsewhere");
+  const fs::path target = file("elsewhere/mod.py", 0666);
+  fs::create_symlink(target, dir_ / "pkg/mod.py");
+  EXPECT_EQ(why(checkTree(dir_ / "pkg", {}, "package directory")),
+            "file " + (dir_ / "pkg/mod.py").string() +
+                " is writable by others (mode 0666); run chmod o-w " + target.string());
+  fs::permissions(target, fs::perms(0644));
+  fs::permissions(dir_ / "elsewhere", fs::perms(0777));
+  const std::string refused = why(checkTree(dir_ / "pkg", {}, "package directory"));
+  EXPECT_EQ(refused.find("file "), std::string::npos) << refused;
+  EXPECT_NE(refused.find("directory " + (dir_ / "elsewhere").string()), std::string::npos)
+      << refused;
+  fs::permissions(dir_ / "elsewhere", fs::perms(0755));
+  EXPECT_EQ(why(checkTree(dir_ / "pkg", {}, "package directory")), "accepted");
+}
+
 TEST_F(HostTrustTest, AnArtifactCarriesTheRulesAndTheirAbsenceIsStrict) {
   EXPECT_TRUE(rulesOf(nlohmann::json::object()).strict);
   EXPECT_TRUE(rulesOf(nlohmann::json{{"trust", "off"}}).strict);

@@ -6,6 +6,7 @@
 
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
+#include "tests/support/server_process.h"
 #include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
@@ -77,6 +78,23 @@ TEST_F(ConfigCliTest, FlagsOverrideTheFile) {
                    "--timeout", "100ms"},
                   body.dump());
   EXPECT_EQ(Json::parse(flag.out)["node"]["message"], "deadline of 100ms passed; the call was cancelled");
+}
+
+// serve's settings go through the same rule: the file over the defaults, a flag over the
+// file. The file's listen address cannot be bound, so serving at all shows --listen won.
+TEST_F(ConfigCliTest, ServeFlagsOverrideTheFile) {
+  const auto cfg = config("listen = \"256.0.0.1:80\"\nbody_limit = 2000\n");
+  const std::string body(5000, ' ');
+  {
+    ServeProcess serve({"--plugins", pluginDir().string(), "--config", cfg});
+    HttpClient client(serve.port());
+    EXPECT_EQ(client.request("POST", "/api/v1/template.execute", body).status, 413);
+  }
+  ServeProcess serve({"--plugins", pluginDir().string(), "--config", cfg, "--body-limit", "100000"});
+  HttpClient client(serve.port());
+  auto reply = client.request("POST", "/api/v1/template.execute", body);
+  EXPECT_EQ(reply.status, 400);  // read whole: blanks are not JSON
+  EXPECT_EQ(Json::parse(reply.body)["error"], "the body is not valid JSON");
 }
 
 TEST_F(ConfigCliTest, ABadFileNamesTheKeyAndLine) {

@@ -216,9 +216,23 @@ std::optional<core::Config> settings(const po::variables_map& vm) {
       }
     }
   }
-  for (const auto& [flag, target] : {std::pair{"timeout", &config.default_timeout},
-                                     std::pair{"default-timeout", &config.default_timeout},
-                                     std::pair{"poll-interval", &config.poll_interval}}) {
+  // The flags that override a key of the file (and serve's --idle-timeout, which no key
+  // has), each applied here and nowhere else; a command without such a flag never has it
+  // in `vm`.
+  core::ServerOptions& server = config.server;
+  if (vm.count("listen")) server.listen = vm["listen"].as<std::string>();
+  if (vm.count("token-file")) config.token_file = vm["token-file"].as<std::string>();
+  if (vm.count("workers")) server.threads = vm["workers"].as<int>();
+  if (vm.count("body-limit")) server.body_limit = vm["body-limit"].as<std::size_t>();
+  if (vm.count("max-connections")) server.max_connections = vm["max-connections"].as<std::size_t>();
+  if (vm.count("poll-unknown")) server.poll_unknown = true;
+  if (vm.count("no-watch")) config.watch = false;
+  for (const auto& [flag, target] : {std::pair{"timeout", &server.default_timeout},
+                                     std::pair{"default-timeout", &server.default_timeout},
+                                     std::pair{"poll-interval", &server.poll_interval},
+                                     std::pair{"grace-period", &server.grace_period},
+                                     std::pair{"reply-deadline", &server.reply_deadline},
+                                     std::pair{"idle-timeout", &server.idle_timeout}}) {
     if (!vm.count(flag)) continue;
     auto d = core::parseDuration(vm[flag].as<std::string>());
     if (!d) {

@@ -17,8 +17,8 @@
 
 #include <boost/program_options.hpp>
 
-#include "core/base/text.h"
 #include "core/runtime/config.h"
+#include "core/runtime/exports.h"
 #include "core/runtime/runtime.h"
 
 namespace plugboard::cli {
@@ -98,8 +98,11 @@ std::string configHelp(const std::string& what, const std::string& key,
                        const std::string& default_text);
 
 // The runtime's settings: the --config file if given (else the defaults), with the flags
-// given on top of it: --plugins, --priority, --timeout or --default-timeout,
-// --poll-interval, --log-level. Plugin directories come from --plugins, else the file,
+// given on top of it. This is the one place a flag overrides the file: --plugins,
+// --deployers, --registry, --priority, --timeout or --default-timeout, --poll-interval,
+// --log-level, and serve's --listen, --token-file, --workers, --body-limit,
+// --max-connections, --poll-unknown, --no-watch, --grace-period, --reply-deadline (and
+// --idle-timeout, which no key has). Plugin directories come from --plugins, else the file,
 // else $PLUGBOARD_PLUGINS (colon-separated), else the system plugin directory when it
 // exists (defaultPluginDirs). Prints what is wrong and returns nullopt on an error, or
 // when there is no plugin directory at all.

@@ -7,7 +7,7 @@
 
 #include <plugboard/host/json_text.h>
 
-#include "core/base/read_file.h"
+#include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 

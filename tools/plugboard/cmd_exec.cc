@@ -3,8 +3,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "core/routing/timed_dispatch.h"
-#include "core/serving/argo.h"
+#include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/signals.h"
@@ -40,9 +39,9 @@ int cmdExec(const Args& args) {
   char chunk[1 << 16];
   while (std::cin.read(chunk, sizeof chunk) || std::cin.gcount() > 0) {
     body.append(chunk, static_cast<std::size_t>(std::cin.gcount()));
-    if (body.size() > config->body_limit) {
+    if (body.size() > config->server.body_limit) {
       std::cerr << "plugboard: the ExecuteTemplateArgs on stdin are larger than "
-                << config->body_limit << " bytes (body_limit)\n";
+                << config->server.body_limit << " bytes (body_limit)\n";
       return kExitUsage;
     }
   }
@@ -60,10 +59,10 @@ int cmdExec(const Args& args) {
   if (!runtime) return kExitUsage;
   cancel_target->setDeployers(runtime->launcher().deployers());
   auto result = core::dispatchWithDeadline(runtime->dispatcher(), std::move(*request),
-                                           config->default_timeout);
+                                           config->server.default_timeout);
   cancel_target->release();
   const auto& outcome = result.dispatch.outcome;
-  std::cout << core::executeTemplateReply(outcome, config->poll_interval) << "\n";
+  std::cout << core::executeTemplateReply(outcome, config->server.poll_interval) << "\n";
   std::cout.flush();
   const bool ok =
       outcome.phase == core::Phase::kSucceeded || outcome.phase == core::Phase::kRunning;

@@ -2,10 +2,7 @@
 // loads it and reports the ABI check.
 #include <iostream>
 
-#include "core/launch/deployer.h"
-#include "core/launch/module.h"
-#include "core/manifests/catalog.h"
-#include "core/manifests/elf_section.h"
+#include "core/runtime/exports.h"
 #include "plugboard/abi.h"
 #include "plugboard/host/trust.h"
 #include "tools/plugboard/cli.h"

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/manifests/catalog.h"
+#include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 

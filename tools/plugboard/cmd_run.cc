@@ -11,8 +11,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/workflows/plugin_calls.h"
-#include "core/workflows/runner.h"
+#include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/progress.h"
@@ -83,8 +82,8 @@ int cmdRun(const Args& args) {
   if (!config || !given) return kExitUsage;
   core::RunOptions run_options;
   run_options.parallel = std::max(1, vm["parallel"].as<int>());
-  run_options.default_timeout = config->default_timeout;
-  run_options.poll_interval = config->poll_interval;
+  run_options.default_timeout = config->server.default_timeout;
+  run_options.poll_interval = config->server.poll_interval;
   run_options.args_limit = config->args_limit;
 
   // Ctrl-C and SIGTERM apply from here: the check may start plugins to read their schemas.

@@ -6,8 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/serving/accept_limits.h"
-#include "core/serving/http_server.h"
+#include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 
@@ -67,33 +66,9 @@ int cmdServe(const Args& args) {
   if (!parseCommandArgs(args, "serve", vm, exit_code)) return exit_code;
   auto config = settings(vm);
   if (!config) return kExitUsage;
-  core::ServerOptions server_options;
-  server_options.listen = vm.count("listen") ? vm["listen"].as<std::string>() : config->listen;
-  server_options.body_limit =
-      vm.count("body-limit") ? vm["body-limit"].as<std::size_t>() : config->body_limit;
-  server_options.threads = vm.count("workers") ? vm["workers"].as<int>() : config->workers;
-  server_options.max_connections = vm.count("max-connections")
-                                       ? vm["max-connections"].as<std::size_t>()
-                                       : config->max_connections;
-  server_options.default_timeout = config->default_timeout;
-  server_options.poll_interval = config->poll_interval;
-  server_options.poll_unknown = vm.count("poll-unknown") ? true : config->poll_unknown;
-  server_options.grace_period = config->grace_period;
-  server_options.reply_deadline = config->reply_deadline;
-  for (const auto& [flag, target] : {std::pair{"grace-period", &server_options.grace_period},
-                                     std::pair{"reply-deadline", &server_options.reply_deadline},
-                                     std::pair{"idle-timeout", &server_options.idle_timeout}}) {
-    if (!vm.count(flag)) continue;
-    auto d = core::parseDuration(vm[flag].as<std::string>());
-    if (!d) {
-      std::cerr << "plugboard: --" << flag << ": " << d.error().message() << "\n";
-      return kExitUsage;
-    }
-    *target = *d;
-  }
-  const std::filesystem::path token_file =
-      vm.count("token-file") ? std::filesystem::path(vm["token-file"].as<std::string>())
-                             : config->token_file;
+  // The flags are already over the file's values (settings()).
+  core::ServerOptions server_options = config->server;
+  const std::filesystem::path& token_file = config->token_file;
   if (!token_file.empty()) {
     auto token = core::readTokenFile(token_file);
     if (!token) {
@@ -132,7 +107,7 @@ int cmdServe(const Args& args) {
   sigemptyset(&on_xfsz.sa_mask);
   sigaction(SIGXFSZ, &on_xfsz, nullptr);
 
-  const bool watch = vm.count("no-watch") ? false : config->watch;
+  const bool watch = config->watch;
   auto live = core::openLiveRuntime(*config);
   if (!live) {
     std::cerr << "plugboard: " << live.error().message() << "\n";

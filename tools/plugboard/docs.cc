@@ -7,8 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/base/defaults.h"
-#include "core/base/expected.h"
+#include "core/runtime/exports.h"
 #include "tools/plugboard/commands.h"
 
 #ifndef PLUGBOARD_VERSION

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/runtime/exports.h"
 #include "core/runtime/runtime.h"
-#include "core/workflows/workflow.h"
 
 namespace plugboard::cli {
 

@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/workflows/runner.h"
+#include "core/runtime/exports.h"
 
 namespace plugboard::cli {
 

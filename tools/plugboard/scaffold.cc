@@ -8,8 +8,7 @@
 #include <memory>
 #include <system_error>
 
-#include "core/base/text.h"
-#include "core/manifests/manifest.h"
+#include "core/runtime/exports.h"
 #include "plugboard/host/spawn.h"
 
 namespace plugboard::cli {

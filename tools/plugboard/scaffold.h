@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/base/expected.h"
+#include "core/runtime/exports.h"
 
 namespace plugboard::cli {
 

@@ -6,9 +6,7 @@
 #include <memory>
 #include <mutex>
 
-#include "core/launch/deployer.h"
-#include "core/launch/start_control.h"
-#include "core/workflows/runner.h"
+#include "core/runtime/exports.h"
 
 namespace plugboard::cli {
 

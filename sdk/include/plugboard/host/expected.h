@@ -14,7 +14,9 @@ namespace plugboard::host {
 
 class Error {
  public:
-  enum class Code { kInvalid, kNotFound, kIo, kUntrusted };
+  // What a caller may act on without reading the message: kCancelled, the call was
+  // cancelled (by its caller, a deadline or a shutdown) before it ended.
+  enum class Code { kInvalid, kNotFound, kIo, kUntrusted, kCancelled };
   explicit Error(std::string message, Code code = Code::kInvalid)
       : message_(std::move(message)), code_(code) {}
   const std::string& message() const { return message_; }
