@@ -70,7 +70,7 @@ core::HttpRouter& router() {
     config.deployer_dirs = {PLUGBOARD_FUZZ_DEPLOYER_DIR};
     auto runtime = core::openLiveRuntime(config);
     FUZZ_CHECK(runtime.ok());
-    FUZZ_CHECK((*runtime)->start(false).ok());
+    FUZZ_CHECK((*runtime)->start().ok());
     FUZZ_CHECK((*runtime)->current()->catalog().entries().size() == 5);
     // Kept for the whole process, as `serve` keeps them: never destroyed.
     auto* pool = new core::WorkPool(2);

@@ -221,4 +221,6 @@ int WorkPool::busy() const {
   return state_->busy;
 }
 
+std::unique_ptr<AlarmClock> steadyClock() { return std::make_unique<SteadyAlarmClock>(); }
+
 }  // namespace plugboard::core

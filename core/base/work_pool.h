@@ -21,6 +21,8 @@
 // Owners: `serve`'s HttpServer (its calls, core/serving/http_server.h), the runner's
 // WorkerPoolEnv (core/workflows/run_env.h) and `exec`'s dispatchWithDeadline
 // (core/routing/timed_dispatch.h) each own one; the pool must outlive what its tasks use.
+// A steady clock without a pool (steadyClock()) is owned by core/runtime's Runtime, for
+// the bounds on the starts the one-shot commands make before a run (StartDeadline).
 //
 // Thread-safety: every member may be called from any thread, tasks included.
 #ifndef PLUGBOARD_CORE_BASE_WORK_POOL_H_
@@ -57,6 +59,10 @@ class WorkPool {
   struct State;
   std::shared_ptr<State> state_;  // shared with the threads: an abandoned one may outlive it
 };
+
+// The steady clock with a timer thread of its own (started with its first timer, joined
+// when it is destroyed), for an owner that needs timers but no pool.
+std::unique_ptr<AlarmClock> steadyClock();
 
 }  // namespace plugboard::core
 

@@ -428,7 +428,8 @@ bool Launcher::settled(const LaunchTarget& target) {
 
 Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target,
                                                      StartControl* control,
-                                                     std::optional<Millis> within) {
+                                                     std::optional<Millis> within,
+                                                     AlarmClock* clock) {
   const Json deployer = Json::parse(target.deployer->manifest.text, nullptr, false);
   if (!deployer.is_object() || deployer.value("describes", false) != true)
     return std::optional<Manifest>();
@@ -440,7 +441,7 @@ Expected<std::optional<Manifest>> Launcher::describe(const LaunchTarget& target,
     if (control != nullptr) control->attach([&bounded] { bounded.cancel(); });
     {
       std::optional<StartDeadline> deadline;
-      if (within) deadline.emplace(bounded, *within);
+      if (within) deadline.emplace(*clock, bounded, *within);
       started = start(target, &bounded);
     }
     if (control != nullptr) control->release();

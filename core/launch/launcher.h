@@ -113,12 +113,13 @@ class Launcher {
   // (its open() answers from a cache of its own and starts the plugin at the first call,
   // so validate may open it): through start(). Nullopt for other deployers; errors as
   // start()'s. When it has to start the plugin (nothing cached), `control` cancels that
-  // start and `within` bounds it: a start cut short is an error and is not kept, so the
-  // step that runs the plugin starts it again. REQUIRES: no other start attached to
-  // `control` meanwhile.
+  // start and `within` bounds it (a timer on `clock`, StartDeadline): a start cut short is
+  // an error and is not kept, so the step that runs the plugin starts it again.
+  // REQUIRES: no other start attached to `control` meanwhile; `clock` with `within`.
   Expected<std::optional<Manifest>> describe(const LaunchTarget& target,
                                              StartControl* control = nullptr,
-                                             std::optional<Millis> within = std::nullopt);
+                                             std::optional<Millis> within = std::nullopt,
+                                             AlarmClock* clock = nullptr);
   // Starts the plugin of `target`, or returns the one already started for it. Errors
   // name the plugin and its deployer. `control`, when given, cancels the start while it
   // is under way; a cancelled start is not kept: the next caller starts it again.

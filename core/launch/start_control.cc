@@ -27,22 +27,21 @@ void StartControl::release() {
   canceller_ = nullptr;
 }
 
-StartDeadline::StartDeadline(StartControl& control, Millis timeout) {
-  waiter_ = std::thread([this, &control, timeout] {
-    std::unique_lock lock(mu_);
-    if (cv_.wait_for(lock, timeout, [this] { return done_; })) return;
-    lock.unlock();
-    control.cancel();
-  });
-}
+StartDeadline::StartDeadline(AlarmClock& clock, StartControl& control, Millis timeout)
+    : clock_(clock), timer_(clock.after(timeout, [&control, fired = fired_] {
+        control.cancel();
+        {
+          std::lock_guard lock(fired->mu);
+          fired->done = true;
+        }
+        fired->cv.notify_all();
+      })) {}
 
 StartDeadline::~StartDeadline() {
-  {
-    std::lock_guard lock(mu_);
-    done_ = true;
-  }
-  cv_.notify_all();
-  waiter_.join();
+  if (clock_.cancel(timer_)) return;  // it will not fire
+  // It fired or is firing: `control` must outlive its cancel().
+  std::unique_lock lock(fired_->mu);
+  fired_->cv.wait(lock, [this] { return fired_->done; });
 }
 
 }  // namespace plugboard::core

@@ -6,7 +6,9 @@
 // while its start runs, and cancel() calls it.
 //
 // A StartDeadline cancels one at a time bound (a start made before the run, which no
-// step's deadline covers yet).
+// step's deadline covers yet): a timer on the AlarmClock its caller owns
+// (core/base/clock.h; for the commands, core/runtime's Runtime::clock()), so that no
+// thread waits for it and tests may run it on virtual time.
 //
 // Thread-safety: every member may be called from any thread.
 #ifndef PLUGBOARD_CORE_LAUNCH_START_CONTROL_H_
@@ -14,9 +16,10 @@
 
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
-#include <thread>
 
+#include "core/base/clock.h"
 #include "core/base/duration.h"
 
 namespace plugboard::core {
@@ -38,20 +41,27 @@ class StartControl {
   std::function<void()> canceller_;  // guarded by mu_
 };
 
-// Cancels `control` once `timeout` has passed, unless destroyed before: a thread of its own
-// waits for it, and the destructor wakes and joins it.
+// Cancels `control` once `timeout` has passed on `clock`, unless destroyed before: a timer
+// on `clock` calls control.cancel() (on the clock's timer thread; a deployer's cancel_start
+// only asks the start to stop, so it is quick). The destructor cancels the timer, or, when
+// it has begun to fire, waits until it has. REQUIRES: `clock` and `control` outlive it.
 class StartDeadline {
  public:
-  StartDeadline(StartControl& control, Millis timeout);
+  StartDeadline(AlarmClock& clock, StartControl& control, Millis timeout);
   ~StartDeadline();
   StartDeadline(const StartDeadline&) = delete;
   StartDeadline& operator=(const StartDeadline&) = delete;
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;  // guarded by mu_
-  std::thread waiter_;
+  // Shared with the timer, which may fire while the destructor runs.
+  struct Fired {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;  // guarded by mu: the timer has called cancel()
+  };
+  AlarmClock& clock_;
+  const std::shared_ptr<Fired> fired_ = std::make_shared<Fired>();
+  AlarmClock::TimerId timer_;
 };
 
 }  // namespace plugboard::core

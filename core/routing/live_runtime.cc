@@ -1,7 +1,8 @@
 #include "core/routing/live_runtime.h"
 
 #include <fcntl.h>
-#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -33,43 +35,112 @@ void logNews(const Catalog& next, const Catalog* before) {
 
 }  // namespace
 
+// The debounce timer's state. Each batch of changes arms a new timer (a new `armed`
+// number); a timer that fires with an older number, or after stop(), does nothing.
+struct LiveRuntime::Debounce {
+  std::mutex mu;                  // guards everything below
+  std::uint64_t armed = 0;        // the number of the timer that counts
+  AlarmClock::TimerId timer = 0;  // that timer, while it may fire
+  bool due = false;               // the timer fired: apply them
+  int fd = -1;                    // eventfd written when it fires; -1 after stop()
+};
+
 LiveRuntime::LiveRuntime(std::vector<std::filesystem::path> dirs, TrustPolicy trust, DispatcherOptions options)
     : dirs_(std::move(dirs)), trust_(std::move(trust)), options_(std::move(options)) {}
 
 LiveRuntime::~LiveRuntime() { stop(); }
 
-Status LiveRuntime::start(bool watch, Millis debounce) {
-  if (!watch) {
-    auto catalog = std::make_shared<const Catalog>(Catalog::scan(dirs_, trust_));
-    logNews(*catalog, nullptr);
-    std::lock_guard lock(mu_);
-    current_ = std::make_shared<Dispatcher>(catalog, nullptr, options_, nullptr);
-    return Status::Ok();
-  }
+Status LiveRuntime::start() {
+  auto catalog = std::make_shared<const Catalog>(Catalog::scan(dirs_, trust_));
+  logNews(*catalog, nullptr);
+  std::lock_guard lock(mu_);
+  current_ = std::make_shared<Dispatcher>(catalog, nullptr, options_, nullptr);
+  return Status::Ok();
+}
+
+Status LiveRuntime::start(AlarmClock& clock, Millis debounce) {
   auto mirror = PluginMirror::create();
   if (!mirror) return mirror.error();
   mirror_ = std::move(*mirror);
   inotify_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (inotify_ < 0 || ::pipe2(wake_, O_CLOEXEC) != 0) {
-    return Error(std::string("cannot watch the plugin directories: ") + std::strerror(errno));
+  due_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
+  bool ok = inotify_ >= 0 && due_ >= 0 && epoll_ >= 0;
+  for (int fd : {inotify_, due_}) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    ok = ok && ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev) == 0;
   }
+  if (!ok) {
+    const std::string why = std::strerror(errno);
+    stop();
+    return Error("cannot watch the plugin directories: " + why);
+  }
+  clock_ = &clock;
+  debounce_ = debounce;
+  debounce_state_ = std::make_shared<Debounce>();
+  debounce_state_->fd = due_;
   addWatches();
   reload();
-  watcher_ = std::thread([this, debounce] { watchLoop(debounce); });
   return Status::Ok();
 }
 
 void LiveRuntime::stop() {
-  if (watcher_.joinable()) {
-    char c = 'x';
-    ssize_t ignored = ::write(wake_[1], &c, 1);
-    (void)ignored;
-    watcher_.join();
+  if (debounce_state_) {
+    AlarmClock::TimerId timer;
+    {
+      std::lock_guard lock(debounce_state_->mu);
+      ++debounce_state_->armed;  // a timer firing now does nothing
+      debounce_state_->fd = -1;
+      timer = std::exchange(debounce_state_->timer, 0);
+    }
+    if (timer != 0) clock_->cancel(timer);
+    debounce_state_.reset();
   }
-  for (int fd : {inotify_, wake_[0], wake_[1]}) {
+  for (int fd : {epoll_, inotify_, due_}) {
     if (fd >= 0) ::close(fd);
   }
-  inotify_ = wake_[0] = wake_[1] = -1;
+  epoll_ = inotify_ = due_ = -1;
+  clock_ = nullptr;
+}
+
+bool LiveRuntime::takeChanges() {
+  if (inotify_ < 0) return false;
+  bool changed = false;
+  alignas(inotify_event) char buf[16384];
+  while (::read(inotify_, buf, sizeof buf) > 0) changed = true;
+  std::uint64_t fired;
+  ssize_t ignored = ::read(due_, &fired, sizeof fired);  // resets it
+  (void)ignored;
+  Debounce& d = *debounce_state_;
+  AlarmClock::TimerId stale = 0;
+  bool apply = false;
+  {
+    std::lock_guard lock(d.mu);
+    if (changed) {  // quiet for `debounce` from now on before they are applied
+      stale = std::exchange(d.timer, 0);
+      const std::uint64_t number = ++d.armed;
+      d.due = false;
+      d.timer = clock_->after(debounce_, [state = debounce_state_, number] {
+        std::lock_guard lock(state->mu);
+        if (state->armed != number || state->fd < 0) return;
+        state->timer = 0;
+        state->due = true;
+        const std::uint64_t one = 1;
+        ssize_t ignored = ::write(state->fd, &one, sizeof one);
+        (void)ignored;
+      });
+    } else if (d.due) {
+      d.due = false;
+      apply = true;
+    }
+  }
+  if (stale != 0) clock_->cancel(stale);
+  if (!apply) return false;
+  addWatches();  // a directory may have appeared
+  reload();
+  return true;
 }
 
 std::shared_ptr<Dispatcher> LiveRuntime::current() const {
@@ -174,29 +245,6 @@ void LiveRuntime::reload() {
 std::vector<ReloadRecord> LiveRuntime::recentReloads() const {
   std::lock_guard lock(recent_mu_);
   return {recent_.begin(), recent_.end()};
-}
-
-void LiveRuntime::watchLoop(Millis debounce) {
-  pollfd fds[2] = {{inotify_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
-  bool pending = false;
-  for (;;) {
-    const int timeout = pending ? static_cast<int>(debounce.count()) : -1;
-    const int n = ::poll(fds, 2, timeout);
-    if (n < 0 && errno == EINTR) continue;
-    if (fds[1].revents) return;
-    if (n == 0) {  // quiet for `debounce`: apply
-      pending = false;
-      addWatches();  // a directory may have appeared
-      reload();
-      continue;
-    }
-    if (fds[0].revents & POLLIN) {
-      alignas(inotify_event) char buf[16384];
-      while (::read(inotify_, buf, sizeof buf) > 0) {
-      }
-      pending = true;
-    }
-  }
 }
 
 }  // namespace plugboard::core

@@ -5,6 +5,14 @@
 // inotify (IN_CLOSE_WRITE, IN_MOVED_TO, IN_DELETE, IN_MOVED_FROM; a directory created
 // after the start is picked up too); changes are debounced and applied as a new
 // generation: a new catalog and a dispatcher that keeps the plugins that did not change.
+//
+// The runtime has no thread of its own (core/base/work_pool.h): whoever does its I/O
+// waits until watchDescriptor() is readable and then calls takeChanges() (for `serve`,
+// its main thread, which waits for signals too: tools/plugboard/cmd_serve.cc). Each batch
+// of changes restarts the debounce, a timer on the clock given to start() (the server's,
+// so one clock keeps every deadline); when it fires, the descriptor becomes readable and
+// the next takeChanges() applies the changes on its caller's thread. Tests give a
+// ManualClock and call takeChanges() themselves: no sleeps.
 // New calls go to the newest generation; a call in flight holds its generation, so an old
 // version finishes its calls and is unloaded when its last caller is done.
 //
@@ -12,7 +20,7 @@
 // (recentReloads()), with how long applying it took.
 //
 // Thread-safety: current(), draining(), reloads(), recentReloads() and deployerOf() from
-// any thread.
+// any thread; takeChanges() and reload() from any thread, one reload at a time.
 #ifndef PLUGBOARD_CORE_ROUTING_LIVE_RUNTIME_H_
 #define PLUGBOARD_CORE_ROUTING_LIVE_RUNTIME_H_
 
@@ -23,9 +31,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "core/base/clock.h"
 #include "core/base/defaults.h"
 #include "core/routing/dispatcher.h"
 #include "core/base/duration.h"
@@ -52,10 +60,23 @@ class LiveRuntime {
   LiveRuntime(const LiveRuntime&) = delete;
   LiveRuntime& operator=(const LiveRuntime&) = delete;
 
-  // Loads the first generation; with `watch`, starts watching. Errors: the runtime
-  // directory or inotify could not be set up.
-  Status start(bool watch, Millis debounce = defaults::kReloadDebounce);
+  // Loads the first generation, without watching.
+  Status start();
+  // Loads the first generation from private copies and starts watching: changes are
+  // applied `debounce` after the last of a batch, timed on `clock`. Errors: the runtime
+  // directory or inotify could not be set up. REQUIRES: `clock` outlives the runtime, or
+  // stop() is called before it goes.
+  Status start(AlarmClock& clock, Millis debounce = defaults::kReloadDebounce);
+  // Stops watching (the debounce timer included). Idempotent; the destructor calls it.
   void stop();
+
+  // Readable when the watched directories changed or a debounce came due; -1 without
+  // watching. Whoever waits on it calls takeChanges() when it is readable.
+  int watchDescriptor() const { return epoll_; }
+  // Takes the directories' changes noticed so far (never blocks): any restarts the
+  // debounce; when the debounce fired since, with no change after it, applies them
+  // (reload(), on this thread). Returns whether it applied them.
+  bool takeChanges();
 
   std::shared_ptr<Dispatcher> current() const;
   // Labels (name@version) of plugins of older generations that still run calls.
@@ -84,8 +105,8 @@ class LiveRuntime {
   void addEntriesWith(ExtraEntries add) { extra_ = std::move(add); }
 
  private:
-  void watchLoop(Millis debounce);
   void addWatches();
+  struct Debounce;  // shared with its timer, which may fire while stop() runs
 
   std::vector<std::filesystem::path> dirs_;
   std::vector<std::function<std::vector<std::filesystem::path>()>> other_dirs_;
@@ -100,10 +121,12 @@ class LiveRuntime {
   std::atomic<int> reloads_{0};
   mutable std::mutex recent_mu_;     // guards recent_
   std::deque<ReloadRecord> recent_;  // newest first
+  AlarmClock* clock_ = nullptr;  // while watching
+  Millis debounce_{0};
+  std::shared_ptr<Debounce> debounce_state_;
   int inotify_ = -1;
-  int wake_[2] = {-1, -1};
-  std::vector<int> watches_;
-  std::thread watcher_;
+  int due_ = -1;    // eventfd: written when the debounce fires
+  int epoll_ = -1;  // inotify_ and due_: watchDescriptor()
   std::mutex reload_mu_;  // one reload at a time
 };
 

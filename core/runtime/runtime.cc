@@ -69,7 +69,9 @@ Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config, bool isol
 
 Expected<PreparedWorkflow> Runtime::prepare(const std::string& file,
                                             const std::map<std::string, std::string>& params,
-                                            const CheckStarts& starts) const {
+                                            const CheckStarts& given) const {
+  CheckStarts starts = given;
+  if (starts.clock == nullptr) starts.clock = clock_.get();
   auto loaded = loadWorkflow(file);
   std::string problems;
   for (const auto& p : loaded.problems) problems += (problems.empty() ? "" : "\n") + p.oneLine();

@@ -22,6 +22,7 @@
 #include "core/runtime/config.h"
 #include "core/routing/dispatcher.h"
 #include "core/base/expected.h"
+#include "core/base/work_pool.h"
 #include "core/launch/launcher.h"
 #include "core/routing/live_runtime.h"
 #include "core/workflows/workflow.h"
@@ -55,11 +56,15 @@ class Runtime {
   const Catalog& catalog() const { return catalog_; }
   Launcher& launcher() { return *launcher_; }
   Dispatcher& dispatcher() { return *dispatcher_; }
+  // The steady clock with timers that bounds the starts prepare() makes (StartDeadline);
+  // its timer thread starts with its first timer.
+  AlarmClock& clock() const { return *clock_; }
 
   // Loads `file`, resolves its inputs from `params` and checks it against the plugins
   // (each step placed through the launcher, nothing started). The error lists every
   // problem, one per line, each naming the file, line, column and step.
-  // `starts` bounds the plugins it starts to read their manifests (CheckStarts).
+  // `starts` bounds the plugins it starts to read their manifests (CheckStarts; its deadlines
+  // are timers on clock() unless it names a clock of its own).
   Expected<PreparedWorkflow> prepare(const std::string& file,
                                      const std::map<std::string, std::string>& params,
                                      const CheckStarts& starts = {}) const;
@@ -75,6 +80,7 @@ class Runtime {
           std::shared_ptr<Launcher> launcher);
 
   const Config config_;
+  const std::unique_ptr<AlarmClock> clock_ = steadyClock();  // outlives what has timers on it
   const Catalog catalog_;
   const std::shared_ptr<const PluginSources> sources_;
   const std::shared_ptr<Launcher> launcher_;

@@ -350,6 +350,8 @@ void HttpServer::Impl::refuse(Socket socket) {
 HttpServer::HttpServer(LiveRuntime& runtime, ServerOptions options)
     : impl_(std::make_unique<Impl>(runtime, std::move(options))) {}
 
+AlarmClock& HttpServer::clock() { return impl_->pool->clock(); }
+
 HttpServer::~HttpServer() {
   if (impl_->io != nullptr) shutdown();
 }

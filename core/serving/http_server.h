@@ -79,6 +79,9 @@ class HttpServer {
   // Drains, lets calls in flight finish within the grace period, closes every connection.
   // Returns the number of calls still running when the grace period ended.
   int shutdown();
+  // The clock that keeps the server's deadlines (its pool's), for what must share them
+  // (the live runtime's debounce, LiveRuntime::start()).
+  AlarmClock& clock();
 
  private:
   class Impl;

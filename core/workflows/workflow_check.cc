@@ -91,8 +91,10 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
         // Its manifest is read through its deployer when it runs, or now if that is cheap.
         // A plugin that cannot start is the step's error when it runs, not the workflow's.
         std::optional<Millis> within;
-        if (starts.default_timeout) within = step.timeout.value_or(*starts.default_timeout);
-        auto described = routes->launcher().describe(*route.target, starts.cancel, within);
+        if (starts.default_timeout && starts.clock != nullptr)
+          within = step.timeout.value_or(*starts.default_timeout);
+        auto described =
+            routes->launcher().describe(*route.target, starts.cancel, within, starts.clock);
         if (described && *described) checkArgs(step, **described, ctx, report);
         continue;
       }

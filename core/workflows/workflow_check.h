@@ -27,10 +27,12 @@ namespace plugboard::core {
 // What bounds the starts the check makes to read a manifest (a plugin whose deployer
 // describes it, with nothing cached), before the run: `cancel` stops them (Ctrl-C), and
 // with a `default_timeout` each waits at most its step's deadline (the step's timeout,
-// else this). A start cut short is the step's to make again when it runs.
+// else this), a timer on `clock` (Runtime::prepare() gives the runtime's when it is null).
+// A start cut short is the step's to make again when it runs.
 struct CheckStarts {
   StartControl* cancel = nullptr;
   std::optional<Millis> default_timeout;
+  AlarmClock* clock = nullptr;  // REQUIRES: set with `default_timeout`
 };
 
 // `inputs` are the resolved input values (resolveInputs()). `routes` (the dispatcher a run

@@ -48,7 +48,7 @@ class HttpRouterTest : public ::testing::Test {
   explicit HttpRouterTest(ServerOptions options = {})
       : runtime_({dir_.plugins()}, TrustPolicy{}, plugboard::testing::inProcess()),
         options_(std::move(options)) {
-    Status started = runtime_.start(false);
+    Status started = runtime_.start();
     EXPECT_TRUE(started) << started.error().message();
     router_ = std::make_unique<HttpRouter>(runtime_, options_, *pool_, pool_->clock());
   }

@@ -272,6 +272,37 @@ TEST_F(ServeTest, ShutdownLetsACallInFlightFinishAndRefusesNewWork) {
   EXPECT_NE(serve.output().find("plugboard: stopped"), std::string::npos) << serve.output();
 }
 
+// Two calls in flight at SIGTERM: the one that ends within the grace period is answered,
+// the one that ignores its cancellation is the only one reported as still running.
+TEST_F(ServeTest, ShutdownAnswersTheCallsThatFinishInTheGracePeriodAndCountsTheRest) {
+  ServeProcess serve({"--plugins", dir_.plugins(), "--grace-period", "3s", "--log-level", "info"});
+  HttpClient quick(serve.port());
+  HttpClient stubborn(serve.port());
+  HttpReply quick_reply;
+  std::thread q([&] {
+    quick_reply = quick.request(
+        "POST", "/api/v1/template.execute",
+        argoBody("scripted", {{"id", "quick"}, {"log", "quick call started"}, {"sleep_ms", 300}}));
+  });
+  std::thread s([&] {
+    stubborn.request("POST", "/api/v1/template.execute",
+                     argoBody("scripted", {{"id", "stubborn"},
+                                           {"log", "stubborn call started"},
+                                           {"sleep_ms", 60000},
+                                           {"ignore_cancel", true}}));
+  });
+  EXPECT_TRUE(serve.waitForOutput("quick call started")) << serve.output();
+  EXPECT_TRUE(serve.waitForOutput("stubborn call started")) << serve.output();
+  EXPECT_EQ(serve.stop(SIGTERM), 0);
+  q.join();
+  s.join();  // its connection ended with the process
+  EXPECT_EQ(quick_reply.status, 200) << serve.output();
+  EXPECT_EQ(Json::parse(quick_reply.body)["node"]["phase"], "Succeeded") << quick_reply.body;
+  EXPECT_NE(serve.output().find("1 call(s) did not finish within the grace period"),
+            std::string::npos)
+      << serve.output();
+}
+
 // The shared objects mapped into process `pid`.
 std::set<std::string> mappedObjects(pid_t pid) {
   std::set<std::string> out;

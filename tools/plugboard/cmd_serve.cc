@@ -1,7 +1,12 @@
 // plugboard serve: Argo's executor-plugin HTTP protocol and the runtime's own endpoints.
+#include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include <spdlog/spdlog.h>
@@ -114,13 +119,17 @@ int cmdServe(const Args& args) {
     return kExitUsage;
   }
   core::LiveRuntime& runtime = **live;
-  if (core::Status st = runtime.start(watch, config->reload_debounce); !st) {
+  // The server first: its clock (its pool's) times the watcher's debounce too.
+  core::HttpServer server(runtime, server_options);
+  if (core::Status st = watch ? runtime.start(server.clock(), config->reload_debounce)
+                              : runtime.start();
+      !st) {
     std::cerr << "plugboard: " << st.error().message() << "\n";
     return kExitFailed;
   }
-  core::HttpServer server(runtime, server_options);
   auto bound = server.start();
   if (!bound) {
+    runtime.stop();  // before the server's clock goes
     std::cerr << "plugboard: " << bound.error().message() << "\n";
     return kExitFailed;
   }
@@ -131,8 +140,29 @@ int cmdServe(const Args& args) {
   spdlog::info("listening on {} with {} plugins{}", *bound, count,
                server_options.token.empty() ? "" : ", bearer token required");
 
+  // This thread waits for a signal and for the plugin directories' changes, and applies
+  // those (LiveRuntime::takeChanges(): a reload runs here, never on the server's threads).
+  const int signals = signalfd(-1, &set, SFD_CLOEXEC);
   int signal = 0;
-  sigwait(&set, &signal);
+  if (signals < 0) {
+    spdlog::error("cannot wait for signals and changes at once ({}): plugin changes are not "
+                  "applied", std::strerror(errno));
+    sigwait(&set, &signal);
+  }
+  while (signal == 0) {
+    pollfd fds[2] = {{signals, POLLIN, 0}, {runtime.watchDescriptor(), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("waiting for signals: {}", std::strerror(errno));
+      sigwait(&set, &signal);
+      break;
+    }
+    if (fds[1].revents & POLLIN) runtime.takeChanges();
+    signalfd_siginfo info{};
+    if ((fds[0].revents & POLLIN) && ::read(signals, &info, sizeof info) == sizeof info)
+      signal = static_cast<int>(info.ssi_signo);
+  }
+  runtime.stop();  // no reload from here on
   server.drain();  // before saying so: from the line on, new work is refused
   spdlog::warn("{}: shutting down; calls in flight have {} to finish",
                signal == SIGTERM ? "SIGTERM" : "SIGINT",
