@@ -82,6 +82,9 @@ class SteadyAlarmClock final : public AlarmClock {
 
 }  // namespace
 
+// An idle thread not woken for this long ends.
+constexpr auto kRetireAfter = std::chrono::seconds(1);
+
 struct WorkPool::State {
   State(int w, std::chrono::microseconds s) : workers(std::max(1, w)), spin(s) {}
 
@@ -112,6 +115,9 @@ struct WorkPool::State {
   int busy = 0;
   int coming = 0;   // threads woken or started for the queued tasks, not yet at them
   int spinning = 0;  // threads polling `queued` before they sleep
+  // Threads whose task returned, on their way back to the lock: each looks at the queue
+  // before it sleeps. Raised without the lock, lowered with it.
+  std::atomic<int> finishing{0};
   int abandoned = 0;  // tasks running that are not waited for
   bool stop = false;
 
@@ -136,7 +142,8 @@ struct WorkPool::State {
   // one that slept last, or a new one while fewer than `workers` tasks that are not
   // abandoned run. REQUIRES: mu held.
   std::shared_ptr<Worker> wakeFor(const std::shared_ptr<State>& self) {
-    if (static_cast<int>(tasks.size()) <= coming + spinning) return nullptr;
+    const int awake = coming + spinning + finishing.load(std::memory_order_relaxed);
+    if (static_cast<int>(tasks.size()) <= awake) return nullptr;
     if (!idle.empty()) {
       std::shared_ptr<Worker> w = std::move(idle.back());
       idle.pop_back();
@@ -171,7 +178,13 @@ struct WorkPool::State {
           return;
         }
         idle.push_back(self);
-        me.cv.wait(lock, [&] { return me.woken || stop; });
+        if (!me.cv.wait_for(lock, kRetireAfter, [&] { return me.woken || stop; })) {
+          // Not needed for that long: a thread started for a burst of calls ends.
+          std::erase(idle, self);
+          --running;
+          me.exited = true;
+          return;
+        }
         if (me.woken) {
           me.woken = false;
           --coming;
@@ -188,7 +201,9 @@ struct WorkPool::State {
       lock.unlock();
       task();
       task = nullptr;
+      finishing.fetch_add(1, std::memory_order_relaxed);
       lock.lock();
+      finishing.fetch_sub(1, std::memory_order_relaxed);
       --busy;
       me.busy = false;
       // At most `busy` abandoned tasks can still be running.

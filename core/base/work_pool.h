@@ -12,7 +12,9 @@
 // on as many threads as its tasks ever needed at once, not on `workers`. A task wakes at
 // most one idle thread, and only when the threads awake are fewer than the tasks queued;
 // the one woken is the one that fell idle last (LIFO: warm stack and caches, and the
-// others stay asleep, each with its malloc arena unused). A worker out of work polls for
+// others stay asleep, each with its malloc arena unused); a thread idle for a second ends.
+// A thread whose task just returned counts as awake: it looks at the queue before it
+// sleeps. A worker out of work polls for
 // `spin` before it sleeps: for a caller that hands over a chain of short tasks that is
 // cheaper than a sleep and a wake-up.
 //
