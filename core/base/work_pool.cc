@@ -7,6 +7,7 @@
 #include <list>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace plugboard::core {
 namespace {
@@ -24,7 +25,10 @@ class SteadyAlarmClock final : public AlarmClock {
     {
       std::lock_guard lock(mu_);
       if (!thread_.joinable() && !stopped_) thread_ = std::thread([this] { run(); });
-      earlier = when < timers_.next();
+      // The thread wakes at wake_at_ anyway, and then waits for the earliest timer: a timer
+      // after that (a deadline set after others of the same length, or after a cancelled
+      // one) costs it no wake-up.
+      earlier = when < wake_at_;
       id = timers_.add(when, std::move(fire));
     }
     if (earlier) cv_.notify_one();  // the thread sleeps past this one
@@ -58,30 +62,37 @@ class SteadyAlarmClock final : public AlarmClock {
         lock.lock();
         continue;
       }
-      const TimePoint next = timers_.next();
-      if (next == TimePoint::max()) {
+      wake_at_ = timers_.next();
+      if (wake_at_ == TimePoint::max()) {
         cv_.wait(lock);
       } else {
-        cv_.wait_until(lock, next);
+        cv_.wait_until(lock, wake_at_);
       }
+      wake_at_ = TimePoint::min();  // awake: looks at the timers before it sleeps again
     }
   }
 
   std::mutex mu_;
   std::condition_variable cv_;
   TimerQueue timers_;
+  TimePoint wake_at_ = TimePoint::min();  // when the thread wakes, if it sleeps
   bool stopped_ = false;
   std::thread thread_;
 };
 
 }  // namespace
 
+// An idle thread not woken for this long ends.
+constexpr auto kRetireAfter = std::chrono::seconds(1);
+
 struct WorkPool::State {
   State(int w, std::chrono::microseconds s) : workers(std::max(1, w)), spin(s) {}
 
   struct Worker {
     std::thread thread;
+    std::condition_variable cv;  // woken, or stop
     bool busy = false;
+    bool woken = false;  // taken off `idle` by post() to run the tasks queued
     bool exited = false;
   };
 
@@ -90,44 +101,97 @@ struct WorkPool::State {
   SteadyAlarmClock clock;
 
   mutable std::mutex mu;  // guards everything below
-  std::condition_variable work_cv;  // tasks came, or stop
   std::condition_variable idle_cv;  // a task ended while stopping
   std::deque<std::function<void()>> tasks;
   std::atomic<std::size_t> queued{0};  // tasks.size(), for polling without the lock
-  std::list<Worker> threads;           // exited ones are joined by the next spawn()
-  int running = 0;                     // threads not exited
+  // Every thread; exited ones are joined by the next spawn(). Shared with post(), which
+  // wakes one after letting the lock go.
+  std::list<std::shared_ptr<Worker>> threads;
+  // The threads asleep waiting for work, the one that slept last at the back: post() wakes
+  // it, whose stack and caches are warm, and the others stay asleep as long as they are
+  // not needed.
+  std::vector<std::shared_ptr<Worker>> idle;
+  int running = 0;  // threads not exited
   int busy = 0;
+  int coming = 0;   // threads woken or started for the queued tasks, not yet at them
+  int spinning = 0;  // threads polling `queued` before they sleep
+  // Threads whose task returned, on their way back to the lock: each looks at the queue
+  // before it sleeps. Raised without the lock, lowered with it.
+  std::atomic<int> finishing{0};
   int abandoned = 0;  // tasks running that are not waited for
-  bool started = false;
   bool stop = false;
 
   // REQUIRES: mu held.
   void spawn(const std::shared_ptr<State>& self) {
     for (auto it = threads.begin(); it != threads.end();) {
-      if (it->exited) {
-        it->thread.join();  // it has left its loop: returns at once
+      if ((*it)->exited) {
+        (*it)->thread.join();  // it has left its loop: returns at once
         it = threads.erase(it);
       } else {
         ++it;
       }
     }
     ++running;
-    Worker& w = threads.emplace_back();
-    w.thread = std::thread([self, &w] { self->work(w); });
+    ++coming;
+    auto w = std::make_shared<Worker>();
+    threads.push_back(w);
+    w->thread = std::thread([self, w] { self->work(w); });
   }
 
-  void work(Worker& me) {
+  // A thread for the task just queued, when the threads awake may not take it: the idle
+  // one that slept last, or a new one while fewer than `workers` tasks that are not
+  // abandoned run. REQUIRES: mu held.
+  std::shared_ptr<Worker> wakeFor(const std::shared_ptr<State>& self) {
+    const int awake = coming + spinning + finishing.load(std::memory_order_relaxed);
+    if (static_cast<int>(tasks.size()) <= awake) return nullptr;
+    if (!idle.empty()) {
+      std::shared_ptr<Worker> w = std::move(idle.back());
+      idle.pop_back();
+      w->woken = true;
+      ++coming;
+      return w;
+    }
+    if (running < workers + abandoned) spawn(self);
+    return nullptr;
+  }
+
+  void work(const std::shared_ptr<Worker>& self) {
+    Worker& me = *self;
     std::unique_lock lock(mu);
+    --coming;  // started
     for (;;) {
       if (tasks.empty() && !stop && spin.count() > 0) {
+        ++spinning;
         lock.unlock();
         const auto until = Clock::Steady::now() + spin;
         while (queued.load(std::memory_order_acquire) == 0 && Clock::Steady::now() < until) {
           std::this_thread::yield();
         }
         lock.lock();
+        --spinning;
       }
-      work_cv.wait(lock, [&] { return stop || !tasks.empty(); });
+      while (tasks.empty() && !stop) {
+        // A thread added for an abandoned task, no longer needed, leaves.
+        if (running - busy > workers) {
+          --running;
+          me.exited = true;
+          return;
+        }
+        idle.push_back(self);
+        if (!me.cv.wait_for(lock, kRetireAfter, [&] { return me.woken || stop; })) {
+          // Not needed for that long: a thread started for a burst of calls ends.
+          std::erase(idle, self);
+          --running;
+          me.exited = true;
+          return;
+        }
+        if (me.woken) {
+          me.woken = false;
+          --coming;
+        } else {
+          std::erase(idle, self);
+        }
+      }
       if (tasks.empty()) break;  // stopping, and every task ran
       std::function<void()> task = std::move(tasks.front());
       tasks.pop_front();
@@ -137,14 +201,14 @@ struct WorkPool::State {
       lock.unlock();
       task();
       task = nullptr;
+      finishing.fetch_add(1, std::memory_order_relaxed);
       lock.lock();
+      finishing.fetch_sub(1, std::memory_order_relaxed);
       --busy;
       me.busy = false;
       // At most `busy` abandoned tasks can still be running.
       abandoned = std::min(abandoned, busy);
       if (stop) idle_cv.notify_all();
-      // A thread added for an abandoned task, no longer needed, leaves.
-      if (!stop && running - busy > workers && tasks.empty()) break;
     }
     --running;
     me.exited = true;
@@ -157,11 +221,11 @@ WorkPool::WorkPool(int workers, std::chrono::microseconds spin)
 WorkPool::~WorkPool() {
   State& s = *state_;
   s.clock.stop();
-  std::list<State::Worker> threads;
+  std::list<std::shared_ptr<State::Worker>> threads;
   {
     std::unique_lock lock(s.mu);
     s.stop = true;
-    s.work_cv.notify_all();
+    for (const auto& w : s.threads) w->cv.notify_one();
     // Drains: queued tasks run, running ones end; only abandoned ones are not waited for.
     s.idle_cv.wait(lock, [&] { return s.tasks.empty() && s.busy <= s.abandoned; });
     threads.splice(threads.end(), s.threads);
@@ -170,41 +234,33 @@ WorkPool::~WorkPool() {
     bool in_abandoned_task;
     {
       std::lock_guard lock(s.mu);
-      in_abandoned_task = w.busy;
+      in_abandoned_task = w->busy;
     }
     if (in_abandoned_task) {
-      w.thread.detach();  // in a call that ignored its cancellation: ends when it returns
+      w->thread.detach();  // in a call that ignored its cancellation: ends when it returns
     } else {
-      w.thread.join();
+      w->thread.join();
     }
   }
 }
 
 void WorkPool::post(std::function<void()> task) {
   State& s = *state_;
+  std::shared_ptr<State::Worker> wake;
   {
     std::lock_guard lock(s.mu);
     s.tasks.push_back(std::move(task));
     s.queued.store(s.tasks.size(), std::memory_order_release);
-    if (!s.started) {  // the workers start with the first task
-      s.started = true;
-      for (int i = 0; i < s.workers; ++i) s.spawn(state_);
-    }
-    // A thread more when none is idle for it and fewer than `workers` tasks that are not
-    // abandoned run.
-    if (s.running - s.busy < static_cast<int>(s.tasks.size()) &&
-        s.running < s.workers + s.abandoned) {
-      s.spawn(state_);
-    }
+    wake = s.wakeFor(state_);
   }
-  s.work_cv.notify_one();
+  if (wake) wake->cv.notify_one();
 }
 
 void WorkPool::abandon() {
   State& s = *state_;
   std::lock_guard lock(s.mu);
   ++s.abandoned;
-  if (!s.stop && !s.tasks.empty()) s.spawn(state_);
+  if (!s.stop && !s.tasks.empty() && s.idle.empty()) s.spawn(state_);
 }
 
 AlarmClock& WorkPool::clock() { return state_->clock; }

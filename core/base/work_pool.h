@@ -6,10 +6,17 @@
 // reload, a start) is posted to a WorkPool and its result handed back to whoever asked
 // (serve posts it to the connection's strand); every deadline is a timer on clock().
 //
-// A pool runs at most `workers` tasks at once; more wait in order. Threads start with the
-// first task, so making a pool starts none (but clock()'s timer thread, which starts
-// with the first timer). A worker out of work polls for `spin` before it sleeps: for a
-// caller that hands over a chain of short tasks that is cheaper than a sleep and a wake-up.
+// A pool runs at most `workers` tasks at once; more wait in order. A thread starts when a
+// task is queued that no thread awake will take and none is idle, so making a pool starts
+// none (nor does clock(), whose timer thread starts with the first timer), and a pool runs
+// on as many threads as its tasks ever needed at once, not on `workers`. A task wakes at
+// most one idle thread, and only when the threads awake are fewer than the tasks queued;
+// the one woken is the one that fell idle last (LIFO: warm stack and caches, and the
+// others stay asleep, each with its malloc arena unused); a thread idle for a second ends.
+// A thread whose task just returned counts as awake: it looks at the queue before it
+// sleeps. A worker out of work polls for
+// `spin` before it sleeps: for a caller that hands over a chain of short tasks that is
+// cheaper than a sleep and a wake-up.
 //
 // A task whose call ignored its cancellation may never return: its owner calls abandon(),
 // and the pool adds a thread in its place so that the bound still serves other tasks; a

@@ -30,6 +30,22 @@ TEST(WorkPoolTest, RunsAtMostItsBoundOfTasksAtOnceAndTheRestInOrder) {
   release.set_value();
 }
 
+TEST(WorkPoolTest, TasksOneAfterAnotherRunOnOneThreadHoweverLargeTheBound) {
+  // The worker that fell idle last takes the next task, and no thread starts while one is
+  // idle: a pool sized for bursts does not cycle its calls through all its threads (each
+  // with its own stack and malloc arena: serve's memory grew with the bound).
+  WorkPool pool(64);
+  for (int i = 0; i < 20; ++i) {
+    std::promise<void> ran;
+    pool.post([&] { ran.set_value(); });
+    ran.get_future().wait();
+    // busy() takes the pool's lock, which the worker holds from its task's end until it
+    // sleeps: at 0 it is idle.
+    while (pool.busy() != 0) std::this_thread::yield();
+  }
+  EXPECT_EQ(pool.threads(), 1);
+}
+
 TEST(WorkPoolTest, DestroyingItRunsQueuedTasksAndWaitsForRunningOnes) {
   std::atomic<int> ran{0};
   {
