@@ -2,7 +2,10 @@
 // on a ManualClock here: virtual time), and dispatchWithDeadline, which exec uses.
 #include "core/routing/timed_dispatch.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <thread>
@@ -86,10 +89,17 @@ TEST_F(TimedDispatchTest, ACallThatIgnoresItsDeadlineFailsAndGivesUpItsPlaceInTh
   CallControl control;  // loaded first, so the cancel finds the call inside the plugin
   ASSERT_EQ(dispatcher.dispatch(scripted(Json::object()), control).outcome.phase,
             Phase::kSucceeded);
-  // Ignores the cancel.
-  auto stuck = start(calls, dispatcher, scripted({{"sleep_ms", 600'000}, {"ignore_cancel", true}}),
+  // Ignores the cancel. The deadline is moved only once the call is inside the plugin: a
+  // cancel before that ends the call at once, and it never holds the pool's thread.
+  const std::string entered = ::testing::TempDir() + "timed_dispatch_entered_" +
+                              std::to_string(::getpid());
+  std::filesystem::remove(entered);
+  auto stuck = start(calls, dispatcher,
+                     scripted({{"sleep_ms", 600'000}, {"ignore_cancel", true},
+                               {"entered_file", entered}}),
                      Millis(20));
-  while (pool.busy() == 0) std::this_thread::yield();
+  while (!std::filesystem::exists(entered)) std::this_thread::yield();
+  std::filesystem::remove(entered);
   // The pool's one thread is taken: another call waits for it...
   auto next = start(calls, dispatcher, scripted({{"message", "next"}}), Millis(60'000));
   clock.advance(Millis(20));  // the deadline: cancelled, ignored
