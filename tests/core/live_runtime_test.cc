@@ -29,14 +29,19 @@ Outcome callHello(Dispatcher& dispatcher) {
   return dispatcher.dispatch(request, control).outcome;
 }
 
-TEST(LiveRuntimeTest, AChangedPluginIsANewGenerationAndTheOldOneDrainsWhileHeld) {
-  TempDir dir;
+// A live runtime, not started, over dir/plugins holding a copy of hello.so.
+Expected<std::unique_ptr<LiveRuntime>> helloRuntime(const fs::path& dir) {
   fs::create_directory(dir / "plugins");
   fs::copy_file(plugin("hello"), dir / "plugins/hello.so");
   Config config;
   config.plugin_dirs = {dir / "plugins"};
   config.deployer_dirs = {plugboard::testing::deployerDir()};
-  auto runtime = openLiveRuntime(config);
+  return openLiveRuntime(config);
+}
+
+TEST(LiveRuntimeTest, AChangedPluginIsANewGenerationAndTheOldOneDrainsWhileHeld) {
+  TempDir dir;
+  auto runtime = helloRuntime(dir.path());
   ASSERT_TRUE(runtime.ok()) << runtime.error().message();
   ManualClock clock;
   ASSERT_TRUE((*runtime)->start(clock).ok());
@@ -83,12 +88,7 @@ bool readable(const LiveRuntime& live) {
 // the runtime was given: each change restarts it, and nothing is applied before it fires.
 TEST(LiveRuntimeTest, ChangesAreAppliedOnceQuietForTheDebounceOnTheGivenClock) {
   TempDir dir;
-  fs::create_directory(dir / "plugins");
-  fs::copy_file(plugin("hello"), dir / "plugins/hello.so");
-  Config config;
-  config.plugin_dirs = {dir / "plugins"};
-  config.deployer_dirs = {plugboard::testing::deployerDir()};
-  auto runtime = openLiveRuntime(config);
+  auto runtime = helloRuntime(dir.path());
   ASSERT_TRUE(runtime.ok()) << runtime.error().message();
   LiveRuntime& live = **runtime;
   ManualClock clock;
