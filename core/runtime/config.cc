@@ -297,6 +297,7 @@ constexpr ConfigKey kKeys[] = {
     {"listen", readString<&ServerOptions::listen>},
     {"token_file", readPath<&Config::token_file>},
     {"workers", readInteger<&ServerOptions::threads, 0, 1024>},
+    {"call_threads", readInteger<&ServerOptions::call_threads, 1, 4096>},
     {"default_timeout", readDuration<&ServerOptions::default_timeout>},
     {"poll_interval", readDuration<&ServerOptions::poll_interval>},
     {"reply_deadline", readDuration<&ServerOptions::reply_deadline>},

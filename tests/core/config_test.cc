@@ -35,6 +35,7 @@ poll_unknown = true
 listen = "0.0.0.0:9000"
 token_file = "/var/run/argo/token"
 workers = 4
+call_threads = 8
 default_timeout = "90s"
 poll_interval = "250ms"
 reply_deadline = "5s"
@@ -67,6 +68,7 @@ legacy-executor-plugin = -5
   EXPECT_EQ(c->server.listen, "0.0.0.0:9000");
   EXPECT_EQ(c->token_file, "/var/run/argo/token");
   EXPECT_EQ(c->server.threads, 4);
+  EXPECT_EQ(c->server.call_threads, 8);
   EXPECT_EQ(c->deployer_dirs, (std::vector<std::filesystem::path>{"/etc/plugboard/deployers"}));
   EXPECT_EQ(c->registry, "/etc/plugboard/registry.toml");
   EXPECT_EQ(c->deployer_options.at("process"), Json::parse(R"({"memory":"256M","env":{"LANG":"C"}})"));
@@ -91,7 +93,7 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(
       errorOf("workers = 2\nlissten = \"x\"\n"),
       "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
-      "watch, listen, token_file, workers, default_timeout, poll_interval, reply_deadline, "
+      "watch, listen, token_file, workers, call_threads, default_timeout, poll_interval, reply_deadline, "
       "grace_period, body_limit, args_limit, poll_unknown, max_connections, log, trust, priority, "
       "deployer_dirs, deployers, registry, deploy, reload_debounce)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
