@@ -56,7 +56,7 @@ CommandOptions serveOptions() {
                                "max_connections", defaultText(defaults::kMaxConnections))
                         .c_str())(
       "workers", po::value<int>(),
-      configHelp("I/O threads, which also run the calls; 0 = one per core", "workers",
+      configHelp("I/O threads (calls run on the call pool); 0 = one per core", "workers",
                  defaultText(defaults::kWorkers))
           .c_str())("poll-unknown",
                     configHelp("poll the hosted plugins for a template whose key none has",
