@@ -11,17 +11,19 @@ namespace plugboard::core {
 namespace {
 
 TEST(WorkPoolTest, RunsAtMostItsBoundOfTasksAtOnceAndTheRestInOrder) {
-  WorkPool pool(2);
+  // Declared before the pool: its destructor runs the queued third task, which must find
+  // its promise alive.
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::atomic<int> started{0};
+  std::promise<void> third;
+  WorkPool pool(2);
   for (int i = 0; i < 2; ++i) {
     pool.post([&, released] {
       ++started;
       released.wait();
     });
   }
-  std::promise<void> third;
   pool.post([&] { third.set_value(); });
   while (pool.busy() < 2) std::this_thread::yield();
   // Both threads are held: the third task cannot have started.
