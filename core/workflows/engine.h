@@ -1,0 +1,155 @@
+// core/workflows/engine.h: runs a WorkflowModel (core/workflows/model.h) as a tree of nodes.
+//
+// The engine is Argo's controller in one process: a node per template call (and per loop
+// item, retry attempt, steps group), each Pending -> Running -> Succeeded | Failed |
+// Error | Skipped | Omitted, decided by the rules of Argo's workflow/controller
+// (operator.go, steps.go, dag.go; docs/decisions.md cites them). Composite nodes schedule
+// their children; leaves are handed to LeafCalls, on the workers of a RunEnv
+// (core/workflows/run_env.h), which also keeps the time, so tests run on a virtual clock.
+// It knows no front end and no deployer: plugin leaves reach the dispatcher through
+// LeafCalls, container and script leaves a deployer through it too.
+//
+// What it honours: dag (dependencies, depends expressions, target), steps groups, `when`,
+// withItems / withSequence / withParam, retryStrategy (limit, policy, backoff, factor,
+// cap, maxDuration, expression), per-attempt timeout and activeDeadline, parallelism of
+// the workflow and of templates, continueOn, failFast, onExit / hooks.exit of calls and of
+// the workflow, outputs (parameters from supplied / path / parameter / expression /
+// value / default, result, exitCode, global outputs), suspend with a duration.
+//
+// Thread-safety: run() once, on one thread; the observer is called on that thread.
+// cancel() from any thread.
+#ifndef PLUGBOARD_CORE_WORKFLOWS_ENGINE_H_
+#define PLUGBOARD_CORE_WORKFLOWS_ENGINE_H_
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/defaults.h"
+#include "core/base/duration.h"
+#include "core/base/expected.h"
+#include "core/launch/outcome.h"
+#include "core/routing/dispatcher.h"
+#include "core/workflows/model.h"
+#include "core/workflows/run_env.h"
+
+namespace plugboard::core {
+
+// Argo's node phases; kOmitted is a node whose `depends` can no longer hold.
+enum class NodePhase { kPending, kRunning, kSucceeded, kFailed, kError, kSkipped, kOmitted };
+std::string_view nodePhaseName(NodePhase phase);  // "Succeeded", as Argo writes it
+bool isEnded(NodePhase phase);
+
+// Argo's node types.
+enum class NodeType { kPod, kPlugin, kSteps, kStepGroup, kDAG, kTaskGroup, kRetry, kSkipped,
+                      kSuspend };
+std::string_view nodeTypeName(NodeType type);  // "Pod", "Plugin", "StepGroup", ...
+
+struct NodeStatus {
+  std::string id;            // unique in the run: "<workflow>-<hash>", as Argo's node ids
+  std::string name;          // Argo's full name: "wf.step[0].hello(0:a)"
+  std::string display_name;  // "hello(0:a)"
+  NodeType type = NodeType::kPod;
+  std::string template_name;
+  NodePhase phase = NodePhase::kPending;
+  std::string message;
+  std::string boundary_id;  // the steps/dag node it belongs to
+  std::vector<std::string> children;
+  Json inputs = Json();   // {"parameters":[{name,value}]} or null
+  Json outputs = Json();  // {"parameters":[{name,value}], "result", "exitCode"} or null
+  std::optional<std::chrono::steady_clock::time_point> started, finished;
+  int attempts = 0;
+  std::string plugin;  // name@version that answered a plugin leaf
+  Json toJson() const;  // as Argo's NodeStatus (started/finished as RFC 3339 when given)
+};
+
+struct RunResult {
+  std::string workflow;  // the name the run had (generateName filled in)
+  std::string uid;
+  NodePhase phase = NodePhase::kPending;  // Succeeded, Failed or Error
+  std::string message;
+  std::vector<NodeStatus> nodes;  // in creation order; nodes[0] is the entry node
+  Json outputs = Json::object();  // global outputs: {"parameters":[{name,value}]}
+  bool cancelled = false;
+  int abandoned = 0;
+  Millis duration{0};
+  // Argo's WorkflowStatus: phase, message, nodes (keyed by id), outputs, startedAt...
+  Json statusJson() const;
+};
+
+// A leaf to run: its template with every tag filled.
+struct LeafCall {
+  const Template* tmpl = nullptr;  // the model's template (its kind, retry, outputs)
+  Json filled;        // tmpl->original (or the model's fields as JSON) with tags filled
+  PluginCall plugin;  // kPlugin: key, rpc, deployer as the model has them; args filled
+  ContainerRun container;  // kContainer/kScript: filled
+  Json inputs = Json::object();  // the node's input parameters: name -> value
+  std::string node_id;
+  std::string workflow_name;
+  std::string workflow_uid;
+};
+
+// The outcome of a leaf: Outcome's phase and message; outputs {"parameters": {name:
+// value}, "result": text, "exitCode": text}; Running with a requeue asks to be called
+// again.
+class LeafCalls {
+ public:
+  virtual ~LeafCalls() = default;
+  // On the scheduling thread, cheaply, before each attempt: nullopt to go ahead, or the
+  // outcome that ends the node instead (an Error: e.g. no deployer runs containers here).
+  virtual std::optional<Outcome> check(const LeafCall& call) = 0;
+  // On a worker; blocks until the leaf answers or `control` cancels it.
+  virtual Dispatch call(const LeafCall& call, CallControl& control) = 0;
+};
+
+class EngineObserver {
+ public:
+  virtual ~EngineObserver() = default;
+  virtual void nodeChanged(const NodeStatus& node) = 0;
+  virtual void tick() {}  // at least every 250 ms while the run goes on
+};
+
+struct EngineOptions {
+  int parallel = defaults::kParallel;  // leaves running at once (with the model's own)
+  Millis default_timeout = defaults::kTimeout;
+  Millis poll_interval = defaults::kPollInterval;
+  Millis cancel_grace = defaults::kCancelGrace;
+  std::size_t args_limit = defaults::kArgsLimit;
+};
+
+class Engine {
+ public:
+  // `calls` must outlive the run and its abandoned calls. `env` null: a WorkerPoolEnv of
+  // `options.parallel` workers, owned by the engine.
+  Engine(LeafCalls& calls, EngineOptions options, EngineObserver* observer = nullptr,
+         RunEnv* env = nullptr);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // REQUIRES: `model` passed checkModel(); `parameters` from resolveParameters().
+  RunResult run(const WorkflowModel& model, const Json& parameters);
+  void cancel();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The workflow's parameters: the declared defaults overridden by `given` (name -> value,
+// from --param / --parameter-file); errors name an unknown or missing parameter and a
+// value outside an enum.
+Expected<Json> resolveParameters(const WorkflowModel& model, const Json& given);
+
+// What the model alone can tell, before anything runs: unknown templates, cycles in a dag,
+// unknown dependencies, variables no scope can give (as `argo lint`), bad expressions,
+// retry/loop shapes. Every problem with its SourceRef.
+std::vector<ModelProblem> checkModel(const WorkflowModel& model);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_WORKFLOWS_ENGINE_H_

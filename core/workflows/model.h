@@ -1,0 +1,198 @@
+// core/workflows/model.h: the one workflow model every front end parses into.
+//
+// plugboard's TOML, Argo's Workflow YAML and Arcaflow's workflow.yaml are front ends
+// (core/frontends/) that build a WorkflowModel; the engine (core/workflows/engine.h) runs
+// it and knows no front end. The model is Argo's template model, because it is the most
+// general of the three: a workflow is a set of named templates and an entry point; a
+// template is a leaf (a plugin call, a container, a script, a suspend) or a composite
+// (`steps`: groups run one after the other, the calls of a group in parallel; `dag`: tasks
+// with dependencies). A composite's children are TemplateCalls: a template, its arguments,
+// a condition, a loop, what to do when it fails, an exit handler.
+//
+// Text that the engine fills in at run time is kept as written, in the model's one tag
+// syntax: `{{name.path}}` (a variable) and `{{=expression}}` (an expression,
+// core/workflows/expression.h). A string that is exactly one tag takes the value's type;
+// otherwise values are spliced in as text. A front end with another syntax (TOML's
+// `${...}`) rewrites its references into tags; a literal "{{" becomes `{{="{{"}}`.
+//
+// Every element keeps the SourcePos of its text, so that the engine's and the checks'
+// messages name file:line. Value types; thread-compatible.
+#ifndef PLUGBOARD_CORE_WORKFLOWS_MODEL_H_
+#define PLUGBOARD_CORE_WORKFLOWS_MODEL_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/duration.h"
+
+namespace plugboard::core {
+
+using Json = nlohmann::json;
+
+// Where a model element was written: the file (as given to the front end) and 1-based
+// line and column (0: unknown).
+struct SourceRef {
+  std::string file;
+  int line = 0;
+  int column = 0;
+  std::string text() const;  // "file:line:column", "file:line" or "file"
+};
+
+// An input parameter of a template (Argo's inputs.parameters) or of the workflow
+// (spec.arguments.parameters, TOML's [inputs]).
+struct ParameterDecl {
+  std::string name;
+  std::optional<Json> value;          // fixed value; wins over arguments (Argo's `value`)
+  std::optional<Json> default_value;  // used when no argument gives one
+  std::vector<std::string> enum_values;  // when set, the value must be one of these
+  std::string description;
+  SourceRef where;
+};
+
+// Where an output parameter's value comes from once the template's node ended.
+struct OutputParameterDecl {
+  std::string name;
+  enum class From {
+    kSupplied,    // the plugin's outputs.parameters (valueFrom.supplied; plugin templates)
+    kPath,        // a file in the container after it exited (valueFrom.path)
+    kParameter,   // a tag over the children's outputs (valueFrom.parameter)
+    kExpression,  // an expression over the children's outputs (valueFrom.expression)
+    kValue,       // a value given in place (`value`), may hold tags
+  };
+  From from = From::kSupplied;
+  std::string source;                 // the path, tag text or expression
+  std::optional<Json> default_value;  // when the source yields nothing
+  std::string global_name;            // also a workflow output under this name
+  SourceRef where;
+};
+
+struct RetryStrategy {
+  std::optional<std::string> limit;  // a number or a tag; none: retry without limit
+  // Which failures are retried: Argo's retryPolicy.
+  enum class Policy { kOnFailure, kOnError, kOnTransientError, kAlways };
+  Policy policy = Policy::kOnFailure;
+  std::optional<Millis> backoff;      // backoff.duration; none: retry at once
+  double factor = 1.0;                // backoff.factor
+  std::optional<Millis> max_backoff;  // backoff.cap (Argo's maxDuration is max_total)
+  std::optional<Millis> max_total;    // backoff.maxDuration: no retry starts after this
+  std::string expression;             // retry only while this is true ({{=}} syntax)
+  SourceRef where;
+};
+
+// A loop over a TemplateCall: one child per item, `{{item}}` (and `{{item.key}}`) bound.
+struct Loop {
+  enum class Kind { kNone, kItems, kSequence, kParam };
+  Kind kind = Kind::kNone;
+  Json items = Json::array();  // kItems: the list as written (values may hold tags)
+  // kSequence: count or end, start, format (each may hold tags); Argo's withSequence.
+  std::string count, start, end, format;
+  std::string param;  // kParam: a tag or text that yields a JSON list
+  SourceRef where;
+};
+
+// A call of a template from a `steps` group or a `dag` (Argo's WorkflowStep / DAGTask).
+struct TemplateCall {
+  std::string name;
+  std::string template_name;  // a template of this workflow (templateRef: resolved by the
+                              // front end into one, named "<wft>/<template>")
+  std::vector<std::pair<std::string, Json>> arguments;  // parameter -> value (may hold tags)
+  std::string when;                                      // a condition; empty: always
+  Loop loop;
+  // dag only: `dependencies` (all must succeed) or `depends` (an expression over
+  // TASK, TASK.Succeeded, .Failed, .Errored, .Skipped, .Omitted, .Daemoned,
+  // .AnySucceeded, .AllFailed with &&, ||, !). The front end writes `dependencies` as
+  // the depends expression "A && B"; `depends_on` lists every task named in it.
+  std::string depends;
+  std::vector<std::string> depends_on;
+  bool continue_on_failed = false;
+  bool continue_on_error = false;
+  std::string on_exit;  // a template run after this call ended (Argo's onExit / hooks.exit)
+  SourceRef where;
+};
+
+// What a leaf does.
+struct PluginCall {  // an executor-plugin template: routed like serve's calls
+  std::string key;      // the plugin's key as written (Argo: the one key under `plugin`)
+  std::string version;  // empty: the highest installed
+  std::string rpc = "template.execute";
+  Json args = Json::object();  // the body under the key (may hold tags)
+  std::string deployer;        // empty: the default order
+  Json deploy_options = Json::object();
+  bool poll = false;  // poll the plugins that provide `rpc` when `key` names none
+};
+
+struct ContainerRun {  // container and script templates: run once, to the end, with podman
+  std::string image;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<std::pair<std::string, std::string>> env;  // values may hold tags
+  std::string working_dir;
+  std::optional<std::string> source;  // script templates: written to a file and run
+};
+
+struct Template {
+  enum class Kind { kPlugin, kContainer, kScript, kSuspend, kSteps, kDag };
+  std::string name;
+  Kind kind = Kind::kPlugin;
+  std::vector<ParameterDecl> inputs;
+  std::vector<OutputParameterDecl> outputs;
+  std::string outputs_result;  // composites: Argo has none; kept empty
+
+  PluginCall plugin;        // kPlugin
+  ContainerRun container;   // kContainer, kScript
+  std::string suspend_for;  // kSuspend: a duration or a tag; empty: until resumed
+  std::vector<std::vector<TemplateCall>> steps;  // kSteps: groups in order
+  std::vector<TemplateCall> tasks;               // kDag
+  std::string dag_target;  // kDag: run only these tasks (and what they need); empty: all
+  bool fail_fast = true;   // kDag/kSteps: stop starting children after one failed
+
+  std::optional<RetryStrategy> retry;
+  std::string timeout;  // a leaf's deadline per attempt (duration or tag); empty: default
+  std::optional<Millis> active_deadline;  // the node's whole deadline, retries included
+  std::optional<int> parallelism;         // children running at once
+  std::string hooks_exit;                 // template run when this template's node ended
+  // The whole template as the peer wrote it, as JSON: what an Argo sidecar receives
+  // (substituted) for a plugin template; null for front ends without one.
+  Json original;
+  SourceRef where;
+};
+
+struct WorkflowModel {
+  std::string name;  // Argo: metadata.name, or generateName with a suffix the engine adds
+  bool generate_name = false;
+  std::string description;
+  std::filesystem::path file;
+  std::string front_end;  // "toml", "argo", "arcaflow": for messages only
+
+  std::vector<ParameterDecl> parameters;  // the workflow's parameters (arguments/inputs)
+  std::vector<Template> templates;
+  std::string entrypoint;
+  std::string on_exit;  // spec.onExit: a template run when the workflow ended
+  std::optional<int> parallelism;         // spec.parallelism: leaves running at once
+  std::optional<Millis> active_deadline;  // spec.activeDeadlineSeconds
+  Json labels = Json::object();           // metadata.labels
+  // Executor plugins the workflow brings (Argo's spec.executorPlugins): artifacts for
+  // the registry, as the front end read them.
+  Json executor_plugins = Json::array();
+
+  const Template* find(const std::string& template_name) const;
+};
+
+// A problem in a workflow file: where, what, and the step or template it is about.
+struct ModelProblem {
+  SourceRef where;
+  std::string subject;  // e.g. "template 'main'", "step 'greet'"; may be empty
+  std::string message;
+  // "file:line:column: subject: message"
+  std::string oneLine() const;
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_WORKFLOWS_MODEL_H_
