@@ -1,0 +1,78 @@
+// core/frontends/argo_templates.h: one Argo template (and the steps and tasks that call
+// other templates) read into a model Template. Internal to core/frontends. Not
+// thread-safe: one reader per file being read.
+#ifndef PLUGBOARD_CORE_FRONTENDS_ARGO_TEMPLATES_H_
+#define PLUGBOARD_CORE_FRONTENDS_ARGO_TEMPLATES_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/frontends/argo_yaml.h"
+#include "core/workflows/model.h"
+
+namespace plugboard::core::argo {
+
+// A template some call names, which must end up in the model.
+struct WantedTemplate {
+  std::string name;        // as the model names it: "x", or "<workflow-template>/x"
+  std::string by_ref;      // set for a templateRef: "<workflow-template>.<template>"
+  SourceRef where;
+  std::string subject;
+};
+
+class TemplateReader {
+ public:
+  // `prefix`: "" for a Workflow's own templates, "<workflow-template>/" for those of a
+  // WorkflowTemplate reached through templateRef (their calls of `template: x` mean
+  // "<workflow-template>/x"). Names the templates called go to `wanted`.
+  TemplateReader(ArgoYaml& yaml, std::string prefix, std::vector<WantedTemplate>* wanted)
+      : yaml_(yaml), prefix_(std::move(prefix)), wanted_(wanted) {}
+
+  // `path` names the node in messages ("spec.templates[2]"). nullopt: not even a name.
+  std::optional<Template> read(const YAML::Node& node, const std::string& path);
+
+  // Parameters as inputs.parameters (`fixed_value`: `value` is the input's fixed value)
+  // or as spec.arguments.parameters (`value` is a default that --param overrides).
+  std::vector<ParameterDecl> parameters(const YAML::Node& list, const std::string& path,
+                                        const std::string& subject, bool fixed_value);
+  // The template a call or hook names (`template` or `templateRef`) in the model's terms;
+  // "" after a problem.
+  std::string calledTemplate(const YAML::Node& node, const std::string& path,
+                             const std::string& subject);
+
+ private:
+  bool readKind(const YAML::Node& node, Template& t, const std::string& path,
+                const std::string& subject);
+  void readPlugin(const YAML::Node& node, Template& t, const std::string& path,
+                  const std::string& subject);
+  void readContainer(const YAML::Node& node, Template& t, bool script, const std::string& path,
+                     const std::string& subject);
+  void readOutputs(const YAML::Node& node, Template& t, const std::string& path,
+                   const std::string& subject);
+  void readRetry(const YAML::Node& node, Template& t, const std::string& path,
+                 const std::string& subject);
+  void readLimits(const YAML::Node& node, Template& t, const std::string& path,
+                  const std::string& subject);
+  void readSteps(const YAML::Node& node, Template& t, const std::string& path,
+                 const std::string& subject);
+  void readDag(const YAML::Node& node, Template& t, const std::string& path,
+               const std::string& subject);
+  // A step or a task; `dag` selects the DAGTask fields.
+  std::optional<TemplateCall> readCall(const YAML::Node& node, bool dag, const std::string& path,
+                                       const std::string& owner);
+  void readLoop(const YAML::Node& node, TemplateCall& call, const std::string& path,
+                const std::string& subject);
+  void readHooks(const YAML::Node& node, TemplateCall& call, const std::string& path,
+                 const std::string& subject);
+  void want(const std::string& name, const std::string& by_ref, const YAML::Node& at,
+            const std::string& subject);
+
+  ArgoYaml& yaml_;
+  std::string prefix_;
+  std::vector<WantedTemplate>* wanted_;
+};
+
+}  // namespace plugboard::core::argo
+
+#endif  // PLUGBOARD_CORE_FRONTENDS_ARGO_TEMPLATES_H_

@@ -1,0 +1,395 @@
+// An Argo Workflow or WorkflowTemplate file into the model: the document, metadata, spec,
+// and the templateRefs resolved against a directory of WorkflowTemplates. Field names are
+// pkg/apis/workflow/v1alpha1/workflow_types.go's; the rules argo lint applies are
+// workflow/validate/validate.go's (docs/decisions.md, "Argo Workflow YAML front end").
+#include "core/frontends/argo_workflow.h"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "core/base/read_file.h"
+#include "core/frontends/argo_templates.h"
+#include "core/frontends/argo_yaml.h"
+
+namespace plugboard::core {
+
+namespace {
+
+using argo::ArgoYaml;
+using argo::FieldRules;
+using argo::quote;
+using argo::TemplateReader;
+using argo::WantedTemplate;
+
+constexpr const char* kApiVersion = "argoproj.io/v1alpha1";
+
+// spec fields read, and those that only place pods, label them or clean up after them on
+// a cluster (accepted, no effect on one machine).
+const FieldRules kSpecFields{
+    {"templates", "entrypoint", "arguments", "onExit", "hooks", "parallelism",
+     "activeDeadlineSeconds", "executorPlugins"},
+    {"serviceAccountName", "automountServiceAccountToken", "executor", "nodeSelector", "affinity",
+     "tolerations", "imagePullSecrets", "dnsPolicy", "dnsConfig", "ttlStrategy", "priority",
+     "schedulerName", "podGC", "podPriorityClassName", "securityContext", "podDisruptionBudget",
+     "podMetadata", "workflowMetadata", "archiveLogs", "volumeClaimGC", "podResources"}};
+const FieldRules kMetadataFields{
+    {"name", "generateName", "labels", "annotations"},
+    {"namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "finalizers",
+     "ownerReferences", "managedFields"}};
+
+std::vector<YAML::Node> documents(ArgoYaml& yaml, std::string_view text) {
+  std::vector<YAML::Node> out;
+  try {
+    for (auto& doc : YAML::LoadAll(std::string(text))) {
+      if (doc.IsDefined() && !doc.IsNull()) out.push_back(doc);
+    }
+  } catch (const YAML::Exception& e) {
+    yaml.problem(yaml.at(e.mark), "", "YAML syntax error: " + e.msg);
+    out.clear();
+  }
+  return out;
+}
+
+// The WorkflowTemplates (and ClusterWorkflowTemplates) of the templates directory, read
+// the first time a templateRef needs one.
+class TemplateLibrary {
+ public:
+  TemplateLibrary(std::filesystem::path dir, std::vector<ModelProblem>* problems)
+      : dir_(std::move(dir)), problems_(problems) {}
+
+  struct Found {
+    ArgoYaml* yaml;
+    YAML::Node node;
+    std::string path;
+  };
+  // Workflow template `wft`'s template `name`; nullopt with `why` set when there is none.
+  std::optional<Found> find(const std::string& wft, const std::string& name, std::string& why) {
+    load();
+    auto it = wfts_.find(wft);
+    if (it == wfts_.end()) {
+      why = "no WorkflowTemplate named " + quote(wft) + " in " + dir_.string();
+      return std::nullopt;
+    }
+    const YAML::Node& doc = it->second.second;
+    const YAML::Node templates = doc["spec"]["templates"];
+    for (size_t i = 0; templates.IsSequence() && i < templates.size(); ++i) {
+      const YAML::Node t = templates[i];
+      if (t.IsMap() && t["name"].IsScalar() && t["name"].Scalar() == name) {
+        return Found{it->second.first, t, "spec.templates[" + std::to_string(i) + "]"};
+      }
+    }
+    why = "WorkflowTemplate " + quote(wft) + " (" + it->second.first->file() +
+          ") has no template " + quote(name);
+    return std::nullopt;
+  }
+
+ private:
+  void load() {
+    if (loaded_) return;
+    loaded_ = true;
+    std::error_code ec;
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+      auto ext = entry.path().extension();
+      if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml")) files.push_back(entry.path());
+    }
+    if (ec) {
+      problems_->push_back(ModelProblem{SourceRef{dir_.string(), 0, 0}, "",
+                                        "cannot read the templates directory: " + ec.message()});
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      files_.emplace_back(file.string(), problems_);
+      ArgoYaml& yaml = files_.back();
+      auto text = readTextFile(file, "workflow template file");
+      if (!text) {
+        yaml.problem(SourceRef{file.string(), 0, 0}, "", text.error().message());
+        continue;
+      }
+      for (const auto& doc : documents(yaml, *text)) {
+        if (!doc.IsMap() || !doc["kind"].IsScalar() || !doc["metadata"].IsMap()) continue;
+        const std::string kind = doc["kind"].Scalar();
+        if (kind != "WorkflowTemplate" && kind != "ClusterWorkflowTemplate") continue;
+        const YAML::Node name = doc["metadata"]["name"];
+        if (!name.IsScalar()) continue;
+        if (!wfts_.emplace(name.Scalar(), std::pair{&yaml, doc}).second) {
+          yaml.problem(doc, "", "WorkflowTemplate " + quote(name.Scalar()) +
+                                    " is defined twice in " + dir_.string());
+        }
+      }
+    }
+  }
+
+  std::filesystem::path dir_;
+  std::vector<ModelProblem>* problems_;
+  bool loaded_ = false;
+  std::deque<ArgoYaml> files_;
+  std::map<std::string, std::pair<ArgoYaml*, YAML::Node>> wfts_;
+};
+
+// Reads one Argo document (a mapping whose apiVersion and kind were checked).
+class DocumentReader {
+ public:
+  DocumentReader(ArgoYaml& yaml, const ArgoReadOptions& options, WorkflowModel& model,
+                 std::vector<ModelProblem>* problems)
+      : yaml_(yaml), options_(options), model_(model), problems_(problems),
+        templates_(yaml, "", &wanted_) {}
+
+  void read(const YAML::Node& doc, bool workflow_template) {
+    yaml_.checkFields(doc, "", "", {{"apiVersion", "kind", "metadata", "spec"}, {}});
+    readMetadata(doc["metadata"], workflow_template);
+    const YAML::Node spec = doc["spec"];
+    if (!spec.IsDefined() || spec.IsNull()) {
+      yaml_.problem(doc, "", "spec is missing");
+      return;
+    }
+    if (!yaml_.checkFields(spec, "spec", "", kSpecFields)) return;
+    readSpec(spec, workflow_template);
+    resolve();
+  }
+
+ private:
+  void readMetadata(const YAML::Node& meta, bool workflow_template) {
+    if (!meta.IsDefined() || !yaml_.checkFields(meta, "metadata", "", kMetadataFields)) {
+      yaml_.problem(meta.IsDefined() ? meta : YAML::Node(), "", "metadata.name or metadata.generateName is required");
+      return;
+    }
+    model_.name = yaml_.text(meta, "name", "metadata", "");
+    std::string generate = yaml_.text(meta, "generateName", "metadata", "");
+    if (model_.name.empty() && !generate.empty() && !workflow_template) {
+      model_.name = generate;
+      model_.generate_name = true;
+    }
+    if (model_.name.empty()) {
+      yaml_.problem(meta, "", workflow_template ? "metadata.name is required"
+                                                : "metadata.name or metadata.generateName is required");
+    }
+    const YAML::Node labels = meta["labels"];
+    if (labels.IsDefined() && !labels.IsNull()) {
+      model_.labels = argo::toJson(labels);
+      if (!model_.labels.is_object()) {
+        yaml_.problem(labels, "", "metadata.labels must be a mapping");
+        model_.labels = Json::object();
+      }
+    }
+    const YAML::Node annotations = meta["annotations"];
+    if (annotations.IsMap()) {
+      const YAML::Node d = annotations["workflows.argoproj.io/description"];
+      if (d.IsScalar()) model_.description = d.Scalar();
+    }
+  }
+
+  void readSpec(const YAML::Node& spec, bool workflow_template) {
+    const YAML::Node list = yaml_.list(spec, "templates", "spec", "");
+    std::set<std::string> names;
+    for (size_t i = 0; i < list.size(); ++i) {
+      auto t = templates_.read(list[i], "spec.templates[" + std::to_string(i) + "]");
+      if (!t) continue;
+      if (!names.insert(t->name).second) {  // validate.go validateTemplates
+        yaml_.problem(list[i], "template " + quote(t->name), "template name is not unique");
+        continue;
+      }
+      model_.templates.push_back(std::move(*t));
+    }
+    if (list.size() == 0) yaml_.problem(spec, "", "spec.templates is empty");
+
+    model_.entrypoint = yaml_.text(spec, "entrypoint", "spec", "");
+    if (!options_.entrypoint.empty()) model_.entrypoint = options_.entrypoint;
+    if (model_.entrypoint.empty()) {
+      yaml_.problem(spec, "", workflow_template
+                                  ? "a WorkflowTemplate needs an entry point: give one (--entrypoint) or set spec.entrypoint"
+                                  : "spec.entrypoint is required");
+    } else {
+      wanted_.push_back(WantedTemplate{model_.entrypoint, "",
+                                       yaml_.at(spec["entrypoint"].IsDefined() ? spec["entrypoint"] : spec),
+                                       "spec.entrypoint"});
+    }
+
+    const YAML::Node args = spec["arguments"];
+    if (args.IsDefined() && !args.IsNull() &&
+        yaml_.checkFields(args, "spec.arguments", "", {{"parameters"}, {}})) {
+      model_.parameters = templates_.parameters(args["parameters"], "spec.arguments.parameters", "", false);
+    }
+
+    model_.on_exit = yaml_.text(spec, "onExit", "spec", "");
+    if (!model_.on_exit.empty()) {
+      wanted_.push_back(WantedTemplate{model_.on_exit, "", yaml_.at(spec["onExit"]), "spec.onExit"});
+    }
+    const YAML::Node hooks = spec["hooks"];
+    if (hooks.IsDefined() && !hooks.IsNull() &&
+        yaml_.checkFields(hooks, "spec.hooks", "", {{"exit"}, {}})) {
+      const YAML::Node exit = hooks["exit"];
+      if (yaml_.checkFields(exit, "spec.hooks.exit", "", {{"template", "templateRef"}, {}})) {
+        // Argo's operator runs spec.hooks.exit as it runs spec.onExit (workflow/controller/hooks.go).
+        if (!model_.on_exit.empty()) {
+          yaml_.problem(exit, "", "spec.onExit and spec.hooks.exit are exclusive; choose one");
+        } else {
+          model_.on_exit = templates_.calledTemplate(exit, "spec.hooks.exit", "");
+        }
+      }
+    }
+
+    if (auto p = yaml_.integer(spec, "parallelism", "spec", "")) {
+      if (*p < 0) {
+        yaml_.problem(spec["parallelism"], "", "spec.parallelism must not be negative");
+      } else {
+        model_.parallelism = static_cast<int>(*p);
+      }
+    }
+    if (auto d = yaml_.integer(spec, "activeDeadlineSeconds", "spec", "")) {
+      auto deadline = durationFromSeconds(*d);
+      if (*d <= 0 || !deadline) {
+        yaml_.problem(spec["activeDeadlineSeconds"], "", "spec.activeDeadlineSeconds must be a positive integer > 0");
+      } else {
+        model_.active_deadline = *deadline;
+      }
+    }
+    readExecutorPlugins(spec["executorPlugins"]);
+  }
+
+  // spec.executorPlugins (Argo v4.1, workflow_types.go ExecutorPlugin): each becomes the
+  // ExecutorPlugin manifest `argo executor-plugin build` reads, for the argo deployer.
+  void readExecutorPlugins(const YAML::Node& list) {
+    if (!list.IsDefined() || list.IsNull()) return;
+    if (!list.IsSequence()) {
+      yaml_.problem(list, "", "spec.executorPlugins must be a list");
+      return;
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node p = list[i];
+      std::string at = "spec.executorPlugins[" + std::to_string(i) + "]";
+      if (!yaml_.checkFields(p, at, "", {{"metadata", "spec"}, {}})) continue;
+      const YAML::Node name = p["metadata"]["name"];
+      const YAML::Node container = p["spec"]["sidecar"]["container"];
+      if (!name.IsScalar() || name.Scalar().empty()) {
+        yaml_.problem(p, "", at + ".metadata.name is required");
+        continue;
+      }
+      if (!container.IsMap() || !container["image"].IsScalar()) {
+        yaml_.problem(p, "", at + ".spec.sidecar.container with an image is required");
+        continue;
+      }
+      model_.executor_plugins.push_back(Json{{"apiVersion", kApiVersion},
+                                             {"kind", "ExecutorPlugin"},
+                                             {"metadata", argo::toJson(p["metadata"])},
+                                             {"spec", argo::toJson(p["spec"])}});
+    }
+  }
+
+  // Every template named by a call must be in the model: the workflow's own, or one a
+  // templateRef (or a call inside such a template) brings from the templates directory.
+  void resolve() {
+    std::set<std::string> have;
+    for (const auto& t : model_.templates) have.insert(t.name);
+    std::optional<TemplateLibrary> library;
+    for (size_t i = 0; i < wanted_.size(); ++i) {
+      WantedTemplate w = wanted_[i];  // a copy: reading a template may add to wanted_
+      if (have.count(w.name) != 0) continue;
+      auto slash = w.name.find('/');
+      if (slash == std::string::npos) {  // validate.go: "template name '%s' undefined"
+        yaml_.problem(w.where, w.subject, "template name " + quote(w.name) + " undefined");
+        continue;
+      }
+      std::string what = w.by_ref.empty() ? "template name " + quote(w.name.substr(slash + 1)) +
+                                                " (of WorkflowTemplate " + quote(w.name.substr(0, slash)) + ")"
+                                          : "template reference " + w.by_ref;
+      if (options_.templates_dir.empty()) {
+        yaml_.problem(w.where, w.subject, what + " not found: no templates directory was given (--templates DIR)");
+        continue;
+      }
+      if (!library) library.emplace(options_.templates_dir, problems_);
+      std::string why;
+      auto found = library->find(w.name.substr(0, slash), w.name.substr(slash + 1), why);
+      have.insert(w.name);  // one problem or one template, however often it is called
+      if (!found) {
+        yaml_.problem(w.where, w.subject, what + " not found: " + why);
+        continue;
+      }
+      TemplateReader reader(*found->yaml, w.name.substr(0, slash + 1), &wanted_);
+      if (auto t = reader.read(found->node, found->path)) model_.templates.push_back(std::move(*t));
+    }
+  }
+
+  ArgoYaml& yaml_;
+  const ArgoReadOptions& options_;
+  WorkflowModel& model_;
+  std::vector<ModelProblem>* problems_;
+  std::vector<WantedTemplate> wanted_;
+  TemplateReader templates_;
+};
+
+}  // namespace
+
+ArgoWorkflowLoad readArgoWorkflow(std::string_view text, const std::string& file_label,
+                                  const ArgoReadOptions& options) {
+  ArgoWorkflowLoad load;
+  ArgoYaml yaml(file_label, &load.problems);
+  std::vector<YAML::Node> docs = documents(yaml, text);
+  if (docs.empty()) {
+    if (load.problems.empty()) {
+      yaml.problem(SourceRef{file_label, 0, 0}, "",
+                   "the file is empty; expected an Argo Workflow (apiVersion: argoproj.io/v1alpha1)");
+    }
+    return load;
+  }
+  const YAML::Node doc = docs[0];
+  if (docs.size() > 1) {
+    yaml.problem(docs[1], "", "a second YAML document: plugboard runs one workflow per file");
+  }
+  const YAML::Node api = doc.IsMap() ? doc["apiVersion"] : YAML::Node();
+  if (!api.IsScalar() || api.Scalar() != kApiVersion) {
+    yaml.problem(api.IsDefined() ? api : doc, "",
+                 "not an Argo workflow: apiVersion is " +
+                     (api.IsScalar() ? quote(api.Scalar()) : std::string("missing")) +
+                     ", expected argoproj.io/v1alpha1");
+    return load;
+  }
+  const YAML::Node kind = doc["kind"];
+  std::string k = kind.IsScalar() ? kind.Scalar() : "";
+  bool workflow_template = k == "WorkflowTemplate" || k == "ClusterWorkflowTemplate";
+  if (k != "Workflow" && !workflow_template) {
+    yaml.problem(kind.IsDefined() ? kind : doc, "",
+                 "kind " + (k.empty() ? std::string("is missing") : quote(k) + " is not run") +
+                     ": plugboard runs a Workflow, or a WorkflowTemplate from an entry point");
+    return load;
+  }
+  WorkflowModel model;
+  model.file = file_label;
+  model.front_end = "argo";
+  try {
+    DocumentReader reader(yaml, options, model, &load.problems);
+    reader.read(doc, workflow_template);
+  } catch (const YAML::Exception& e) {  // a node of an unexpected shape, read anyway
+    yaml.problem(yaml.at(e.mark), "", "cannot read the workflow here: " + e.msg);
+  }
+  load.model = std::move(model);
+  return load;
+}
+
+ArgoWorkflowLoad loadArgoWorkflow(const std::filesystem::path& path,
+                                  const ArgoReadOptions& options) {
+  auto text = readTextFile(path, "workflow file");
+  if (!text) {
+    ArgoWorkflowLoad load;
+    load.problems.push_back(ModelProblem{SourceRef{path.string(), 0, 0}, "", text.error().message()});
+    return load;
+  }
+  return readArgoWorkflow(*text, path.string(), options);
+}
+
+bool looksLikeArgo(std::string_view text) {
+  try {
+    for (const auto& doc : YAML::LoadAll(std::string(text))) {
+      if (!doc.IsDefined() || doc.IsNull()) continue;
+      if (!doc.IsMap()) return false;
+      const YAML::Node api = doc["apiVersion"];
+      return api.IsScalar() && api.Scalar().rfind("argoproj.io/", 0) == 0;
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return false;
+}
+
+}  // namespace plugboard::core

@@ -1,0 +1,76 @@
+// core/frontends/argo_yaml.h: reading one Argo YAML file with yaml-cpp, keeping where each
+// node was written. Internal to core/frontends (the Argo reader's helpers); not part of
+// its interface. Not thread-safe: one ArgoYaml per file being read.
+#ifndef PLUGBOARD_CORE_FRONTENDS_ARGO_YAML_H_
+#define PLUGBOARD_CORE_FRONTENDS_ARGO_YAML_H_
+
+#include <yaml-cpp/yaml.h>
+
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/workflows/model.h"
+
+namespace plugboard::core::argo {
+
+// A YAML node as JSON: mappings, sequences, and plain scalars typed as YAML 1.1 does
+// (true/false, null, integers, floats); a quoted or block scalar stays a string.
+Json toJson(const YAML::Node& node);
+
+// The fields of one kind of Argo object, as plugboard treats them.
+struct FieldRules {
+  std::initializer_list<std::string_view> read;      // the reader takes these
+  std::initializer_list<std::string_view> accepted;  // no effect on one machine; allowed
+  // Anything else is refused: Argo's fields the model cannot honour name what is missing,
+  // a key Argo does not know either is an unknown field (argo lint is strict too).
+};
+
+class ArgoYaml {
+ public:
+  ArgoYaml(std::string file, std::vector<ModelProblem>* problems)
+      : file_(std::move(file)), problems_(problems) {}
+
+  const std::string& file() const { return file_; }
+  SourceRef at(const YAML::Node& node) const;
+  SourceRef at(const YAML::Mark& mark) const;
+  void problem(const SourceRef& where, const std::string& subject, std::string message);
+  void problem(const YAML::Node& node, const std::string& subject, std::string message) {
+    problem(at(node), subject, std::move(message));
+  }
+
+  // Checks the keys of mapping `node` (at `path`, e.g. "templates.main.container")
+  // against `rules`; a node that is not a mapping is a problem. Returns false then.
+  bool checkFields(const YAML::Node& node, const std::string& path, const std::string& subject,
+                   const FieldRules& rules);
+  // A scalar member as text ("" when absent); a mapping or list there is a problem.
+  std::string text(const YAML::Node& parent, const char* key, const std::string& path,
+                   const std::string& subject);
+  // A scalar member as a whole number; absent: nullopt; not a number: a problem.
+  std::optional<long long> integer(const YAML::Node& parent, const char* key,
+                                   const std::string& path, const std::string& subject);
+  std::optional<bool> boolean(const YAML::Node& parent, const char* key, const std::string& path,
+                              const std::string& subject);
+  // A list member of scalars as text.
+  std::vector<std::string> strings(const YAML::Node& parent, const char* key,
+                                   const std::string& path, const std::string& subject);
+  // A list member ([] when absent); anything else there is a problem.
+  YAML::Node list(const YAML::Node& parent, const char* key, const std::string& path,
+                  const std::string& subject);
+
+ private:
+  std::string file_;
+  std::vector<ModelProblem>* problems_;
+};
+
+// 'text', as messages name things.
+inline std::string quote(const std::string& text) { return "'" + text + "'"; }
+
+// Why plugboard refuses an Argo field, when there is more to say than its name.
+std::string_view refusalReason(std::string_view field);
+
+}  // namespace plugboard::core::argo
+
+#endif  // PLUGBOARD_CORE_FRONTENDS_ARGO_YAML_H_
