@@ -38,8 +38,8 @@ std::vector<std::string> dependsNames(const std::string& depends) {
 
 std::string TemplateReader::calledTemplate(const YAML::Node& node, const std::string& path,
                                            const std::string& subject) {
-  bool by_name = node["template"].IsDefined();
-  const YAML::Node ref = node["templateRef"];
+  bool by_name = member(node, "template").IsDefined();
+  const YAML::Node ref = member(node, "templateRef");
   if (by_name && ref.IsDefined()) {
     yaml_.problem(node, subject, path + ": template and templateRef are exclusive; choose one");
     return "";
@@ -47,7 +47,7 @@ std::string TemplateReader::calledTemplate(const YAML::Node& node, const std::st
   if (by_name) {
     std::string name = yaml_.text(node, "template", path, subject);
     if (name.empty()) return "";
-    want(prefix_ + name, "", node["template"], subject);
+    want(prefix_ + name, "", member(node, "template"), subject);
     return prefix_ + name;
   }
   if (!ref.IsDefined()) {
@@ -116,8 +116,8 @@ void TemplateReader::readDag(const YAML::Node& node, Template& t, const std::str
       yaml_.problem(tasks[i], subject, "dag task name " + quote(call->name) + " is not unique");
       continue;
     }
-    uses_depends |= tasks[i]["depends"].IsDefined();
-    uses_dependencies |= tasks[i]["dependencies"].IsDefined();
+    uses_depends |= member(tasks[i], "depends").IsDefined();
+    uses_dependencies |= member(tasks[i], "dependencies").IsDefined();
     t.tasks.push_back(std::move(*call));
   }
   if (uses_depends && uses_dependencies) {
@@ -164,7 +164,7 @@ void TemplateReader::readDag(const YAML::Node& node, Template& t, const std::str
       target += c;
     } else if (!target.empty()) {
       if (index.count(target) == 0 && target.find("{{") == std::string::npos) {
-        yaml_.problem(node["target"], subject, "target " + quote(target) + " is not defined");
+        yaml_.problem(member(node, "target"), subject, "target " + quote(target) + " is not defined");
       }
       target.clear();
     }
@@ -193,10 +193,10 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
   call.name = name;
   call.where = yaml_.at(node);
   call.template_name = calledTemplate(node, "", subject);
-  const YAML::Node args = node["arguments"];
+  const YAML::Node args = member(node, "arguments");
   if (args.IsDefined() && !args.IsNull() &&
       yaml_.checkFields(args, "arguments", subject, {{"parameters"}, {}})) {
-    for (auto& p : parameters(args["parameters"], "arguments.parameters", subject, true)) {
+    for (auto& p : parameters(member(args, "parameters"), "arguments.parameters", subject, true)) {
       if (!p.value) {
         yaml_.problem(p.where, subject, "arguments.parameters." + p.name + ".value is required");
         continue;
@@ -206,22 +206,22 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
   }
   call.when = yaml_.text(node, "when", "", subject);
   readLoop(node, call, "", subject);
-  const YAML::Node cont = node["continueOn"];
+  const YAML::Node cont = member(node, "continueOn");
   if (cont.IsDefined() && !cont.IsNull() &&
       yaml_.checkFields(cont, "continueOn", subject, {{"failed", "error"}, {}})) {
     call.continue_on_failed = yaml_.boolean(cont, "failed", "continueOn", subject).value_or(false);
     call.continue_on_error = yaml_.boolean(cont, "error", "continueOn", subject).value_or(false);
-    if (dag && node["depends"].IsDefined()) {  // validate.go validateDAG
+    if (dag && member(node, "depends").IsDefined()) {  // validate.go validateDAG
       yaml_.problem(cont, subject,
                     "cannot use 'continueOn' when using 'depends'; use 'TASK.Failed' / 'TASK.Errored'");
     }
   }
   std::string on_exit = yaml_.text(node, "onExit", "", subject);
   if (!on_exit.empty()) {
-    want(prefix_ + on_exit, "", node["onExit"], subject);
+    want(prefix_ + on_exit, "", member(node, "onExit"), subject);
     call.on_exit = prefix_ + on_exit;
   }
-  readHooks(node["hooks"], call, "hooks", subject);
+  readHooks(member(node, "hooks"), call, "hooks", subject);
   if (dag) {
     std::vector<std::string> deps = yaml_.strings(node, "dependencies", "", subject);
     std::string depends = yaml_.text(node, "depends", "", subject);
@@ -238,9 +238,8 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
 
 void TemplateReader::readHooks(const YAML::Node& node, TemplateCall& call,
                                const std::string& path, const std::string& subject) {
-  if (!node.IsDefined() || node.IsNull()) return;
-  if (!yaml_.checkFields(node, path, subject, {{"exit"}, {}})) return;
-  const YAML::Node exit = node["exit"];
+  if (!exitHook(yaml_, node, path, subject)) return;
+  const YAML::Node exit = member(node, "exit");
   if (!yaml_.checkFields(exit, path + ".exit", subject,
                          {{"template", "templateRef", "arguments"}, {}})) {
     return;
@@ -250,10 +249,10 @@ void TemplateReader::readHooks(const YAML::Node& node, TemplateCall& call,
     return;
   }
   call.on_exit = calledTemplate(exit, path + ".exit", subject);
-  const YAML::Node args = exit["arguments"];
+  const YAML::Node args = member(exit, "arguments");
   if (args.IsDefined() && !args.IsNull() &&
       yaml_.checkFields(args, path + ".exit.arguments", subject, {{"parameters"}, {}})) {
-    for (auto& p : parameters(args["parameters"], path + ".exit.arguments.parameters", subject, true)) {
+    for (auto& p : parameters(member(args, "parameters"), path + ".exit.arguments.parameters", subject, true)) {
       if (p.value) call.on_exit_arguments.emplace_back(p.name, *p.value);
     }
   }
@@ -263,10 +262,10 @@ void TemplateReader::readLoop(const YAML::Node& node, TemplateCall& call, const 
                               const std::string& subject) {
   int loops = 0;
   Loop& loop = call.loop;
-  if (node["withItems"].IsDefined()) {
+  if (member(node, "withItems").IsDefined()) {
     ++loops;
     loop.kind = Loop::Kind::kItems;
-    loop.where = yaml_.at(node["withItems"]);
+    loop.where = yaml_.at(member(node, "withItems"));
     const YAML::Node items = yaml_.list(node, "withItems", path, subject);
     loop.items = toJson(items);
     if (!loop.items.is_array()) loop.items = Json::array();
@@ -276,16 +275,16 @@ void TemplateReader::readLoop(const YAML::Node& node, TemplateCall& call, const 
       }
     }
   }
-  if (node["withParam"].IsDefined()) {
+  if (member(node, "withParam").IsDefined()) {
     ++loops;
     loop.kind = Loop::Kind::kParam;
-    loop.where = yaml_.at(node["withParam"]);
+    loop.where = yaml_.at(member(node, "withParam"));
     loop.param = yaml_.text(node, "withParam", path, subject);
   }
-  if (node["withSequence"].IsDefined()) {
+  if (member(node, "withSequence").IsDefined()) {
     ++loops;
     loop.kind = Loop::Kind::kSequence;
-    const YAML::Node seq = node["withSequence"];
+    const YAML::Node seq = member(node, "withSequence");
     loop.where = yaml_.at(seq);
     if (yaml_.checkFields(seq, "withSequence", subject, {{"count", "start", "end", "format"}, {}})) {
       loop.count = yaml_.text(seq, "count", "withSequence", subject);

@@ -71,22 +71,22 @@ std::vector<ParameterDecl> TemplateReader::parameters(const YAML::Node& list,
       continue;
     }
     std::string field = path + "." + decl.name;
-    std::optional<Json> value = anyString(yaml_, p["value"], field + ".value", subject);
+    std::optional<Json> value = anyString(yaml_, member(p, "value"), field + ".value", subject);
     if (fixed_value) {
       decl.value = value;
     } else {
       decl.default_value = value;
     }
-    if (auto d = anyString(yaml_, p["default"], field + ".default", subject)) {
+    if (auto d = anyString(yaml_, member(p, "default"), field + ".default", subject)) {
       if (decl.default_value) {
-        yaml_.problem(p["default"], subject, field + " has both value and default; choose one");
+        yaml_.problem(member(p, "default"), subject, field + " has both value and default; choose one");
       }
       decl.default_value = d;
     }
     decl.enum_values = yaml_.strings(p, "enum", field, subject);
     decl.description = yaml_.text(p, "description", field, subject);
-    if (p["enum"].IsDefined() && decl.enum_values.empty()) {
-      yaml_.problem(p["enum"], subject, field + ".enum should contain at least one value");
+    if (member(p, "enum").IsDefined() && decl.enum_values.empty()) {
+      yaml_.problem(member(p, "enum"), subject, field + ".enum should contain at least one value");
     }
     // validateArgumentsValues: a value given must be one of the enum.
     const std::optional<Json>& given = decl.value ? decl.value : decl.default_value;
@@ -113,17 +113,17 @@ std::optional<Template> TemplateReader::read(const YAML::Node& node, const std::
   t.original = toJson(node);
   yaml_.checkFields(node, "", subject, kTemplateFields);
   if (yaml_.boolean(node, "daemon", "", subject).value_or(false)) {
-    yaml_.problem(node["daemon"], subject, "daemon: not supported: " +
+    yaml_.problem(member(node, "daemon"), subject, "daemon: not supported: " +
                                                std::string(refusalReason("daemon")));
   }
-  const YAML::Node inputs = node["inputs"];
+  const YAML::Node inputs = member(node, "inputs");
   if (inputs.IsDefined() && !inputs.IsNull() &&
       yaml_.checkFields(inputs, "inputs", subject, {{"parameters"}, {}})) {
-    t.inputs = parameters(inputs["parameters"], "inputs.parameters", subject, true);
+    t.inputs = parameters(member(inputs, "parameters"), "inputs.parameters", subject, true);
   }
   if (!readKind(node, t, "", subject)) return std::nullopt;
-  readOutputs(node["outputs"], t, "outputs", subject);
-  readRetry(node["retryStrategy"], t, "retryStrategy", subject);
+  readOutputs(member(node, "outputs"), t, "outputs", subject);
+  readRetry(member(node, "retryStrategy"), t, "retryStrategy", subject);
   readLimits(node, t, "", subject);
   return t;
 }
@@ -136,7 +136,7 @@ bool TemplateReader::readKind(const YAML::Node& node, Template& t, const std::st
                                        "dag",       "resource", "containerSet", "data", "http"};
   std::vector<std::string> kinds;
   for (const char* k : kKinds) {
-    if (node[k].IsDefined()) kinds.push_back(k);
+    if (member(node, k).IsDefined()) kinds.push_back(k);
   }
   if (kinds.empty()) {
     yaml_.problem(node, subject,
@@ -149,7 +149,7 @@ bool TemplateReader::readKind(const YAML::Node& node, Template& t, const std::st
     return false;
   }
   const std::string& kind = kinds[0];
-  const YAML::Node body = node[kind];
+  const YAML::Node body = member(node, kind);
   if (kind == "container" || kind == "script") {
     t.kind = kind == "container" ? Template::Kind::kContainer : Template::Kind::kScript;
     readContainer(body, t, kind == "script", path + kind, subject);
@@ -198,10 +198,10 @@ void TemplateReader::readContainer(const YAML::Node& node, Template& t, bool scr
   c.args = yaml_.strings(node, "args", path, subject);
   c.working_dir = yaml_.text(node, "workingDir", path, subject);
   if (script) {
-    if (!node["source"].IsDefined()) yaml_.problem(node, subject, path + ".source is required");
+    if (!member(node, "source").IsDefined()) yaml_.problem(node, subject, path + ".source is required");
     c.source = yaml_.text(node, "source", path, subject);
-  } else if (node["source"].IsDefined()) {
-    yaml_.problem(node["source"], subject, path + ".source: only script templates have one");
+  } else if (member(node, "source").IsDefined()) {
+    yaml_.problem(member(node, "source"), subject, path + ".source: only script templates have one");
   }
   const YAML::Node env = yaml_.list(node, "env", path, subject);
   for (size_t i = 0; i < env.size(); ++i) {
@@ -234,8 +234,8 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
     }
     std::string field = path + ".parameters." + out.name;
     out.global_name = yaml_.text(p, "globalName", field, subject);
-    const YAML::Node from = p["valueFrom"];
-    bool has_value = p["value"].IsDefined() && !p["value"].IsNull();
+    const YAML::Node from = member(p, "valueFrom");
+    bool has_value = member(p, "value").IsDefined() && !member(p, "value").IsNull();
     bool has_from = from.IsDefined() && !from.IsNull();
     // validate.go validateOutputParameter: exactly one of value and valueFrom.
     if (has_value == has_from) {
@@ -253,7 +253,7 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
                            {{"path", "parameter", "expression", "supplied", "default"}, {}})) {
       continue;
     }
-    if (auto d = anyString(yaml_, from["default"], field + ".valueFrom.default", subject)) {
+    if (auto d = anyString(yaml_, member(from, "default"), field + ".valueFrom.default", subject)) {
       out.default_value = d;
     }
     std::vector<std::pair<OutputParameterDecl::From, const char*>> sources;
@@ -261,7 +261,7 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
                              std::pair{OutputParameterDecl::From::kParameter, "parameter"},
                              std::pair{OutputParameterDecl::From::kExpression, "expression"},
                              std::pair{OutputParameterDecl::From::kSupplied, "supplied"}}) {
-      if (from[key].IsDefined()) sources.emplace_back(kind, key);
+      if (member(from, key).IsDefined()) sources.emplace_back(kind, key);
     }
     if (sources.size() != 1) {
       yaml_.problem(from, subject,
@@ -301,7 +301,7 @@ void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::s
   }
   RetryStrategy r;
   r.where = yaml_.at(node);
-  if (node["limit"].IsDefined() && !node["limit"].IsNull()) {
+  if (member(node, "limit").IsDefined() && !member(node, "limit").IsNull()) {
     r.limit = yaml_.text(node, "limit", path, subject);
   }
   std::string policy = yaml_.text(node, "retryPolicy", path, subject);
@@ -315,10 +315,10 @@ void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::s
   } else if (policy.empty() || policy == "OnFailure") {
     r.policy = RetryStrategy::Policy::kOnFailure;
   } else {
-    yaml_.problem(node["retryPolicy"], subject, policy + " is not a valid RetryPolicy");
+    yaml_.problem(member(node, "retryPolicy"), subject, policy + " is not a valid RetryPolicy");
   }
   r.expression = yaml_.text(node, "expression", path, subject);
-  const YAML::Node backoff = node["backoff"];
+  const YAML::Node backoff = member(node, "backoff");
   if (backoff.IsDefined() && !backoff.IsNull() &&
       yaml_.checkFields(backoff, path + ".backoff", subject,
                         {{"duration", "factor", "maxDuration", "cap"}, {}})) {
@@ -327,7 +327,7 @@ void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::s
       if (text.empty()) return std::nullopt;
       auto d = parseDuration(text);  // Backoff.Duration: "default unit is seconds"
       if (!d) {
-        yaml_.problem(backoff[key], subject,
+        yaml_.problem(member(backoff, key), subject,
                       path + ".backoff." + key + ": " + quote(text) + " is not a duration");
         return std::nullopt;
       }
@@ -338,9 +338,9 @@ void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::s
     r.max_backoff = duration("cap");
     std::string factor = yaml_.text(backoff, "factor", path + ".backoff", subject);
     if (!factor.empty()) {
-      Json f = toJson(backoff["factor"]);
+      Json f = toJson(member(backoff, "factor"));
       if (!f.is_number() || f.get<double>() < 1) {
-        yaml_.problem(backoff["factor"], subject, path + ".backoff.factor must be a number >= 1");
+        yaml_.problem(member(backoff, "factor"), subject, path + ".backoff.factor must be a number >= 1");
       } else {
         r.factor = f.get<double>();
       }
@@ -357,15 +357,15 @@ void TemplateReader::readLimits(const YAML::Node& node, Template& t, const std::
     // validate.go: "%s template doesn't support timeout field"; a bare number is not a
     // duration there ("invalid duration format in timeout").
     if (!leaf) {
-      yaml_.problem(node["timeout"], subject, "timeout: only leaf templates take one");
+      yaml_.problem(member(node, "timeout"), subject, "timeout: only leaf templates take one");
     } else if (t.timeout.find_first_not_of("0123456789") == std::string::npos) {
-      yaml_.problem(node["timeout"], subject, "timeout: " + quote(t.timeout) +
+      yaml_.problem(member(node, "timeout"), subject, "timeout: " + quote(t.timeout) +
                                                   " is not a duration (write e.g. \"30s\")");
     } else if (t.timeout.find("{{") == std::string::npos && !parseDuration(t.timeout)) {
-      yaml_.problem(node["timeout"], subject, "timeout: " + quote(t.timeout) + " is not a duration");
+      yaml_.problem(member(node, "timeout"), subject, "timeout: " + quote(t.timeout) + " is not a duration");
     }
   }
-  const YAML::Node deadline = node["activeDeadlineSeconds"];
+  const YAML::Node deadline = member(node, "activeDeadlineSeconds");
   if (deadline.IsDefined() && !deadline.IsNull()) {
     Json v = deadline.IsScalar() ? toJson(deadline) : Json();
     if (!leaf) {  // validate.go: "activeDeadlineSeconds is only valid for leaf templates"
@@ -382,9 +382,9 @@ void TemplateReader::readLimits(const YAML::Node& node, Template& t, const std::
   }
   if (auto p = yaml_.integer(node, "parallelism", path, subject)) {
     if (leaf) {  // validate.go: "parallelism is only valid for steps and dag templates"
-      yaml_.problem(node["parallelism"], subject, "parallelism is only valid for steps and dag templates");
+      yaml_.problem(member(node, "parallelism"), subject, "parallelism is only valid for steps and dag templates");
     } else if (*p < 0) {
-      yaml_.problem(node["parallelism"], subject, "parallelism must not be negative");
+      yaml_.problem(member(node, "parallelism"), subject, "parallelism must not be negative");
     } else {
       t.parallelism = static_cast<int>(*p);
     }

@@ -19,6 +19,7 @@ namespace {
 
 using argo::ArgoYaml;
 using argo::FieldRules;
+using argo::member;
 using argo::quote;
 using argo::TemplateReader;
 using argo::WantedTemplate;
@@ -73,10 +74,10 @@ class TemplateLibrary {
       return std::nullopt;
     }
     const YAML::Node& doc = it->second.second;
-    const YAML::Node templates = doc["spec"]["templates"];
+    const YAML::Node templates = member(member(doc, "spec"), "templates");
     for (size_t i = 0; templates.IsSequence() && i < templates.size(); ++i) {
       const YAML::Node t = templates[i];
-      if (t.IsMap() && t["name"].IsScalar() && t["name"].Scalar() == name) {
+      if (t.IsMap() && member(t, "name").IsScalar() && member(t, "name").Scalar() == name) {
         return Found{it->second.first, t, "spec.templates[" + std::to_string(i) + "]"};
       }
     }
@@ -109,10 +110,10 @@ class TemplateLibrary {
         continue;
       }
       for (const auto& doc : documents(yaml, *text)) {
-        if (!doc.IsMap() || !doc["kind"].IsScalar() || !doc["metadata"].IsMap()) continue;
-        const std::string kind = doc["kind"].Scalar();
+        if (!doc.IsMap() || !member(doc, "kind").IsScalar() || !member(doc, "metadata").IsMap()) continue;
+        const std::string kind = member(doc, "kind").Scalar();
         if (kind != "WorkflowTemplate" && kind != "ClusterWorkflowTemplate") continue;
-        const YAML::Node name = doc["metadata"]["name"];
+        const YAML::Node name = member(member(doc, "metadata"), "name");
         if (!name.IsScalar()) continue;
         if (!wfts_.emplace(name.Scalar(), std::pair{&yaml, doc}).second) {
           yaml.problem(doc, "", "WorkflowTemplate " + quote(name.Scalar()) +
@@ -139,8 +140,8 @@ class DocumentReader {
 
   void read(const YAML::Node& doc, bool workflow_template) {
     yaml_.checkFields(doc, "", "", {{"apiVersion", "kind", "metadata", "spec"}, {}});
-    readMetadata(doc["metadata"], workflow_template);
-    const YAML::Node spec = doc["spec"];
+    readMetadata(member(doc, "metadata"), workflow_template);
+    const YAML::Node spec = member(doc, "spec");
     if (!spec.IsDefined() || spec.IsNull()) {
       yaml_.problem(doc, "", "spec is missing");
       return;
@@ -166,7 +167,7 @@ class DocumentReader {
       yaml_.problem(meta, "", workflow_template ? "metadata.name is required"
                                                 : "metadata.name or metadata.generateName is required");
     }
-    const YAML::Node labels = meta["labels"];
+    const YAML::Node labels = member(meta, "labels");
     if (labels.IsDefined() && !labels.IsNull()) {
       model_.labels = argo::toJson(labels);
       if (!model_.labels.is_object()) {
@@ -174,9 +175,9 @@ class DocumentReader {
         model_.labels = Json::object();
       }
     }
-    const YAML::Node annotations = meta["annotations"];
+    const YAML::Node annotations = member(meta, "annotations");
     if (annotations.IsMap()) {
-      const YAML::Node d = annotations["workflows.argoproj.io/description"];
+      const YAML::Node d = member(annotations, "workflows.argoproj.io/description");
       if (d.IsScalar()) model_.description = d.Scalar();
     }
   }
@@ -186,7 +187,11 @@ class DocumentReader {
     std::set<std::string> names;
     for (size_t i = 0; i < list.size(); ++i) {
       auto t = templates_.read(list[i], "spec.templates[" + std::to_string(i) + "]");
-      if (!t) continue;
+      if (!t) {  // refused, with a problem: its callers are not told it is undefined too
+        const YAML::Node name = member(list[i], "name");
+        if (name.IsDefined() && name.IsScalar()) refused_.insert(name.Scalar());
+        continue;
+      }
       if (!names.insert(t->name).second) {  // validate.go validateTemplates
         yaml_.problem(list[i], "template " + quote(t->name), "template name is not unique");
         continue;
@@ -203,24 +208,23 @@ class DocumentReader {
                                   : "spec.entrypoint is required");
     } else {
       wanted_.push_back(WantedTemplate{model_.entrypoint, "",
-                                       yaml_.at(spec["entrypoint"].IsDefined() ? spec["entrypoint"] : spec),
+                                       yaml_.at(member(spec, "entrypoint").IsDefined() ? member(spec, "entrypoint") : spec),
                                        "spec.entrypoint"});
     }
 
-    const YAML::Node args = spec["arguments"];
+    const YAML::Node args = member(spec, "arguments");
     if (args.IsDefined() && !args.IsNull() &&
         yaml_.checkFields(args, "spec.arguments", "", {{"parameters"}, {}})) {
-      model_.parameters = templates_.parameters(args["parameters"], "spec.arguments.parameters", "", false);
+      model_.parameters = templates_.parameters(member(args, "parameters"), "spec.arguments.parameters", "", false);
     }
 
     model_.on_exit = yaml_.text(spec, "onExit", "spec", "");
     if (!model_.on_exit.empty()) {
-      wanted_.push_back(WantedTemplate{model_.on_exit, "", yaml_.at(spec["onExit"]), "spec.onExit"});
+      wanted_.push_back(WantedTemplate{model_.on_exit, "", yaml_.at(member(spec, "onExit")), "spec.onExit"});
     }
-    const YAML::Node hooks = spec["hooks"];
-    if (hooks.IsDefined() && !hooks.IsNull() &&
-        yaml_.checkFields(hooks, "spec.hooks", "", {{"exit"}, {}})) {
-      const YAML::Node exit = hooks["exit"];
+    const YAML::Node hooks = member(spec, "hooks");
+    if (argo::exitHook(yaml_, hooks, "spec.hooks", "")) {
+      const YAML::Node exit = member(hooks, "exit");
       if (yaml_.checkFields(exit, "spec.hooks.exit", "", {{"template", "templateRef"}, {}})) {
         // Argo's operator runs spec.hooks.exit as it runs spec.onExit (workflow/controller/hooks.go).
         if (!model_.on_exit.empty()) {
@@ -233,7 +237,7 @@ class DocumentReader {
 
     if (auto p = yaml_.integer(spec, "parallelism", "spec", "")) {
       if (*p < 0) {
-        yaml_.problem(spec["parallelism"], "", "spec.parallelism must not be negative");
+        yaml_.problem(member(spec, "parallelism"), "", "spec.parallelism must not be negative");
       } else {
         model_.parallelism = static_cast<int>(*p);
       }
@@ -241,12 +245,12 @@ class DocumentReader {
     if (auto d = yaml_.integer(spec, "activeDeadlineSeconds", "spec", "")) {
       auto deadline = durationFromSeconds(*d);
       if (*d <= 0 || !deadline) {
-        yaml_.problem(spec["activeDeadlineSeconds"], "", "spec.activeDeadlineSeconds must be a positive integer > 0");
+        yaml_.problem(member(spec, "activeDeadlineSeconds"), "", "spec.activeDeadlineSeconds must be a positive integer > 0");
       } else {
         model_.active_deadline = *deadline;
       }
     }
-    readExecutorPlugins(spec["executorPlugins"]);
+    readExecutorPlugins(member(spec, "executorPlugins"));
   }
 
   // spec.executorPlugins (Argo v4.1, workflow_types.go ExecutorPlugin): each becomes the
@@ -261,27 +265,27 @@ class DocumentReader {
       const YAML::Node p = list[i];
       std::string at = "spec.executorPlugins[" + std::to_string(i) + "]";
       if (!yaml_.checkFields(p, at, "", {{"metadata", "spec"}, {}})) continue;
-      const YAML::Node name = p["metadata"]["name"];
-      const YAML::Node container = p["spec"]["sidecar"]["container"];
+      const YAML::Node name = member(member(p, "metadata"), "name");
+      const YAML::Node container = member(member(member(p, "spec"), "sidecar"), "container");
       if (!name.IsScalar() || name.Scalar().empty()) {
         yaml_.problem(p, "", at + ".metadata.name is required");
         continue;
       }
-      if (!container.IsMap() || !container["image"].IsScalar()) {
+      if (!container.IsMap() || !member(container, "image").IsScalar()) {
         yaml_.problem(p, "", at + ".spec.sidecar.container with an image is required");
         continue;
       }
       model_.executor_plugins.push_back(Json{{"apiVersion", kApiVersion},
                                              {"kind", "ExecutorPlugin"},
-                                             {"metadata", argo::toJson(p["metadata"])},
-                                             {"spec", argo::toJson(p["spec"])}});
+                                             {"metadata", argo::toJson(member(p, "metadata"))},
+                                             {"spec", argo::toJson(member(p, "spec"))}});
     }
   }
 
   // Every template named by a call must be in the model: the workflow's own, or one a
   // templateRef (or a call inside such a template) brings from the templates directory.
   void resolve() {
-    std::set<std::string> have;
+    std::set<std::string> have = refused_;
     for (const auto& t : model_.templates) have.insert(t.name);
     std::optional<TemplateLibrary> library;
     for (size_t i = 0; i < wanted_.size(); ++i) {
@@ -317,6 +321,7 @@ class DocumentReader {
   WorkflowModel& model_;
   std::vector<ModelProblem>* problems_;
   std::vector<WantedTemplate> wanted_;
+  std::set<std::string> refused_;  // templates read with a problem, left out of the model
   TemplateReader templates_;
 };
 
@@ -338,7 +343,7 @@ ArgoWorkflowLoad readArgoWorkflow(std::string_view text, const std::string& file
   if (docs.size() > 1) {
     yaml.problem(docs[1], "", "a second YAML document: plugboard runs one workflow per file");
   }
-  const YAML::Node api = doc.IsMap() ? doc["apiVersion"] : YAML::Node();
+  const YAML::Node api = member(doc, "apiVersion");
   if (!api.IsScalar() || api.Scalar() != kApiVersion) {
     yaml.problem(api.IsDefined() ? api : doc, "",
                  "not an Argo workflow: apiVersion is " +
@@ -346,7 +351,7 @@ ArgoWorkflowLoad readArgoWorkflow(std::string_view text, const std::string& file
                      ", expected argoproj.io/v1alpha1");
     return load;
   }
-  const YAML::Node kind = doc["kind"];
+  const YAML::Node kind = member(doc, "kind");
   std::string k = kind.IsScalar() ? kind.Scalar() : "";
   bool workflow_template = k == "WorkflowTemplate" || k == "ClusterWorkflowTemplate";
   if (k != "Workflow" && !workflow_template) {
@@ -384,7 +389,7 @@ bool looksLikeArgo(std::string_view text) {
     for (const auto& doc : YAML::LoadAll(std::string(text))) {
       if (!doc.IsDefined() || doc.IsNull()) continue;
       if (!doc.IsMap()) return false;
-      const YAML::Node api = doc["apiVersion"];
+      const YAML::Node api = member(doc, "apiVersion");
       return api.IsScalar() && api.Scalar().rfind("argoproj.io/", 0) == 0;
     }
   } catch (const YAML::Exception&) {

@@ -31,6 +31,12 @@ std::optional<double> realNumber(const std::string& text) {
 
 }  // namespace
 
+YAML::Node member(const YAML::Node& node, const std::string& key) {
+  if (!node.IsDefined() || !node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node found = node[key];
+  return found.IsDefined() ? found : YAML::Node(YAML::NodeType::Undefined);
+}
+
 Json toJson(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
@@ -99,7 +105,7 @@ bool ArgoYaml::checkFields(const YAML::Node& node, const std::string& path,
 
 std::string ArgoYaml::text(const YAML::Node& parent, const char* key, const std::string& path,
                            const std::string& subject) {
-  const YAML::Node n = parent[key];
+  const YAML::Node n = member(parent, key);
   if (!n.IsDefined() || n.IsNull()) return "";
   if (!n.IsScalar()) {
     problem(n, subject, path + "." + key + " must be a string");
@@ -110,7 +116,7 @@ std::string ArgoYaml::text(const YAML::Node& parent, const char* key, const std:
 
 std::optional<long long> ArgoYaml::integer(const YAML::Node& parent, const char* key,
                                            const std::string& path, const std::string& subject) {
-  const YAML::Node n = parent[key];
+  const YAML::Node n = member(parent, key);
   if (!n.IsDefined() || n.IsNull()) return std::nullopt;
   std::optional<long long> v = n.IsScalar() ? wholeNumber(n.Scalar()) : std::nullopt;
   if (!v) problem(n, subject, path + "." + key + " must be a whole number");
@@ -119,7 +125,7 @@ std::optional<long long> ArgoYaml::integer(const YAML::Node& parent, const char*
 
 std::optional<bool> ArgoYaml::boolean(const YAML::Node& parent, const char* key,
                                       const std::string& path, const std::string& subject) {
-  const YAML::Node n = parent[key];
+  const YAML::Node n = member(parent, key);
   if (!n.IsDefined() || n.IsNull()) return std::nullopt;
   Json v = n.IsScalar() ? toJson(n) : Json();
   if (!v.is_boolean()) {
@@ -145,13 +151,33 @@ std::vector<std::string> ArgoYaml::strings(const YAML::Node& parent, const char*
 
 YAML::Node ArgoYaml::list(const YAML::Node& parent, const char* key, const std::string& path,
                           const std::string& subject) {
-  const YAML::Node n = parent[key];
+  const YAML::Node n = member(parent, key);
   if (!n.IsDefined() || n.IsNull()) return YAML::Node(YAML::NodeType::Sequence);
   if (!n.IsSequence()) {
     problem(n, subject, path + "." + key + " must be a list");
     return YAML::Node(YAML::NodeType::Sequence);
   }
   return n;
+}
+
+bool exitHook(ArgoYaml& yaml, const YAML::Node& hooks, const std::string& path,
+              const std::string& subject) {
+  if (!hooks.IsDefined() || hooks.IsNull()) return false;
+  if (!hooks.IsMap()) {
+    yaml.problem(hooks, subject, path + " must be a mapping");
+    return false;
+  }
+  bool exit = false;
+  for (const auto& kv : hooks) {
+    if (kv.first.Scalar() == "exit") {
+      exit = true;
+    } else {
+      yaml.problem(yaml.at(kv.first.Mark()), subject,
+                   path + "." + kv.first.Scalar() +
+                       ": not supported: hooks run on an expression are not run; only `exit`");
+    }
+  }
+  return exit;
 }
 
 std::string_view refusalReason(std::string_view field) {
@@ -199,7 +225,6 @@ std::string_view refusalReason(std::string_view field) {
       {"configMapKeyRef", "ConfigMaps need a cluster"},
       {"exitCode", "outputs.exitCode is set by the run, not written in a template"},
       {"result", "outputs.result is set by the run, not written in a template"},
-      {"expression", "lifecycle hooks with an expression are not run; only `exit`"},
   };
   for (const auto& [name, reason] : kReasons) {
     if (name == field) return reason;

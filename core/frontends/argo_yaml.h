@@ -16,6 +16,11 @@
 
 namespace plugboard::core::argo {
 
+// The member `key` of mapping `node`; an undefined node when `node` is not a mapping or
+// has no such member. (yaml-cpp's own lookup gives an "invalid" node there, and every use
+// of one throws.)
+YAML::Node member(const YAML::Node& node, const std::string& key);
+
 // A YAML node as JSON: mappings, sequences, and plain scalars typed as YAML 1.1 does
 // (true/false, null, integers, floats); a quoted or block scalar stays a string.
 Json toJson(const YAML::Node& node);
@@ -67,6 +72,11 @@ class ArgoYaml {
 
 // 'text', as messages name things.
 inline std::string quote(const std::string& text) { return "'" + text + "'"; }
+
+// True when `hooks` (Argo's LifecycleHooks at `path`) has an `exit` hook; every other
+// hook (run on an expression) is refused, each by name.
+bool exitHook(ArgoYaml& yaml, const YAML::Node& hooks, const std::string& path,
+              const std::string& subject);
 
 // Why plugboard refuses an Argo field, when there is more to say than its name.
 std::string_view refusalReason(std::string_view field);
