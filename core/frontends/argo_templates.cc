@@ -4,6 +4,7 @@
 #include "core/frontends/argo_templates.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "core/base/duration.h"
 
@@ -15,7 +16,7 @@ namespace {
 const FieldRules kTemplateFields{
     {"name", "inputs", "outputs", "container", "script", "plugin", "suspend", "steps", "dag",
      "retryStrategy", "timeout", "activeDeadlineSeconds", "parallelism", "failFast", "daemon"},
-    {"metadata", "nodeSelector", "affinity", "tolerations", "schedulerName", "priorityClassName",
+    {"metadata", "annotations", "nodeSelector", "affinity", "tolerations", "schedulerName", "priorityClassName",
      "serviceAccountName", "automountServiceAccountToken", "securityContext", "executor",
      "pendingTimeout", "podResources"}};
 
@@ -338,11 +339,13 @@ void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::s
     r.max_backoff = duration("cap");
     std::string factor = yaml_.text(backoff, "factor", path + ".backoff", subject);
     if (!factor.empty()) {
-      Json f = toJson(member(backoff, "factor"));
-      if (!f.is_number() || f.get<double>() < 1) {
+      // IntOrString: 2 or "2".
+      char* end = nullptr;
+      double f = std::strtod(factor.c_str(), &end);
+      if (end != factor.c_str() + factor.size() || !(f >= 1)) {
         yaml_.problem(member(backoff, "factor"), subject, path + ".backoff.factor must be a number >= 1");
       } else {
-        r.factor = f.get<double>();
+        r.factor = f;
       }
     }
   }

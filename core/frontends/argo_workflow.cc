@@ -73,16 +73,30 @@ class TemplateLibrary {
       why = "no WorkflowTemplate named " + quote(wft) + " in " + dir_.string();
       return std::nullopt;
     }
-    const YAML::Node& doc = it->second.second;
-    const YAML::Node templates = member(member(doc, "spec"), "templates");
+    // A WorkflowTemplate and a ClusterWorkflowTemplate may share a name (Argo keeps them
+    // apart by clusterScope); the namespaced one is taken first, as the file names both.
+    std::vector<const Defined*> defs;
+    for (bool cluster : {false, true}) {
+      for (const auto& d : it->second) {
+        if (d.cluster == cluster) defs.push_back(&d);
+      }
+      if (!defs.empty()) break;
+    }
+    if (defs.size() > 1) {
+      why = "WorkflowTemplate " + quote(wft) + " is defined twice, in " + defs[0]->yaml->file() +
+            " and " + defs[1]->yaml->file();
+      return std::nullopt;
+    }
+    const YAML::Node templates = member(member(defs[0]->doc, "spec"), "templates");
     for (size_t i = 0; templates.IsSequence() && i < templates.size(); ++i) {
       const YAML::Node t = templates[i];
-      if (t.IsMap() && member(t, "name").IsScalar() && member(t, "name").Scalar() == name) {
-        return Found{it->second.first, t, "spec.templates[" + std::to_string(i) + "]"};
+      const YAML::Node n = member(t, "name");
+      if (n.IsDefined() && n.IsScalar() && n.Scalar() == name) {
+        return Found{defs[0]->yaml, t, "spec.templates[" + std::to_string(i) + "]"};
       }
     }
-    why = "WorkflowTemplate " + quote(wft) + " (" + it->second.first->file() +
-          ") has no template " + quote(name);
+    why = "WorkflowTemplate " + quote(wft) + " (" + defs[0]->yaml->file() + ") has no template " +
+          quote(name);
     return std::nullopt;
   }
 
@@ -92,7 +106,7 @@ class TemplateLibrary {
     loaded_ = true;
     std::error_code ec;
     std::vector<std::filesystem::path> files;
-    for (const auto& entry : std::filesystem::directory_iterator(dir_, ec)) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_, ec)) {
       auto ext = entry.path().extension();
       if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml")) files.push_back(entry.path());
     }
@@ -110,24 +124,25 @@ class TemplateLibrary {
         continue;
       }
       for (const auto& doc : documents(yaml, *text)) {
-        if (!doc.IsMap() || !member(doc, "kind").IsScalar() || !member(doc, "metadata").IsMap()) continue;
-        const std::string kind = member(doc, "kind").Scalar();
-        if (kind != "WorkflowTemplate" && kind != "ClusterWorkflowTemplate") continue;
+        const YAML::Node kind = member(doc, "kind");
         const YAML::Node name = member(member(doc, "metadata"), "name");
-        if (!name.IsScalar()) continue;
-        if (!wfts_.emplace(name.Scalar(), std::pair{&yaml, doc}).second) {
-          yaml.problem(doc, "", "WorkflowTemplate " + quote(name.Scalar()) +
-                                    " is defined twice in " + dir_.string());
-        }
+        if (!kind.IsDefined() || !kind.IsScalar() || !name.IsDefined() || !name.IsScalar()) continue;
+        if (kind.Scalar() != "WorkflowTemplate" && kind.Scalar() != "ClusterWorkflowTemplate") continue;
+        wfts_[name.Scalar()].push_back(Defined{&yaml, doc, kind.Scalar() != "WorkflowTemplate"});
       }
     }
   }
 
+  struct Defined {
+    ArgoYaml* yaml;
+    YAML::Node doc;
+    bool cluster;
+  };
   std::filesystem::path dir_;
   std::vector<ModelProblem>* problems_;
   bool loaded_ = false;
   std::deque<ArgoYaml> files_;
-  std::map<std::string, std::pair<ArgoYaml*, YAML::Node>> wfts_;
+  std::map<std::string, std::vector<Defined>> wfts_;
 };
 
 // Reads one Argo document (a mapping whose apiVersion and kind were checked).

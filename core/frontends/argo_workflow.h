@@ -31,7 +31,7 @@ struct ArgoReadOptions {
   // The template to start from. A Workflow: overrides spec.entrypoint when set. A
   // WorkflowTemplate: required unless its spec names one (Argo's `--entrypoint`).
   std::string entrypoint;
-  // Where the WorkflowTemplates of `templateRef`s are (*.yaml, *.yml, one or more
+  // Where the WorkflowTemplates of `templateRef`s are (*.yaml, *.yml in it and below, one or more
   // documents each); empty: a templateRef is a problem.
   std::filesystem::path templates_dir;
 };
