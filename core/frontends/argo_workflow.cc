@@ -241,7 +241,7 @@ class DocumentReader {
     if (argo::exitHook(yaml_, hooks, "spec.hooks", "")) {
       const YAML::Node exit = member(hooks, "exit");
       if (yaml_.checkFields(exit, "spec.hooks.exit", "", {{"template", "templateRef"}, {}})) {
-        // Argo's operator runs spec.hooks.exit as it runs spec.onExit (workflow/controller/hooks.go).
+        // Argo runs spec.hooks.exit as spec.onExit (workflow_types.go GetExitHook).
         if (!model_.on_exit.empty()) {
           yaml_.problem(exit, "", "spec.onExit and spec.hooks.exit are exclusive; choose one");
         } else {
