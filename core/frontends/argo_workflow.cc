@@ -30,7 +30,7 @@ constexpr const char* kApiVersion = "argoproj.io/v1alpha1";
 // a cluster (accepted, no effect on one machine).
 const FieldRules kSpecFields{
     {"templates", "entrypoint", "arguments", "onExit", "hooks", "parallelism",
-     "activeDeadlineSeconds", "executorPlugins"},
+     "activeDeadlineSeconds", "executorPlugins", "workflowTemplateRef"},
     {"serviceAccountName", "automountServiceAccountToken", "executor", "nodeSelector", "affinity",
      "tolerations", "imagePullSecrets", "dnsPolicy", "dnsConfig", "ttlStrategy", "priority",
      "schedulerName", "podGC", "podPriorityClassName", "securityContext", "podDisruptionBudget",
@@ -66,6 +66,26 @@ class TemplateLibrary {
     std::string path;
   };
   // Workflow template `wft`'s template `name`; nullopt with `why` set when there is none.
+  // The WorkflowTemplate (`cluster`: ClusterWorkflowTemplate) named `wft`, as a document.
+  std::optional<Found> findDocument(const std::string& wft, bool cluster, std::string& why) {
+    load();
+    auto it = wfts_.find(wft);
+    std::vector<const Defined*> defs;
+    if (it != wfts_.end()) {
+      for (const auto& d : it->second) {
+        if (d.cluster == cluster) defs.push_back(&d);
+      }
+    }
+    std::string kind = cluster ? "ClusterWorkflowTemplate " : "WorkflowTemplate ";
+    if (defs.size() != 1) {
+      why = defs.empty() ? "no " + kind + "named " + quote(wft) + " in " + dir_.string()
+                         : kind + quote(wft) + " is defined twice, in " + defs[0]->yaml->file() +
+                               " and " + defs[1]->yaml->file();
+      return std::nullopt;
+    }
+    return Found{defs[0]->yaml, defs[0]->doc, ""};
+  }
+
   std::optional<Found> find(const std::string& wft, const std::string& name, std::string& why) {
     load();
     auto it = wfts_.find(wft);
@@ -162,7 +182,20 @@ class DocumentReader {
       return;
     }
     if (!yaml_.checkFields(spec, "spec", "", kSpecFields)) return;
-    readSpec(spec, workflow_template);
+    const YAML::Node ref = member(spec, "workflowTemplateRef");
+    bool referenced = ref.IsDefined() && !ref.IsNull();
+    if (referenced && !readReferencedSpec(ref, spec)) return;
+    readSpec(yaml_, templates_, spec, !referenced);
+    std::string& entry = model_.entrypoint;
+    if (!options_.entrypoint.empty()) entry = options_.entrypoint;
+    if (entry.empty()) {
+      yaml_.problem(spec, "", workflow_template
+                                  ? "a WorkflowTemplate needs an entry point: give one (--entrypoint) or set spec.entrypoint"
+                                  : "spec.entrypoint is required");
+    } else {
+      const YAML::Node at = member(spec, "entrypoint");
+      wanted_.push_back(WantedTemplate{entry, "", yaml_.at(at.IsDefined() ? at : spec), "spec.entrypoint"});
+    }
     resolve();
   }
 
@@ -197,97 +230,103 @@ class DocumentReader {
     }
   }
 
-  void readSpec(const YAML::Node& spec, bool workflow_template) {
-    const YAML::Node list = yaml_.list(spec, "templates", "spec", "");
+  // Reads `spec` of `yaml`'s file over what the model holds: a Workflow's spec over the
+  // WorkflowTemplate its workflowTemplateRef names (Argo joins them so: the workflow's
+  // fields win, arguments by name; workflow/util JoinWorkflowSpec).
+  void readSpec(ArgoYaml& yaml, TemplateReader& reader, const YAML::Node& spec,
+                bool templates_required) {
+    const YAML::Node list = yaml.list(spec, "templates", "spec", "");
     std::set<std::string> names;
+    for (const auto& t : model_.templates) names.insert(t.name);
     for (size_t i = 0; i < list.size(); ++i) {
-      auto t = templates_.read(list[i], "spec.templates[" + std::to_string(i) + "]");
+      auto t = reader.read(list[i], "spec.templates[" + std::to_string(i) + "]");
       if (!t) {  // refused, with a problem: its callers are not told it is undefined too
         const YAML::Node name = member(list[i], "name");
         if (name.IsDefined() && name.IsScalar()) refused_.insert(name.Scalar());
         continue;
       }
       if (!names.insert(t->name).second) {  // validate.go validateTemplates
-        yaml_.problem(list[i], "template " + quote(t->name), "template name is not unique");
+        yaml.problem(list[i], "template " + quote(t->name), "template name is not unique");
         continue;
       }
       model_.templates.push_back(std::move(*t));
     }
-    if (list.size() == 0) yaml_.problem(spec, "", "spec.templates is empty");
+    if (list.size() == 0 && templates_required) yaml.problem(spec, "", "spec.templates is empty");
 
-    model_.entrypoint = yaml_.text(spec, "entrypoint", "spec", "");
-    if (!options_.entrypoint.empty()) model_.entrypoint = options_.entrypoint;
-    if (model_.entrypoint.empty()) {
-      yaml_.problem(spec, "", workflow_template
-                                  ? "a WorkflowTemplate needs an entry point: give one (--entrypoint) or set spec.entrypoint"
-                                  : "spec.entrypoint is required");
-    } else {
-      wanted_.push_back(WantedTemplate{model_.entrypoint, "",
-                                       yaml_.at(member(spec, "entrypoint").IsDefined() ? member(spec, "entrypoint") : spec),
-                                       "spec.entrypoint"});
-    }
+    std::string entry = yaml.text(spec, "entrypoint", "spec", "");
+    if (!entry.empty()) model_.entrypoint = entry;
 
     const YAML::Node args = member(spec, "arguments");
     if (args.IsDefined() && !args.IsNull() &&
-        yaml_.checkFields(args, "spec.arguments", "", {{"parameters"}, {}})) {
-      model_.parameters = templates_.parameters(member(args, "parameters"), "spec.arguments.parameters", "", false);
-    }
-
-    model_.on_exit = yaml_.text(spec, "onExit", "spec", "");
-    if (!model_.on_exit.empty()) {
-      wanted_.push_back(WantedTemplate{model_.on_exit, "", yaml_.at(member(spec, "onExit")), "spec.onExit"});
-    }
-    const YAML::Node hooks = member(spec, "hooks");
-    if (argo::exitHook(yaml_, hooks, "spec.hooks", "")) {
-      const YAML::Node exit = member(hooks, "exit");
-      if (yaml_.checkFields(exit, "spec.hooks.exit", "", {{"template", "templateRef"}, {}})) {
-        // Argo runs spec.hooks.exit as spec.onExit (workflow_types.go GetExitHook).
-        if (!model_.on_exit.empty()) {
-          yaml_.problem(exit, "", "spec.onExit and spec.hooks.exit are exclusive; choose one");
-        } else {
-          model_.on_exit = templates_.calledTemplate(exit, "spec.hooks.exit", "");
+        yaml.checkFields(args, "spec.arguments", "", {{"parameters"}, {}})) {
+      for (auto& p : reader.parameters(member(args, "parameters"), "spec.arguments.parameters", "", false)) {
+        auto same = std::find_if(model_.parameters.begin(), model_.parameters.end(),
+                                 [&](const ParameterDecl& d) { return d.name == p.name; });
+        if (same == model_.parameters.end()) {
+          model_.parameters.push_back(std::move(p));
+        } else if (p.default_value) {
+          same->default_value = p.default_value;
+          same->where = p.where;
         }
       }
     }
 
-    if (auto p = yaml_.integer(spec, "parallelism", "spec", "")) {
+    std::string on_exit = yaml.text(spec, "onExit", "spec", "");
+    if (!on_exit.empty()) {
+      model_.on_exit = on_exit;
+      wanted_.push_back(WantedTemplate{on_exit, "", yaml.at(member(spec, "onExit")), "spec.onExit"});
+    }
+    const YAML::Node hooks = member(spec, "hooks");
+    if (argo::exitHook(yaml_, hooks, "spec.hooks", "")) {
+      const YAML::Node exit = member(hooks, "exit");
+      if (yaml.checkFields(exit, "spec.hooks.exit", "", {{"template", "templateRef"}, {}})) {
+        // Argo runs spec.hooks.exit as spec.onExit (workflow_types.go GetExitHook).
+        if (!on_exit.empty()) {
+          yaml.problem(exit, "", "spec.onExit and spec.hooks.exit are exclusive; choose one");
+        } else {
+          model_.on_exit = reader.calledTemplate(exit, "spec.hooks.exit", "");
+        }
+      }
+    }
+
+    if (auto p = yaml.integer(spec, "parallelism", "spec", "")) {
       if (*p < 0) {
-        yaml_.problem(member(spec, "parallelism"), "", "spec.parallelism must not be negative");
+        yaml.problem(member(spec, "parallelism"), "", "spec.parallelism must not be negative");
       } else {
         model_.parallelism = static_cast<int>(*p);
       }
     }
-    if (auto d = yaml_.integer(spec, "activeDeadlineSeconds", "spec", "")) {
+    if (auto d = yaml.integer(spec, "activeDeadlineSeconds", "spec", "")) {
       auto deadline = durationFromSeconds(*d);
       if (*d <= 0 || !deadline) {
-        yaml_.problem(member(spec, "activeDeadlineSeconds"), "", "spec.activeDeadlineSeconds must be a positive integer > 0");
+        yaml.problem(member(spec, "activeDeadlineSeconds"), "", "spec.activeDeadlineSeconds must be a positive integer > 0");
       } else {
         model_.active_deadline = *deadline;
       }
     }
-    readExecutorPlugins(member(spec, "executorPlugins"));
+    readExecutorPlugins(yaml, member(spec, "executorPlugins"));
   }
 
   // spec.executorPlugins (Argo v4.1, workflow_types.go ExecutorPlugin): each becomes the
   // ExecutorPlugin manifest `argo executor-plugin build` reads, for the argo deployer.
-  void readExecutorPlugins(const YAML::Node& list) {
+  void readExecutorPlugins(ArgoYaml& yaml, const YAML::Node& list) {
     if (!list.IsDefined() || list.IsNull()) return;
     if (!list.IsSequence()) {
-      yaml_.problem(list, "", "spec.executorPlugins must be a list");
+      yaml.problem(list, "", "spec.executorPlugins must be a list");
       return;
     }
     for (size_t i = 0; i < list.size(); ++i) {
       const YAML::Node p = list[i];
       std::string at = "spec.executorPlugins[" + std::to_string(i) + "]";
-      if (!yaml_.checkFields(p, at, "", {{"metadata", "spec"}, {}})) continue;
+      if (!yaml.checkFields(p, at, "", {{"metadata", "spec"}, {}})) continue;
       const YAML::Node name = member(member(p, "metadata"), "name");
       const YAML::Node container = member(member(member(p, "spec"), "sidecar"), "container");
       if (!name.IsScalar() || name.Scalar().empty()) {
-        yaml_.problem(p, "", at + ".metadata.name is required");
+        yaml.problem(p, "", at + ".metadata.name is required");
         continue;
       }
       if (!container.IsMap() || !member(container, "image").IsScalar()) {
-        yaml_.problem(p, "", at + ".spec.sidecar.container with an image is required");
+        yaml.problem(p, "", at + ".spec.sidecar.container with an image is required");
         continue;
       }
       model_.executor_plugins.push_back(Json{{"apiVersion", kApiVersion},
@@ -297,12 +336,42 @@ class DocumentReader {
     }
   }
 
+  // spec.workflowTemplateRef: the WorkflowTemplate's spec, read from its own file, under
+  // the workflow's. validate.go: a workflow that references one has no templates.
+  bool readReferencedSpec(const YAML::Node& ref, const YAML::Node& spec) {
+    if (!yaml_.checkFields(ref, "spec.workflowTemplateRef", "", {{"name", "clusterScope"}, {}})) return false;
+    if (member(spec, "templates").IsDefined()) {
+      yaml_.problem(member(spec, "templates"), "",
+                    "spec.templates is invalid when the workflow refers to a WorkflowTemplate (spec.workflowTemplateRef)");
+      return false;
+    }
+    std::string name = yaml_.text(ref, "name", "spec.workflowTemplateRef", "");
+    bool cluster = yaml_.boolean(ref, "clusterScope", "spec.workflowTemplateRef", "").value_or(false);
+    std::string why = "no templates directory was given (--templates DIR)";
+    auto found = library() ? library()->findDocument(name, cluster, why) : std::nullopt;
+    if (!found) {
+      yaml_.problem(ref, "", "spec.workflowTemplateRef " + quote(name) + " not found: " + why);
+      return false;
+    }
+    ArgoYaml& yaml = *found->yaml;
+    const YAML::Node wft_spec = member(found->node, "spec");
+    if (!yaml.checkFields(wft_spec, "spec", "", kSpecFields)) return false;
+    TemplateReader reader(yaml, "", &wanted_);
+    readSpec(yaml, reader, wft_spec, true);
+    return true;
+  }
+
+  TemplateLibrary* library() {
+    if (options_.templates_dir.empty()) return nullptr;
+    if (!library_) library_.emplace(options_.templates_dir, problems_);
+    return &*library_;
+  }
+
   // Every template named by a call must be in the model: the workflow's own, or one a
   // templateRef (or a call inside such a template) brings from the templates directory.
   void resolve() {
     std::set<std::string> have = refused_;
     for (const auto& t : model_.templates) have.insert(t.name);
-    std::optional<TemplateLibrary> library;
     for (size_t i = 0; i < wanted_.size(); ++i) {
       WantedTemplate w = wanted_[i];  // a copy: reading a template may add to wanted_
       if (have.count(w.name) != 0) continue;
@@ -314,13 +383,12 @@ class DocumentReader {
       std::string what = w.by_ref.empty() ? "template name " + quote(w.name.substr(slash + 1)) +
                                                 " (of WorkflowTemplate " + quote(w.name.substr(0, slash)) + ")"
                                           : "template reference " + w.by_ref;
-      if (options_.templates_dir.empty()) {
+      if (library() == nullptr) {
         yaml_.problem(w.where, w.subject, what + " not found: no templates directory was given (--templates DIR)");
         continue;
       }
-      if (!library) library.emplace(options_.templates_dir, problems_);
       std::string why;
-      auto found = library->find(w.name.substr(0, slash), w.name.substr(slash + 1), why);
+      auto found = library()->find(w.name.substr(0, slash), w.name.substr(slash + 1), why);
       have.insert(w.name);  // one problem or one template, however often it is called
       if (!found) {
         yaml_.problem(w.where, w.subject, what + " not found: " + why);
@@ -337,6 +405,7 @@ class DocumentReader {
   std::vector<ModelProblem>* problems_;
   std::vector<WantedTemplate> wanted_;
   std::set<std::string> refused_;  // templates read with a problem, left out of the model
+  std::optional<TemplateLibrary> library_;
   TemplateReader templates_;
 };
 

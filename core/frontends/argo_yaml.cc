@@ -202,7 +202,6 @@ std::string_view refusalReason(std::string_view field) {
       {"memoize", "results are not memoized"},
       {"metrics", "Prometheus metrics are not emitted"},
       {"inline", "inline templates are not read; name a template"},
-      {"workflowTemplateRef", "a whole-workflow reference is not read; use templateRef"},
       {"templateDefaults", "template defaults are not applied"},
       {"retryStrategy", "a workflow-wide retry strategy is not applied"},
       {"suspend", "a workflow created suspended is not run"},

@@ -466,6 +466,41 @@ spec:
   refused(wf, 10, "no templates directory was given");
 }
 
+TEST(ArgoWorkflow, ReadsAWorkflowThatRefersToAWholeWorkflowTemplate) {
+  TempDir dir;
+  dir.write("lib.yaml", std::string(kLibrary) + R"(  entrypoint: greet
+  arguments:
+    parameters:
+    - {name: who, value: world}
+    - {name: mood, value: calm}
+)");
+  ArgoReadOptions options;
+  options.templates_dir = dir.path();
+  std::string wf = R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: whole-}
+spec:
+  arguments:
+    parameters:
+    - {name: who, value: you}
+  workflowTemplateRef:
+    name: lib
+)";
+  WorkflowModel m = ok(wf, options);
+  EXPECT_EQ(m.entrypoint, "greet");
+  EXPECT_EQ(m.templates.size(), 3u);
+  EXPECT_EQ(find(m, "say").where.file, (dir / "lib.yaml").string());
+  ASSERT_EQ(m.parameters.size(), 2u);
+  EXPECT_EQ(m.parameters[0].default_value, Json("you"));  // the workflow's value wins
+  EXPECT_EQ(m.parameters[1].default_value, Json("calm"));
+  // Argo's validate: a workflow referring to a WorkflowTemplate has no templates.
+  refused(edited(wf, "  workflowTemplateRef:", "  templates: []\n  workflowTemplateRef:"), 8,
+          "spec.templates is invalid when the workflow refers to a WorkflowTemplate", options);
+  refused(edited(wf, "name: lib", "name: other"), 9, "spec.workflowTemplateRef 'other' not found: no WorkflowTemplate named 'other'", options);
+  refused(edited(wf, "name: lib", "name: lib\n    clusterScope: true"), 9,
+          "no ClusterWorkflowTemplate named 'lib'", options);
+}
+
 TEST(ArgoWorkflow, ReadsAWorkflowTemplateFromTheEntryPointGiven) {
   ArgoReadOptions options;
   options.entrypoint = "say";
