@@ -176,11 +176,11 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
                                                      const std::string& owner) {
   static const FieldRules kStepFields{{"name", "template", "templateRef", "arguments", "withItems",
                                        "withParam", "withSequence", "when", "continueOn",
-                                       "onExit", "hooks"},
+                                       "onExit", "hooks", "inline"},
                                       {}};
   static const FieldRules kTaskFields{{"name", "template", "templateRef", "arguments", "withItems",
                                        "withParam", "withSequence", "when", "continueOn",
-                                       "onExit", "hooks", "dependencies", "depends"},
+                                       "onExit", "hooks", "dependencies", "depends", "inline"},
                                       {}};
   std::string name = node.IsMap() ? yaml_.text(node, "name", path, owner) : "";
   if (name.empty()) {
@@ -192,7 +192,15 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
   TemplateCall call;
   call.name = name;
   call.where = yaml_.at(node);
-  call.template_name = calledTemplate(node, "", subject);
+  const YAML::Node inline_template = member(node, "inline");
+  if (!inline_template.IsDefined()) {
+    call.template_name = calledTemplate(node, "", subject);
+  } else if (member(node, "template").IsDefined() || member(node, "templateRef").IsDefined()) {
+    yaml_.problem(node, subject, "inline, template and templateRef are exclusive; choose one");
+  } else if (auto t = read(inline_template, "inline", owner_ + "." + name)) {
+    call.template_name = t->name;
+    inlined_.push_back(std::move(*t));
+  }
   const YAML::Node args = member(node, "arguments");
   if (args.IsDefined() && !args.IsNull() &&
       yaml_.checkFields(args, "arguments", subject, {{"parameters"}, {}})) {

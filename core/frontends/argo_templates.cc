@@ -4,6 +4,7 @@
 #include "core/frontends/argo_templates.h"
 
 #include <algorithm>
+#include <utility>
 #include <cstdlib>
 
 #include "core/base/duration.h"
@@ -101,15 +102,26 @@ std::vector<ParameterDecl> TemplateReader::parameters(const YAML::Node& list,
   return out;
 }
 
-std::optional<Template> TemplateReader::read(const YAML::Node& node, const std::string& path) {
+std::optional<Template> TemplateReader::read(const YAML::Node& node, const std::string& path,
+                                             const std::string& inline_name) {
   std::string name = node.IsMap() ? yaml_.text(node, "name", path, "") : "";
-  if (name.empty()) {
+  if (!inline_name.empty()) {
+    name = inline_name;
+  } else if (name.empty()) {
     yaml_.problem(node, "", path + ".name is required");
     return std::nullopt;
+  } else {
+    name = prefix_ + name;
   }
-  std::string subject = "template " + quote(prefix_ + name);
+  std::string subject = "template " + quote(name);
   Template t;
-  t.name = prefix_ + name;
+  t.name = name;
+  std::string outer = std::exchange(owner_, name);
+  struct Restore {
+    std::string& owner;
+    std::string outer;
+    ~Restore() { owner = std::move(outer); }
+  } restore{owner_, std::move(outer)};
   t.where = yaml_.at(node);
   t.original = toJson(node);
   yaml_.checkFields(node, "", subject, kTemplateFields);

@@ -29,8 +29,13 @@ class TemplateReader {
   TemplateReader(ArgoYaml& yaml, std::string prefix, std::vector<WantedTemplate>* wanted)
       : yaml_(yaml), prefix_(std::move(prefix)), wanted_(wanted) {}
 
-  // `path` names the node in messages ("spec.templates[2]"). nullopt: not even a name.
-  std::optional<Template> read(const YAML::Node& node, const std::string& path);
+  // `path` names the node in messages ("spec.templates[2]"). nullopt: not even a name, or
+  // a kind refused. `name`: the name of an inline template (which has none of its own).
+  std::optional<Template> read(const YAML::Node& node, const std::string& path,
+                               const std::string& name = "");
+  // The inline templates of steps and tasks read since the last call, each named
+  // "<template>.<step>" (Argo's names have no dots, so these are nobody else's).
+  std::vector<Template> takeInlined() { return std::move(inlined_); }
 
   // Parameters as inputs.parameters (`fixed_value`: `value` is the input's fixed value)
   // or as spec.arguments.parameters (`value` is a default that --param overrides).
@@ -71,6 +76,8 @@ class TemplateReader {
   ArgoYaml& yaml_;
   std::string prefix_;
   std::vector<WantedTemplate>* wanted_;
+  std::string owner_;  // the template being read
+  std::vector<Template> inlined_;
 };
 
 }  // namespace plugboard::core::argo

@@ -232,7 +232,7 @@ class DocumentReader {
 
   // Reads `spec` of `yaml`'s file over what the model holds: a Workflow's spec over the
   // WorkflowTemplate its workflowTemplateRef names (Argo joins them so: the workflow's
-  // fields win, arguments by name; workflow/util JoinWorkflowSpec).
+  // fields win, arguments by name; workflow/util/merge.go JoinWorkflowSpec).
   void readSpec(ArgoYaml& yaml, TemplateReader& reader, const YAML::Node& spec,
                 bool templates_required) {
     const YAML::Node list = yaml.list(spec, "templates", "spec", "");
@@ -240,6 +240,7 @@ class DocumentReader {
     for (const auto& t : model_.templates) names.insert(t.name);
     for (size_t i = 0; i < list.size(); ++i) {
       auto t = reader.read(list[i], "spec.templates[" + std::to_string(i) + "]");
+      std::vector<Template> inlined = reader.takeInlined();
       if (!t) {  // refused, with a problem: its callers are not told it is undefined too
         const YAML::Node name = member(list[i], "name");
         if (name.IsDefined() && name.IsScalar()) refused_.insert(name.Scalar());
@@ -250,6 +251,7 @@ class DocumentReader {
         continue;
       }
       model_.templates.push_back(std::move(*t));
+      for (auto& one : inlined) model_.templates.push_back(std::move(one));
     }
     if (list.size() == 0 && templates_required) yaml.problem(spec, "", "spec.templates is empty");
 
@@ -396,6 +398,7 @@ class DocumentReader {
       }
       TemplateReader reader(*found->yaml, w.name.substr(0, slash + 1), &wanted_);
       if (auto t = reader.read(found->node, found->path)) model_.templates.push_back(std::move(*t));
+      for (auto& inlined : reader.takeInlined()) model_.templates.push_back(std::move(inlined));
     }
   }
 

@@ -201,7 +201,6 @@ std::string_view refusalReason(std::string_view field) {
       {"podSpecPatch", "there is no pod to patch"},
       {"memoize", "results are not memoized"},
       {"metrics", "Prometheus metrics are not emitted"},
-      {"inline", "inline templates are not read; name a template"},
       {"templateDefaults", "template defaults are not applied"},
       {"retryStrategy", "a workflow-wide retry strategy is not applied"},
       {"suspend", "a workflow created suspended is not run"},

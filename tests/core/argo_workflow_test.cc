@@ -371,6 +371,37 @@ TEST(ArgoWorkflow, ReadsADagWithDependenciesAndDepends) {
   EXPECT_EQ(leaf.outputs[0].default_value, Json("none"));
 }
 
+TEST(ArgoWorkflow, ReadsInlineTemplatesAsTemplatesOfTheirOwn) {
+  std::string wf = R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: inline-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    dag:
+      tasks:
+      - name: a
+        inline:
+          steps:
+          - - name: b
+              inline:
+                container: {image: busybox, command: [echo, hi]}
+)";
+  WorkflowModel m = ok(wf);
+  ASSERT_EQ(m.templates.size(), 3u);
+  EXPECT_EQ(m.templates[0].tasks.at(0).template_name, "main.a");
+  const Template& a = find(m, "main.a");
+  EXPECT_EQ(a.kind, Template::Kind::kSteps);
+  EXPECT_EQ(a.where.line, 12);
+  EXPECT_EQ(a.steps.at(0).at(0).template_name, "main.a.b");
+  EXPECT_EQ(find(m, "main.a.b").container.image, "busybox");
+  refused(edited(wf, "      - name: a\n", "      - name: a\n        template: main\n"), 10,
+          "inline, template and templateRef are exclusive");
+  refused(edited(wf, "{image: busybox, command: [echo, hi]}", "{image: busybox, volumeMounts: []}"), 15,
+          "template 'main.a.b': container.volumeMounts: not supported");
+}
+
 TEST(ArgoWorkflow, ReadsWorkflowLevelExecutorPluginsAsManifests) {
   WorkflowModel m = ok(R"(apiVersion: argoproj.io/v1alpha1
 kind: Workflow
