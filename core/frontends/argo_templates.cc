@@ -113,6 +113,9 @@ std::optional<Template> TemplateReader::read(const YAML::Node& node, const std::
   } else {
     name = prefix_ + name;
   }
+  if (!inline_name.empty() && std::count(inline_name.begin(), inline_name.end(), '.') > 32) {
+    throw YAML::Exception(node.Mark(), "inline templates nested deeper than 32 (an alias that contains itself?)");
+  }
   std::string subject = "template " + quote(name);
   Template t;
   t.name = name;

@@ -37,19 +37,32 @@ YAML::Node member(const YAML::Node& node, const std::string& key) {
   return found.IsDefined() ? found : YAML::Node(YAML::NodeType::Undefined);
 }
 
-Json toJson(const YAML::Node& node) {
+namespace {
+
+// How deep and how large one value may be: an alias that contains itself (`&a [*a]`)
+// would recurse for ever, and aliases of aliases multiply a small file into a huge tree
+// (go-yaml, which Argo reads with, refuses both too).
+constexpr int kMaxDepth = 128;
+constexpr long kMaxNodes = 1'000'000;
+
+Json toJsonWithin(const YAML::Node& node, int depth, long& nodes) {
+  if (depth > kMaxDepth || ++nodes > kMaxNodes) {
+    throw YAML::Exception(node.Mark(), depth > kMaxDepth
+                                           ? "nested deeper than 128 levels (an alias that contains itself?)"
+                                           : "more than a million values (aliases of aliases?)");
+  }
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
       return nullptr;
     case YAML::NodeType::Sequence: {
       Json out = Json::array();
-      for (const auto& item : node) out.push_back(toJson(item));
+      for (const auto& item : node) out.push_back(toJsonWithin(item, depth + 1, nodes));
       return out;
     }
     case YAML::NodeType::Map: {
       Json out = Json::object();
-      for (const auto& kv : node) out[kv.first.Scalar()] = toJson(kv.second);
+      for (const auto& kv : node) out[kv.first.Scalar()] = toJsonWithin(kv.second, depth + 1, nodes);
       return out;
     }
     case YAML::NodeType::Scalar:
@@ -63,6 +76,13 @@ Json toJson(const YAML::Node& node) {
   if (auto n = wholeNumber(text)) return *n;
   if (auto d = realNumber(text)) return *d;
   return text;
+}
+
+}  // namespace
+
+Json toJson(const YAML::Node& node) {
+  long nodes = 0;
+  return toJsonWithin(node, 0, nodes);
 }
 
 SourceRef ArgoYaml::at(const YAML::Mark& mark) const {

@@ -22,7 +22,8 @@ namespace plugboard::core::argo {
 YAML::Node member(const YAML::Node& node, const std::string& key);
 
 // A YAML node as JSON: mappings, sequences, and plain scalars typed as YAML 1.1 does
-// (true/false, null, integers, floats); a quoted or block scalar stays a string.
+// (true/false, null, integers, floats); a quoted or block scalar stays a string. Throws
+// YAML::Exception (with the node's mark) past 128 levels or a million values.
 Json toJson(const YAML::Node& node);
 
 // The fields of one kind of Argo object, as plugboard treats them.

@@ -681,6 +681,36 @@ TEST(ArgoWorkflow, RefusesBadParametersAndLimits) {
           "has both valueFrom and value specified");
 }
 
+TEST(ArgoWorkflow, RefusesOddShapesWithProblemsAndNeverThrows) {
+  const char* const kOdd[] = {
+      "a: &a [*a]\n",
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\n"
+      "spec: {entrypoint: a, templates: [&t {name: a, suspend: {}, metrics: *t}]}\n",
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\n"
+      "spec: {entrypoint: a, templates: [{name: a, steps: [[{name: b, inline: &i {steps: [[{name: c, inline: *i}]]}}]]}]}\n",
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: x\nspec: 5\n",
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: a, templates: x}\n",
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: a, templates: "
+      "[1, [2], {name: a, steps: [[x, [1]], 3]}, {name: b, dag: {tasks: [1, {name: t}]}}, {name: c, plugin: []}, "
+      "{name: d, container: {env: [1, {valueFrom: 2}], command: {a: 1}}}, "
+      "{name: e, inputs: {parameters: [1, {name: p, enum: [], value: [1]}]}, suspend: {}}, "
+      "{name: f, script: {image: x}, outputs: {parameters: [{name: o, valueFrom: 3}]}, "
+      "retryStrategy: {backoff: 4, limit: [1]}}]}\n",
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: a, hooks: 1, "
+      "executorPlugins: [1, {metadata: 2, spec: {sidecar: 3}}], arguments: {parameters: 7}, "
+      "templates: [{name: a, suspend: 1, parallelism: x, activeDeadlineSeconds: [1]}]}\n",
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: a, templates: "
+      "[{name: a, steps: [[{name: s, template: a, withItems: 5, withSequence: 3, hooks: {exit: 5}, arguments: 4, "
+      "continueOn: 1, when: [1]}]]}]}\n",
+  };
+  for (const char* text : kOdd) {
+    ArgoWorkflowLoad load;
+    EXPECT_NO_THROW(load = readArgoWorkflow(text, "wf.yaml")) << text;
+    EXPECT_FALSE(load.problems.empty()) << text;
+    for (const auto& p : load.problems) EXPECT_EQ(p.where.file, "wf.yaml");
+  }
+}
+
 TEST(ArgoWorkflow, LoadsAFileAndNamesAnUnreadableOne) {
   TempDir dir;
   auto file = dir.write("hello.yaml", kHello);
