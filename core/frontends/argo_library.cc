@@ -21,7 +21,8 @@ std::vector<YAML::Node> documents(ArgoYaml& yaml, std::string_view text) {
 }
 
 std::optional<TemplateLibrary::Found> TemplateLibrary::findDocument(const std::string& wft,
-                                                                   bool cluster, std::string& why) {
+                                                                    bool cluster,
+                                                                    std::string& why) {
   load();
   auto it = wfts_.find(wft);
   std::vector<const Defined*> defs;
@@ -41,7 +42,8 @@ std::optional<TemplateLibrary::Found> TemplateLibrary::findDocument(const std::s
 }
 
 std::optional<TemplateLibrary::Found> TemplateLibrary::find(const std::string& wft,
-                                                           const std::string& name, std::string& why) {
+                                                            const std::string& name,
+                                                            std::string& why) {
   load();
   auto it = wfts_.find(wft);
   if (it == wfts_.end()) {
@@ -101,7 +103,8 @@ void TemplateLibrary::load() {
       const YAML::Node kind = member(doc, "kind");
       const YAML::Node name = member(member(doc, "metadata"), "name");
       if (!kind.IsDefined() || !kind.IsScalar() || !name.IsDefined() || !name.IsScalar()) continue;
-      if (kind.Scalar() != "WorkflowTemplate" && kind.Scalar() != "ClusterWorkflowTemplate") continue;
+      if (kind.Scalar() != "WorkflowTemplate" && kind.Scalar() != "ClusterWorkflowTemplate")
+        continue;
       wfts_[name.Scalar()].push_back(Defined{&yaml, doc, kind.Scalar() != "WorkflowTemplate"});
     }
   }

@@ -121,19 +121,24 @@ void TemplateReader::readDag(const YAML::Node& node, Template& t, const std::str
     t.tasks.push_back(std::move(*call));
   }
   if (uses_depends && uses_dependencies) {
-    yaml_.problem(node, subject, "cannot use both 'depends' and 'dependencies' in the same DAG template");
+    yaml_.problem(node, subject,
+                  "cannot use both 'depends' and 'dependencies' in the same DAG template");
   }
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < t.tasks.size(); ++i) index[t.tasks[i].name] = i;
   for (auto& task : t.tasks) {
-    if ((uses_depends || uses_dependencies) && std::isdigit(static_cast<unsigned char>(task.name[0]))) {
-      yaml_.problem(task.where, subject, "dag task " + quote(task.name) +
-                                             " name cannot begin with a digit when using either 'depends' or 'dependencies'");
+    if ((uses_depends || uses_dependencies) &&
+        std::isdigit(static_cast<unsigned char>(task.name[0]))) {
+      yaml_.problem(
+          task.where, subject,
+          "dag task " + quote(task.name) +
+              " name cannot begin with a digit when using either 'depends' or 'dependencies'");
     }
     for (const auto& dep : task.depends_on) {
       if (index.count(dep) == 0) {
-        yaml_.problem(task.where, subject, "dag task " + quote(task.name) + ": dependency " +
-                                               quote(dep) + " not defined");
+        yaml_.problem(
+            task.where, subject,
+            "dag task " + quote(task.name) + ": dependency " + quote(dep) + " not defined");
       }
     }
   }
@@ -164,7 +169,8 @@ void TemplateReader::readDag(const YAML::Node& node, Template& t, const std::str
       target += c;
     } else if (!target.empty()) {
       if (index.count(target) == 0 && target.find("{{") == std::string::npos) {
-        yaml_.problem(member(node, "target"), subject, "target " + quote(target) + " is not defined");
+        yaml_.problem(member(node, "target"), subject,
+                      "target " + quote(target) + " is not defined");
       }
       target.clear();
     }
@@ -174,14 +180,14 @@ void TemplateReader::readDag(const YAML::Node& node, Template& t, const std::str
 std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, bool dag,
                                                      const std::string& path,
                                                      const std::string& owner) {
-  static const FieldRules kStepFields{{"name", "template", "templateRef", "arguments", "withItems",
-                                       "withParam", "withSequence", "when", "continueOn",
-                                       "onExit", "hooks", "inline"},
-                                      {}};
-  static const FieldRules kTaskFields{{"name", "template", "templateRef", "arguments", "withItems",
-                                       "withParam", "withSequence", "when", "continueOn",
-                                       "onExit", "hooks", "dependencies", "depends", "inline"},
-                                      {}};
+  static const FieldRules kStepFields{
+      {"name", "template", "templateRef", "arguments", "withItems", "withParam", "withSequence",
+       "when", "continueOn", "onExit", "hooks", "inline"},
+      {}};
+  static const FieldRules kTaskFields{
+      {"name", "template", "templateRef", "arguments", "withItems", "withParam", "withSequence",
+       "when", "continueOn", "onExit", "hooks", "dependencies", "depends", "inline"},
+      {}};
   std::string name = node.IsMap() ? yaml_.text(node, "name", path, owner) : "";
   if (name.empty()) {
     yaml_.problem(node, owner, path + ".name is required");
@@ -220,8 +226,9 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
     call.continue_on_failed = yaml_.boolean(cont, "failed", "continueOn", subject).value_or(false);
     call.continue_on_error = yaml_.boolean(cont, "error", "continueOn", subject).value_or(false);
     if (dag && member(node, "depends").IsDefined()) {  // validate.go validateDAG
-      yaml_.problem(cont, subject,
-                    "cannot use 'continueOn' when using 'depends'; use 'TASK.Failed' / 'TASK.Errored'");
+      yaml_.problem(
+          cont, subject,
+          "cannot use 'continueOn' when using 'depends'; use 'TASK.Failed' / 'TASK.Errored'");
     }
   }
   std::string on_exit = yaml_.text(node, "onExit", "", subject);
@@ -244,8 +251,8 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
   return call;
 }
 
-void TemplateReader::readHooks(const YAML::Node& node, TemplateCall& call,
-                               const std::string& path, const std::string& subject) {
+void TemplateReader::readHooks(const YAML::Node& node, TemplateCall& call, const std::string& path,
+                               const std::string& subject) {
   if (!exitHook(yaml_, node, path, subject)) return;
   const YAML::Node exit = member(node, "exit");
   if (!yaml_.checkFields(exit, path + ".exit", subject,
@@ -260,7 +267,8 @@ void TemplateReader::readHooks(const YAML::Node& node, TemplateCall& call,
   const YAML::Node args = member(exit, "arguments");
   if (args.IsDefined() && !args.IsNull() &&
       yaml_.checkFields(args, path + ".exit.arguments", subject, {{"parameters"}, {}})) {
-    for (auto& p : parameters(member(args, "parameters"), path + ".exit.arguments.parameters", subject, true)) {
+    for (auto& p : parameters(member(args, "parameters"), path + ".exit.arguments.parameters",
+                              subject, true)) {
       if (p.value) call.on_exit_arguments.emplace_back(p.name, *p.value);
     }
   }
@@ -294,7 +302,8 @@ void TemplateReader::readLoop(const YAML::Node& node, TemplateCall& call, const 
     loop.kind = Loop::Kind::kSequence;
     const YAML::Node seq = member(node, "withSequence");
     loop.where = yaml_.at(seq);
-    if (yaml_.checkFields(seq, "withSequence", subject, {{"count", "start", "end", "format"}, {}})) {
+    if (yaml_.checkFields(seq, "withSequence", subject,
+                          {{"count", "start", "end", "format"}, {}})) {
       loop.count = yaml_.text(seq, "count", "withSequence", subject);
       loop.start = yaml_.text(seq, "start", "withSequence", subject);
       loop.end = yaml_.text(seq, "end", "withSequence", subject);

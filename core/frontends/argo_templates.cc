@@ -4,8 +4,8 @@
 #include "core/frontends/argo_templates.h"
 
 #include <algorithm>
-#include <utility>
 #include <cstdlib>
+#include <utility>
 
 #include "core/base/duration.h"
 
@@ -17,15 +17,14 @@ namespace {
 const FieldRules kTemplateFields{
     {"name", "inputs", "outputs", "container", "script", "plugin", "suspend", "steps", "dag",
      "retryStrategy", "timeout", "activeDeadlineSeconds", "parallelism", "failFast", "daemon"},
-    {"metadata", "annotations", "nodeSelector", "affinity", "tolerations", "schedulerName", "priorityClassName",
-     "serviceAccountName", "automountServiceAccountToken", "securityContext", "executor",
-     "pendingTimeout", "podResources"}};
+    {"metadata", "annotations", "nodeSelector", "affinity", "tolerations", "schedulerName",
+     "priorityClassName", "serviceAccountName", "automountServiceAccountToken", "securityContext",
+     "executor", "pendingTimeout", "podResources"}};
 
 // Container fields (k8s.io/api/core/v1 Container) read, and those with no local effect.
-const FieldRules kContainerFields{
-    {"image", "command", "args", "env", "workingDir", "source"},
-    {"name", "imagePullPolicy", "resources", "securityContext", "ports",
-     "terminationMessagePath", "terminationMessagePolicy"}};
+const FieldRules kContainerFields{{"image", "command", "args", "env", "workingDir", "source"},
+                                  {"name", "imagePullPolicy", "resources", "securityContext",
+                                   "ports", "terminationMessagePath", "terminationMessagePolicy"}};
 
 const FieldRules kParameterFields{{"name", "value", "default", "enum", "description"}, {}};
 
@@ -42,8 +41,8 @@ std::optional<Json> anyString(ArgoYaml& yaml, const YAML::Node& n, const std::st
 
 }  // namespace
 
-void TemplateReader::want(const std::string& name, const std::string& by_ref,
-                          const YAML::Node& at, const std::string& subject) {
+void TemplateReader::want(const std::string& name, const std::string& by_ref, const YAML::Node& at,
+                          const std::string& subject) {
   wanted_->push_back(WantedTemplate{name, by_ref, yaml_.at(at), subject});
 }
 
@@ -81,7 +80,8 @@ std::vector<ParameterDecl> TemplateReader::parameters(const YAML::Node& list,
     }
     if (auto d = anyString(yaml_, member(p, "default"), field + ".default", subject)) {
       if (decl.default_value) {
-        yaml_.problem(member(p, "default"), subject, field + " has both value and default; choose one");
+        yaml_.problem(member(p, "default"), subject,
+                      field + " has both value and default; choose one");
       }
       decl.default_value = d;
     }
@@ -114,7 +114,8 @@ std::optional<Template> TemplateReader::read(const YAML::Node& node, const std::
     name = prefix_ + name;
   }
   if (!inline_name.empty() && std::count(inline_name.begin(), inline_name.end(), '.') > 32) {
-    throw YAML::Exception(node.Mark(), "inline templates nested deeper than 32 (an alias that contains itself?)");
+    throw YAML::Exception(
+        node.Mark(), "inline templates nested deeper than 32 (an alias that contains itself?)");
   }
   std::string subject = "template " + quote(name);
   Template t;
@@ -129,8 +130,8 @@ std::optional<Template> TemplateReader::read(const YAML::Node& node, const std::
   t.original = toJson(node);
   yaml_.checkFields(node, "", subject, kTemplateFields);
   if (yaml_.boolean(node, "daemon", "", subject).value_or(false)) {
-    yaml_.problem(member(node, "daemon"), subject, "daemon: not supported: " +
-                                               std::string(refusalReason("daemon")));
+    yaml_.problem(member(node, "daemon"), subject,
+                  "daemon: not supported: " + std::string(refusalReason("daemon")));
   }
   const YAML::Node inputs = member(node, "inputs");
   if (inputs.IsDefined() && !inputs.IsNull() &&
@@ -148,8 +149,8 @@ bool TemplateReader::readKind(const YAML::Node& node, Template& t, const std::st
                               const std::string& subject) {
   // validate.go validateTemplateType: exactly one kind. The refused kinds were named by
   // checkFields already; they count here so that the message is about them alone.
-  static const char* const kKinds[] = {"container", "script", "plugin", "suspend", "steps",
-                                       "dag",       "resource", "containerSet", "data", "http"};
+  static const char* const kKinds[] = {"container", "script",   "plugin",       "suspend", "steps",
+                                       "dag",       "resource", "containerSet", "data",    "http"};
   std::vector<std::string> kinds;
   for (const char* k : kKinds) {
     if (member(node, k).IsDefined()) kinds.push_back(k);
@@ -161,7 +162,8 @@ bool TemplateReader::readKind(const YAML::Node& node, Template& t, const std::st
     return false;
   }
   if (kinds.size() > 1) {
-    yaml_.problem(node, subject, "multiple template types specified: " + kinds[0] + ", " + kinds[1]);
+    yaml_.problem(node, subject,
+                  "multiple template types specified: " + kinds[0] + ", " + kinds[1]);
     return false;
   }
   const std::string& kind = kinds[0];
@@ -214,10 +216,12 @@ void TemplateReader::readContainer(const YAML::Node& node, Template& t, bool scr
   c.args = yaml_.strings(node, "args", path, subject);
   c.working_dir = yaml_.text(node, "workingDir", path, subject);
   if (script) {
-    if (!member(node, "source").IsDefined()) yaml_.problem(node, subject, path + ".source is required");
+    if (!member(node, "source").IsDefined())
+      yaml_.problem(node, subject, path + ".source is required");
     c.source = yaml_.text(node, "source", path, subject);
   } else if (member(node, "source").IsDefined()) {
-    yaml_.problem(member(node, "source"), subject, path + ".source: only script templates have one");
+    yaml_.problem(member(node, "source"), subject,
+                  path + ".source: only script templates have one");
   }
   const YAML::Node env = yaml_.list(node, "env", path, subject);
   for (size_t i = 0; i < env.size(); ++i) {
@@ -237,8 +241,8 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
   for (size_t i = 0; i < list.size(); ++i) {
     const YAML::Node& p = list[i];
     std::string at = path + ".parameters[" + std::to_string(i) + "]";
-    if (!yaml_.checkFields(p, at, subject, {{"name", "value", "valueFrom", "globalName"},
-                                            {"description"}})) {
+    if (!yaml_.checkFields(p, at, subject,
+                           {{"name", "value", "valueFrom", "globalName"}, {"description"}})) {
       continue;
     }
     OutputParameterDecl out;
@@ -255,8 +259,9 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
     bool has_from = from.IsDefined() && !from.IsNull();
     // validate.go validateOutputParameter: exactly one of value and valueFrom.
     if (has_value == has_from) {
-      yaml_.problem(p, subject, has_value ? field + " has both valueFrom and value specified, choose one"
-                                          : field + " does not have valueFrom or value specified");
+      yaml_.problem(p, subject,
+                    has_value ? field + " has both valueFrom and value specified, choose one"
+                              : field + " does not have valueFrom or value specified");
       continue;
     }
     if (has_value) {
@@ -280,8 +285,9 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
       if (member(from, key).IsDefined()) sources.emplace_back(kind, key);
     }
     if (sources.size() != 1) {
-      yaml_.problem(from, subject,
-                    field + ".valueFrom needs exactly one of path, parameter, expression, supplied");
+      yaml_.problem(
+          from, subject,
+          field + ".valueFrom needs exactly one of path, parameter, expression, supplied");
       continue;
     }
     out.from = sources[0].first;
@@ -293,15 +299,21 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
     bool leaf_pod = t.kind == K::kContainer || t.kind == K::kScript;
     bool composite = t.kind == K::kSteps || t.kind == K::kDag;
     if (leaf_pod && out.from != OutputParameterDecl::From::kPath) {
-      yaml_.problem(from, subject, field + ".path must be specified for container and script templates");
+      yaml_.problem(from, subject,
+                    field + ".path must be specified for container and script templates");
     } else if (composite && out.from != OutputParameterDecl::From::kParameter &&
                out.from != OutputParameterDecl::From::kExpression) {
-      yaml_.problem(from, subject, field + ".parameter or expression must be specified for steps and dag templates");
+      yaml_.problem(
+          from, subject,
+          field + ".parameter or expression must be specified for steps and dag templates");
     } else if (out.from == OutputParameterDecl::From::kPath && !leaf_pod) {
-      yaml_.problem(from, subject, field + ".valueFrom.path: only container and script templates write files");
+      yaml_.problem(from, subject,
+                    field + ".valueFrom.path: only container and script templates write files");
     } else if (out.from == OutputParameterDecl::From::kSupplied && t.kind != K::kPlugin &&
                t.kind != K::kSuspend) {
-      yaml_.problem(from, subject, field + ".valueFrom.supplied: only plugin and suspend templates are supplied values");
+      yaml_.problem(
+          from, subject,
+          field + ".valueFrom.supplied: only plugin and suspend templates are supplied values");
     }
     t.outputs.push_back(std::move(out));
   }
@@ -358,7 +370,8 @@ void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::s
       char* end = nullptr;
       double f = std::strtod(factor.c_str(), &end);
       if (end != factor.c_str() + factor.size() || !(f >= 1)) {
-        yaml_.problem(member(backoff, "factor"), subject, path + ".backoff.factor must be a number >= 1");
+        yaml_.problem(member(backoff, "factor"), subject,
+                      path + ".backoff.factor must be a number >= 1");
       } else {
         r.factor = f;
       }
@@ -377,10 +390,11 @@ void TemplateReader::readLimits(const YAML::Node& node, Template& t, const std::
     if (!leaf) {
       yaml_.problem(member(node, "timeout"), subject, "timeout: only leaf templates take one");
     } else if (t.timeout.find_first_not_of("0123456789") == std::string::npos) {
-      yaml_.problem(member(node, "timeout"), subject, "timeout: " + quote(t.timeout) +
-                                                  " is not a duration (write e.g. \"30s\")");
+      yaml_.problem(member(node, "timeout"), subject,
+                    "timeout: " + quote(t.timeout) + " is not a duration (write e.g. \"30s\")");
     } else if (t.timeout.find("{{") == std::string::npos && !parseDuration(t.timeout)) {
-      yaml_.problem(member(node, "timeout"), subject, "timeout: " + quote(t.timeout) + " is not a duration");
+      yaml_.problem(member(node, "timeout"), subject,
+                    "timeout: " + quote(t.timeout) + " is not a duration");
     }
   }
   const YAML::Node deadline = member(node, "activeDeadlineSeconds");
@@ -389,7 +403,8 @@ void TemplateReader::readLimits(const YAML::Node& node, Template& t, const std::
     if (!leaf) {  // validate.go: "activeDeadlineSeconds is only valid for leaf templates"
       yaml_.problem(deadline, subject, "activeDeadlineSeconds is only valid for leaf templates");
     } else if (v.is_string() && deadline.Scalar().find("{{") != std::string::npos) {
-      yaml_.problem(deadline, subject, "activeDeadlineSeconds: a variable is not supported here; write a number");
+      yaml_.problem(deadline, subject,
+                    "activeDeadlineSeconds: a variable is not supported here; write a number");
     } else if (!v.is_number_integer() || v.get<long long>() <= 0) {
       yaml_.problem(deadline, subject, "activeDeadlineSeconds must be a positive integer > 0");
     } else if (auto d = durationFromSeconds(v.get<long long>())) {
@@ -400,7 +415,8 @@ void TemplateReader::readLimits(const YAML::Node& node, Template& t, const std::
   }
   if (auto p = yaml_.integer(node, "parallelism", path, subject)) {
     if (leaf) {  // validate.go: "parallelism is only valid for steps and dag templates"
-      yaml_.problem(member(node, "parallelism"), subject, "parallelism is only valid for steps and dag templates");
+      yaml_.problem(member(node, "parallelism"), subject,
+                    "parallelism is only valid for steps and dag templates");
     } else if (*p < 0) {
       yaml_.problem(member(node, "parallelism"), subject, "parallelism must not be negative");
     } else {

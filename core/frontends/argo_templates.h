@@ -15,8 +15,8 @@ namespace plugboard::core::argo {
 
 // A template some call names, which must end up in the model.
 struct WantedTemplate {
-  std::string name;        // as the model names it: "x", or "<workflow-template>/x"
-  std::string by_ref;      // set for a templateRef: "<workflow-template>.<template>"
+  std::string name;    // as the model names it: "x", or "<workflow-template>/x"
+  std::string by_ref;  // set for a templateRef: "<workflow-template>.<template>"
   SourceRef where;
   std::string subject;
 };

@@ -33,10 +33,27 @@ constexpr const char* kApiVersion = "argoproj.io/v1alpha1";
 const FieldRules kSpecFields{
     {"templates", "entrypoint", "arguments", "onExit", "hooks", "parallelism",
      "activeDeadlineSeconds", "executorPlugins", "workflowTemplateRef"},
-    {"serviceAccountName", "automountServiceAccountToken", "executor", "nodeSelector", "affinity",
-     "tolerations", "imagePullSecrets", "dnsPolicy", "dnsConfig", "ttlStrategy", "priority",
-     "schedulerName", "podGC", "podPriorityClassName", "securityContext", "podDisruptionBudget",
-     "podMetadata", "workflowMetadata", "archiveLogs", "volumeClaimGC", "podResources"}};
+    {"serviceAccountName",
+     "automountServiceAccountToken",
+     "executor",
+     "nodeSelector",
+     "affinity",
+     "tolerations",
+     "imagePullSecrets",
+     "dnsPolicy",
+     "dnsConfig",
+     "ttlStrategy",
+     "priority",
+     "schedulerName",
+     "podGC",
+     "podPriorityClassName",
+     "securityContext",
+     "podDisruptionBudget",
+     "podMetadata",
+     "workflowMetadata",
+     "archiveLogs",
+     "volumeClaimGC",
+     "podResources"}};
 const FieldRules kMetadataFields{
     {"name", "generateName", "labels", "annotations"},
     {"namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "finalizers",
@@ -47,7 +64,10 @@ class DocumentReader {
  public:
   DocumentReader(ArgoYaml& yaml, const ArgoReadOptions& options, WorkflowModel& model,
                  std::vector<ModelProblem>* problems)
-      : yaml_(yaml), options_(options), model_(model), problems_(problems),
+      : yaml_(yaml),
+        options_(options),
+        model_(model),
+        problems_(problems),
         templates_(yaml, "", &wanted_) {}
 
   void read(const YAML::Node& doc, bool workflow_template) {
@@ -66,12 +86,14 @@ class DocumentReader {
     std::string& entry = model_.entrypoint;
     if (!options_.entrypoint.empty()) entry = options_.entrypoint;
     if (entry.empty()) {
-      yaml_.problem(spec, "", workflow_template
-                                  ? "a WorkflowTemplate needs an entry point: give one (--entrypoint) or set spec.entrypoint"
-                                  : "spec.entrypoint is required");
+      yaml_.problem(spec, "",
+                    workflow_template ? "a WorkflowTemplate needs an entry point: give one "
+                                        "(--entrypoint) or set spec.entrypoint"
+                                      : "spec.entrypoint is required");
     } else {
       const YAML::Node at = member(spec, "entrypoint");
-      wanted_.push_back(WantedTemplate{entry, "", yaml_.at(at.IsDefined() ? at : spec), "spec.entrypoint"});
+      wanted_.push_back(
+          WantedTemplate{entry, "", yaml_.at(at.IsDefined() ? at : spec), "spec.entrypoint"});
     }
     resolve();
   }
@@ -79,7 +101,8 @@ class DocumentReader {
  private:
   void readMetadata(const YAML::Node& meta, bool workflow_template) {
     if (!meta.IsDefined() || !yaml_.checkFields(meta, "metadata", "", kMetadataFields)) {
-      yaml_.problem(meta.IsDefined() ? meta : YAML::Node(), "", "metadata.name or metadata.generateName is required");
+      yaml_.problem(meta.IsDefined() ? meta : YAML::Node(), "",
+                    "metadata.name or metadata.generateName is required");
       return;
     }
     model_.name = yaml_.text(meta, "name", "metadata", "");
@@ -89,8 +112,9 @@ class DocumentReader {
       model_.generate_name = true;
     }
     if (model_.name.empty()) {
-      yaml_.problem(meta, "", workflow_template ? "metadata.name is required"
-                                                : "metadata.name or metadata.generateName is required");
+      yaml_.problem(meta, "",
+                    workflow_template ? "metadata.name is required"
+                                      : "metadata.name or metadata.generateName is required");
     }
     const YAML::Node labels = member(meta, "labels");
     if (labels.IsDefined() && !labels.IsNull()) {
@@ -138,7 +162,8 @@ class DocumentReader {
     const YAML::Node args = member(spec, "arguments");
     if (args.IsDefined() && !args.IsNull() &&
         yaml.checkFields(args, "spec.arguments", "", {{"parameters"}, {}})) {
-      for (auto& p : reader.parameters(member(args, "parameters"), "spec.arguments.parameters", "", false)) {
+      for (auto& p :
+           reader.parameters(member(args, "parameters"), "spec.arguments.parameters", "", false)) {
         auto same = std::find_if(model_.parameters.begin(), model_.parameters.end(),
                                  [&](const ParameterDecl& d) { return d.name == p.name; });
         if (same == model_.parameters.end()) {
@@ -153,7 +178,8 @@ class DocumentReader {
     std::string on_exit = yaml.text(spec, "onExit", "spec", "");
     if (!on_exit.empty()) {
       model_.on_exit = on_exit;
-      wanted_.push_back(WantedTemplate{on_exit, "", yaml.at(member(spec, "onExit")), "spec.onExit"});
+      wanted_.push_back(
+          WantedTemplate{on_exit, "", yaml.at(member(spec, "onExit")), "spec.onExit"});
     }
     const YAML::Node hooks = member(spec, "hooks");
     if (argo::exitHook(yaml_, hooks, "spec.hooks", "")) {
@@ -178,7 +204,8 @@ class DocumentReader {
     if (auto d = yaml.integer(spec, "activeDeadlineSeconds", "spec", "")) {
       auto deadline = durationFromSeconds(*d);
       if (*d <= 0 || !deadline) {
-        yaml.problem(member(spec, "activeDeadlineSeconds"), "", "spec.activeDeadlineSeconds must be a positive integer > 0");
+        yaml.problem(member(spec, "activeDeadlineSeconds"), "",
+                     "spec.activeDeadlineSeconds must be a positive integer > 0");
       } else {
         model_.active_deadline = *deadline;
       }
@@ -218,14 +245,17 @@ class DocumentReader {
   // spec.workflowTemplateRef: the WorkflowTemplate's spec, read from its own file, under
   // the workflow's. validate.go: a workflow that references one has no templates.
   bool readReferencedSpec(const YAML::Node& ref, const YAML::Node& spec) {
-    if (!yaml_.checkFields(ref, "spec.workflowTemplateRef", "", {{"name", "clusterScope"}, {}})) return false;
+    if (!yaml_.checkFields(ref, "spec.workflowTemplateRef", "", {{"name", "clusterScope"}, {}}))
+      return false;
     if (member(spec, "templates").IsDefined()) {
       yaml_.problem(member(spec, "templates"), "",
-                    "spec.templates is invalid when the workflow refers to a WorkflowTemplate (spec.workflowTemplateRef)");
+                    "spec.templates is invalid when the workflow refers to a WorkflowTemplate "
+                    "(spec.workflowTemplateRef)");
       return false;
     }
     std::string name = yaml_.text(ref, "name", "spec.workflowTemplateRef", "");
-    bool cluster = yaml_.boolean(ref, "clusterScope", "spec.workflowTemplateRef", "").value_or(false);
+    bool cluster =
+        yaml_.boolean(ref, "clusterScope", "spec.workflowTemplateRef", "").value_or(false);
     std::string why = "no templates directory was given (--templates DIR)";
     auto found = library() ? library()->findDocument(name, cluster, why) : std::nullopt;
     if (!found) {
@@ -259,11 +289,13 @@ class DocumentReader {
         yaml_.problem(w.where, w.subject, "template name " + quote(w.name) + " undefined");
         continue;
       }
-      std::string what = w.by_ref.empty() ? "template name " + quote(w.name.substr(slash + 1)) +
-                                                " (of WorkflowTemplate " + quote(w.name.substr(0, slash)) + ")"
-                                          : "template reference " + w.by_ref;
+      std::string what = w.by_ref.empty()
+                             ? "template name " + quote(w.name.substr(slash + 1)) +
+                                   " (of WorkflowTemplate " + quote(w.name.substr(0, slash)) + ")"
+                             : "template reference " + w.by_ref;
       if (library() == nullptr) {
-        yaml_.problem(w.where, w.subject, what + " not found: no templates directory was given (--templates DIR)");
+        yaml_.problem(w.where, w.subject,
+                      what + " not found: no templates directory was given (--templates DIR)");
         continue;
       }
       std::string why;
@@ -298,8 +330,9 @@ ArgoWorkflowLoad readArgoWorkflow(std::string_view text, const std::string& file
   std::vector<YAML::Node> docs = documents(yaml, text);
   if (docs.empty()) {
     if (load.problems.empty()) {
-      yaml.problem(SourceRef{file_label, 0, 0}, "",
-                   "the file is empty; expected an Argo Workflow (apiVersion: argoproj.io/v1alpha1)");
+      yaml.problem(
+          SourceRef{file_label, 0, 0}, "",
+          "the file is empty; expected an Argo Workflow (apiVersion: argoproj.io/v1alpha1)");
     }
     return load;
   }
@@ -342,7 +375,8 @@ ArgoWorkflowLoad loadArgoWorkflow(const std::filesystem::path& path,
   auto text = readTextFile(path, "workflow file");
   if (!text) {
     ArgoWorkflowLoad load;
-    load.problems.push_back(ModelProblem{SourceRef{path.string(), 0, 0}, "", text.error().message()});
+    load.problems.push_back(
+        ModelProblem{SourceRef{path.string(), 0, 0}, "", text.error().message()});
     return load;
   }
   return readArgoWorkflow(*text, path.string(), options);

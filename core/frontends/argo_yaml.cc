@@ -47,9 +47,10 @@ constexpr long kMaxNodes = 1'000'000;
 
 Json toJsonWithin(const YAML::Node& node, int depth, long& nodes) {
   if (depth > kMaxDepth || ++nodes > kMaxNodes) {
-    throw YAML::Exception(node.Mark(), depth > kMaxDepth
-                                           ? "nested deeper than 128 levels (an alias that contains itself?)"
-                                           : "more than a million values (aliases of aliases?)");
+    throw YAML::Exception(node.Mark(),
+                          depth > kMaxDepth
+                              ? "nested deeper than 128 levels (an alias that contains itself?)"
+                              : "more than a million values (aliases of aliases?)");
   }
   switch (node.Type()) {
     case YAML::NodeType::Undefined:
@@ -62,7 +63,8 @@ Json toJsonWithin(const YAML::Node& node, int depth, long& nodes) {
     }
     case YAML::NodeType::Map: {
       Json out = Json::object();
-      for (const auto& kv : node) out[kv.first.Scalar()] = toJsonWithin(kv.second, depth + 1, nodes);
+      for (const auto& kv : node)
+        out[kv.first.Scalar()] = toJsonWithin(kv.second, depth + 1, nodes);
       return out;
     }
     case YAML::NodeType::Scalar:

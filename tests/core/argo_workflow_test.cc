@@ -25,8 +25,8 @@ std::string edited(std::string text, std::string_view find, std::string_view rep
 std::string problems(const ArgoWorkflowLoad& load) {
   std::string out;
   for (const auto& p : load.problems) {
-    out += p.where.file + ":" + std::to_string(p.where.line) + ":" + std::to_string(p.where.column) +
-           " " + p.subject + ": " + p.message + "\n";
+    out += p.where.file + ":" + std::to_string(p.where.line) + ":" +
+           std::to_string(p.where.column) + " " + p.subject + ": " + p.message + "\n";
   }
   return out;
 }
@@ -157,7 +157,8 @@ spec:
   EXPECT_EQ(t.kind, Template::Kind::kPlugin);
   EXPECT_EQ(t.plugin.key, "hello");
   EXPECT_TRUE(t.plugin.poll);
-  EXPECT_EQ(t.plugin.args, Json({{"text", "{{inputs.parameters.text}}"}, {"count", 3}, {"loud", true}}));
+  EXPECT_EQ(t.plugin.args,
+            Json({{"text", "{{inputs.parameters.text}}"}, {"count", 3}, {"loud", true}}));
   ASSERT_EQ(t.inputs.size(), 1u);
   EXPECT_EQ(t.inputs[0].default_value, Json("Hello"));
   ASSERT_EQ(t.outputs.size(), 1u);
@@ -166,7 +167,8 @@ spec:
   // What Argo's controller writes into the TaskSet for the agent: the whole template.
   EXPECT_EQ(t.original["name"], "main");
   EXPECT_EQ(t.original["plugin"]["hello"]["count"], 3);
-  EXPECT_EQ(t.original["outputs"]["parameters"][0]["valueFrom"], Json({{"supplied", Json::object()}}));
+  EXPECT_EQ(t.original["outputs"]["parameters"][0]["valueFrom"],
+            Json({{"supplied", Json::object()}}));
   EXPECT_EQ(t.original["timeout"], "30s");
 }
 
@@ -347,9 +349,10 @@ TEST(ArgoWorkflow, ReadsADagWithDependenciesAndDepends) {
   EXPECT_EQ(main.tasks[2].depends, "A && B");
   EXPECT_EQ(main.tasks[2].depends_on, (std::vector<std::string>{"A", "B"}));
   // `dependencies` (all must succeed) is the depends expression "A && B".
-  std::string with_list = edited(edited(edited(std::string(kDag), "depends: A\n", "dependencies: [A]\n"),
-                                        "depends: A && B", "dependencies: [A, B]"),
-                                 "        depends: \"(B.Succeeded || C.Failed) && !A.Skipped\"\n", "");
+  std::string with_list =
+      edited(edited(edited(std::string(kDag), "depends: A\n", "dependencies: [A]\n"),
+                    "depends: A && B", "dependencies: [A, B]"),
+             "        depends: \"(B.Succeeded || C.Failed) && !A.Skipped\"\n", "");
   WorkflowModel listed_model = ok(with_list);
   const Template& listed = listed_model.templates.at(0);
   EXPECT_EQ(listed.tasks[1].depends, "A");
@@ -398,8 +401,8 @@ spec:
   EXPECT_EQ(find(m, "main.a.b").container.image, "busybox");
   refused(edited(wf, "      - name: a\n", "      - name: a\n        template: main\n"), 10,
           "inline, template and templateRef are exclusive");
-  refused(edited(wf, "{image: busybox, command: [echo, hi]}", "{image: busybox, volumeMounts: []}"), 15,
-          "template 'main.a.b': container.volumeMounts: not supported");
+  refused(edited(wf, "{image: busybox, command: [echo, hi]}", "{image: busybox, volumeMounts: []}"),
+          15, "template 'main.a.b': container.volumeMounts: not supported");
 }
 
 TEST(ArgoWorkflow, ReadsWorkflowLevelExecutorPluginsAsManifests) {
@@ -465,7 +468,8 @@ spec:
       tasks:
       - name: a
         templateRef: {name: lib, template: greet}
-)", options);
+)",
+                       options);
   ASSERT_EQ(m.templates.size(), 3u);
   EXPECT_EQ(m.templates[0].tasks.at(0).template_name, "lib/greet");
   const Template& greet = find(m, "lib/greet");
@@ -492,8 +496,8 @@ spec:
         templateRef: {name: lib, template: nope}
 )";
   refused(wf, 10, "template reference lib.nope not found: WorkflowTemplate 'lib'", options);
-  refused(edited(wf, "name: lib,", "name: other,"), 10,
-          "no WorkflowTemplate named 'other'", options);
+  refused(edited(wf, "name: lib,", "name: other,"), 10, "no WorkflowTemplate named 'other'",
+          options);
   refused(wf, 10, "no templates directory was given");
 }
 
@@ -527,7 +531,8 @@ spec:
   // Argo's validate: a workflow referring to a WorkflowTemplate has no templates.
   refused(edited(wf, "  workflowTemplateRef:", "  templates: []\n  workflowTemplateRef:"), 8,
           "spec.templates is invalid when the workflow refers to a WorkflowTemplate", options);
-  refused(edited(wf, "name: lib", "name: other"), 9, "spec.workflowTemplateRef 'other' not found: no WorkflowTemplate named 'other'", options);
+  refused(edited(wf, "name: lib", "name: other"), 9,
+          "spec.workflowTemplateRef 'other' not found: no WorkflowTemplate named 'other'", options);
   refused(edited(wf, "name: lib", "name: lib\n    clusterScope: true"), 9,
           "no ClusterWorkflowTemplate named 'lib'", options);
 }
@@ -560,8 +565,8 @@ TEST(ArgoWorkflow, RefusesYamlThatIsNotAnArgoWorkflow) {
 }
 
 TEST(ArgoWorkflow, RefusesAYamlSyntaxErrorWithItsLine) {
-  refused("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nspec:\n  templates: [a, b\n  x: 1\n", 5,
-          "YAML syntax error");
+  refused("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nspec:\n  templates: [a, b\n  x: 1\n",
+          5, "YAML syntax error");
 }
 
 TEST(ArgoWorkflow, RefusesAMissingEntrypointAndAnUnknownTemplate) {
@@ -569,7 +574,7 @@ TEST(ArgoWorkflow, RefusesAMissingEntrypointAndAnUnknownTemplate) {
   refused(edited(wf, "  entrypoint: main\n", ""), 10, "spec.entrypoint is required");
   refused(edited(wf, "entrypoint: main", "entrypoint: nope"), 10, "template name 'nope' undefined");
   refused(edited(std::string(kSteps), "      - name: param\n        template: echo",
-                   "      - name: param\n        template: ech"),
+                 "      - name: param\n        template: ech"),
           38, "step 'param': template name 'ech' undefined");
   refused(edited(std::string(kSteps), "  onExit: bye", "  onExit: by"), 7,
           "spec.onExit: template name 'by' undefined");
@@ -585,35 +590,44 @@ TEST(ArgoWorkflow, RefusesWhatTheModelCannotHonourNamingTheField) {
   auto container = [&](const std::string& text) {
     return edited(wf, at_container, at_container + text);
   };
-  refused(spec("  volumes: [{name: v, emptyDir: {}}]\n"), 12, "spec.volumes: not supported: volumes are not mounted");
-  refused(spec("  synchronization: {mutexes: [{name: m}]}\n"), 12, "spec.synchronization: not supported");
+  refused(spec("  volumes: [{name: v, emptyDir: {}}]\n"), 12,
+          "spec.volumes: not supported: volumes are not mounted");
+  refused(spec("  synchronization: {mutexes: [{name: m}]}\n"), 12,
+          "spec.synchronization: not supported");
   refused(spec("  podSpecPatch: '{}'\n"), 12, "spec.podSpecPatch: not supported");
   refused(spec("  templateDefaults: {timeout: 1s}\n"), 12, "spec.templateDefaults: not supported");
   refused(spec("  hooks: {running: {template: main, expression: 'true'}}\n"), 12,
           "spec.hooks.running: not supported: hooks run on an expression");
   refused(tmpl("    daemon: true\n"), 23, "daemon: not supported: daemon steps");
-  refused(tmpl("    sidecars: [{name: s, image: busybox}]\n"), 23, "template 'main': sidecars: not supported");
-  refused(tmpl("    initContainers: [{name: s, image: busybox}]\n"), 23, "initContainers: not supported");
+  refused(tmpl("    sidecars: [{name: s, image: busybox}]\n"), 23,
+          "template 'main': sidecars: not supported");
+  refused(tmpl("    initContainers: [{name: s, image: busybox}]\n"), 23,
+          "initContainers: not supported");
   refused(tmpl("    memoize: {key: k}\n"), 23, "memoize: not supported");
   refused(tmpl("    metrics: {prometheus: []}\n"), 23, "metrics: not supported");
   refused(tmpl("    synchronization: {mutex: {name: m}}\n"), 23, "synchronization: not supported");
   refused(tmpl("    inputs:\n      artifacts: [{name: a, path: /a}]\n"), 24,
           "inputs.artifacts: not supported: artifacts");
-  refused(tmpl("    outputs:\n      artifacts: [{name: a, path: /a}]\n"), 24, "outputs.artifacts: not supported");
+  refused(tmpl("    outputs:\n      artifacts: [{name: a, path: /a}]\n"), 24,
+          "outputs.artifacts: not supported");
   refused(tmpl("    outputs:\n      result: x\n"), 24, "outputs.result: not supported");
   refused(container("      volumeMounts: [{name: v, mountPath: /v}]\n"), 25,
           "container.volumeMounts: not supported");
-  refused(container("      envFrom: [{configMapRef: {name: c}}]\n"), 25, "container.envFrom: not supported");
-  refused(edited(wf, "        value: hi\n", "        valueFrom: {secretKeyRef: {name: s, key: k}}\n"), 29,
-          "container.env[0].valueFrom: not supported");
-  refused(spec("  serviceAcountName: typo\n"), 12, "spec.serviceAcountName: not supported (unknown");
+  refused(container("      envFrom: [{configMapRef: {name: c}}]\n"), 25,
+          "container.envFrom: not supported");
+  refused(
+      edited(wf, "        value: hi\n", "        valueFrom: {secretKeyRef: {name: s, key: k}}\n"),
+      29, "container.env[0].valueFrom: not supported");
+  refused(spec("  serviceAcountName: typo\n"), 12,
+          "spec.serviceAcountName: not supported (unknown");
 }
 
 TEST(ArgoWorkflow, RefusesTemplateKindsThatNeedACluster) {
   std::string wf(kHello);
   std::string tail = wf.substr(wf.find("    container:"));
   auto kind = [&](const std::string& text) { return edited(wf, tail, text); };
-  ArgoWorkflowLoad load = readArgoWorkflow(kind("    resource:\n      action: create\n"), "wf.yaml");
+  ArgoWorkflowLoad load =
+      readArgoWorkflow(kind("    resource:\n      action: create\n"), "wf.yaml");
   ASSERT_EQ(load.problems.size(), 1u) << problems(load);
   EXPECT_EQ(load.problems[0].where.line, 23);
   EXPECT_EQ(load.problems[0].message,
@@ -634,10 +648,12 @@ TEST(ArgoWorkflow, RefusesBrokenDags) {
   refused(edited(dag, "target: D", "target: Q"), 11, "target 'Q' is not defined");
   refused(edited(dag, "depends: A\n", "dependencies: [A]\n"), 10,
           "cannot use both 'depends' and 'dependencies'");
-  refused(edited(dag, "        depends: \"(B", "        continueOn: {failed: true}\n        depends: \"(B"), 23,
-          "cannot use 'continueOn' when using 'depends'");
+  refused(edited(dag, "        depends: \"(B",
+                 "        continueOn: {failed: true}\n        depends: \"(B"),
+          23, "cannot use 'continueOn' when using 'depends'");
   // Renaming C leaves D's dependency on C without a task too.
-  ArgoWorkflowLoad load = readArgoWorkflow(edited(dag, "      - name: C\n", "      - name: B\n"), "wf.yaml");
+  ArgoWorkflowLoad load =
+      readArgoWorkflow(edited(dag, "      - name: C\n", "      - name: B\n"), "wf.yaml");
   ASSERT_EQ(load.problems.size(), 2u) << problems(load);
   EXPECT_EQ(load.problems[0].where.line, 18);
   EXPECT_EQ(load.problems[0].message, "dag task name 'B' is not unique");
@@ -649,19 +665,23 @@ spec:
   templates:
   - name: main
     dag: {tasks: []}
-)", 8, "a dag must have at least one task");
-  refused(edited(edited(dag, "      - name: D\n", "      - name: 4D\n"), "target: D", "target: 4D"), 21,
-          "dag task '4D' name cannot begin with a digit");
+)",
+          8, "a dag must have at least one task");
+  refused(edited(edited(dag, "      - name: D\n", "      - name: 4D\n"), "target: D", "target: 4D"),
+          21, "dag task '4D' name cannot begin with a digit");
 }
 
 TEST(ArgoWorkflow, RefusesBadParametersAndLimits) {
   std::string wf(kHello);
   refused(edited(wf, "      value: calm\n", "      value: angry\n"), 18,
           "spec.arguments.parameters.mood.value should be present in");
-  refused(edited(wf, "    - name: mood\n", "    - name: who\n"), 18, "[1].name 'who' is not unique");
+  refused(edited(wf, "    - name: mood\n", "    - name: who\n"), 18,
+          "[1].name 'who' is not unique");
   std::string steps(kSteps);
-  refused(edited(steps, "retryPolicy: Always", "retryPolicy: Sometimes"), 62, "Sometimes is not a valid RetryPolicy");
-  refused(edited(steps, "duration: \"1\"", "duration: soon"), 63, "backoff.duration: 'soon' is not a duration");
+  refused(edited(steps, "retryPolicy: Always", "retryPolicy: Sometimes"), 62,
+          "Sometimes is not a valid RetryPolicy");
+  refused(edited(steps, "duration: \"1\"", "duration: soon"), 63,
+          "backoff.duration: 'soon' is not a duration");
   refused(edited(steps, "  - name: echo\n", "  - name: echo\n    timeout: \"30\"\n"), 53,
           "timeout: '30' is not a duration");
   refused(edited(steps, "  - name: echo\n", "  - name: echo\n    parallelism: 2\n"), 53,
@@ -670,10 +690,12 @@ TEST(ArgoWorkflow, RefusesBadParametersAndLimits) {
           "activeDeadlineSeconds is only valid for leaf templates");
   refused(edited(steps, "        withParam:", "        withItems: [1]\n        withParam:"), 37,
           "only one of withItems, withParam, withSequence");
-  refused(edited(steps, "{count: \"3\",", "{count: \"3\", end: \"5\","), 34, "exactly one of count and end");
-  refused(edited(steps, "      - name: maps\n", "      - name: items\n"), 23, "name 'items' is not unique");
-  refused(edited(steps, "          - name: msg\n            value: 1\n", "          - name: msg\n"), 16,
-          "arguments.parameters.msg.value is required");
+  refused(edited(steps, "{count: \"3\",", "{count: \"3\", end: \"5\","), 34,
+          "exactly one of count and end");
+  refused(edited(steps, "      - name: maps\n", "      - name: items\n"), 23,
+          "name 'items' is not unique");
+  refused(edited(steps, "          - name: msg\n            value: 1\n", "          - name: msg\n"),
+          16, "arguments.parameters.msg.value is required");
   std::string dag(kDag);
   refused(edited(dag, "          path: /tmp/out\n", "          parameter: x\n"), 42,
           "path must be specified for container and script templates");
@@ -687,20 +709,27 @@ TEST(ArgoWorkflow, RefusesOddShapesWithProblemsAndNeverThrows) {
       "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\n"
       "spec: {entrypoint: a, templates: [&t {name: a, suspend: {}, metrics: *t}]}\n",
       "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\n"
-      "spec: {entrypoint: a, templates: [{name: a, steps: [[{name: b, inline: &i {steps: [[{name: c, inline: *i}]]}}]]}]}\n",
+      "spec: {entrypoint: a, templates: [{name: a, steps: [[{name: b, inline: &i {steps: [[{name: "
+      "c, inline: *i}]]}}]]}]}\n",
       "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: x\nspec: 5\n",
-      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: a, templates: x}\n",
-      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: a, templates: "
-      "[1, [2], {name: a, steps: [[x, [1]], 3]}, {name: b, dag: {tasks: [1, {name: t}]}}, {name: c, plugin: []}, "
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: "
+      "a, templates: x}\n",
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: "
+      "a, templates: "
+      "[1, [2], {name: a, steps: [[x, [1]], 3]}, {name: b, dag: {tasks: [1, {name: t}]}}, {name: "
+      "c, plugin: []}, "
       "{name: d, container: {env: [1, {valueFrom: 2}], command: {a: 1}}}, "
       "{name: e, inputs: {parameters: [1, {name: p, enum: [], value: [1]}]}, suspend: {}}, "
       "{name: f, script: {image: x}, outputs: {parameters: [{name: o, valueFrom: 3}]}, "
       "retryStrategy: {backoff: 4, limit: [1]}}]}\n",
-      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: a, hooks: 1, "
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: "
+      "a, hooks: 1, "
       "executorPlugins: [1, {metadata: 2, spec: {sidecar: 3}}], arguments: {parameters: 7}, "
       "templates: [{name: a, suspend: 1, parallelism: x, activeDeadlineSeconds: [1]}]}\n",
-      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: a, templates: "
-      "[{name: a, steps: [[{name: s, template: a, withItems: 5, withSequence: 3, hooks: {exit: 5}, arguments: 4, "
+      "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata: {name: x}\nspec: {entrypoint: "
+      "a, templates: "
+      "[{name: a, steps: [[{name: s, template: a, withItems: 5, withSequence: 3, hooks: {exit: 5}, "
+      "arguments: 4, "
       "continueOn: 1, when: [1]}]]}]}\n",
   };
   for (const char* text : kOdd) {
