@@ -79,7 +79,9 @@ Json yamlValue(const YAML::Node& node) {
 bool isTomlWorkflow(const std::filesystem::path& file) { return file.extension() == ".toml"; }
 
 LoadedModel loadModel(const std::filesystem::path& file, const ModelSource& source) {
-  return loadArgoWorkflow(file, ArgoSource{source.entrypoint, source.templates_dir});
+  ArgoWorkflowLoad argo =
+      loadArgoWorkflow(file, ArgoReadOptions{source.entrypoint, source.templates_dir});
+  return LoadedModel{std::move(argo.model), std::move(argo.problems)};
 }
 
 Expected<Json> readParameterFile(const std::filesystem::path& file) {
