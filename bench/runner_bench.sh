@@ -2,7 +2,7 @@
 # End-to-end cost of `plugboard run` on workflows with many steps, for one or more
 # plugboard binaries side by side:
 #   ./bench/runner_bench.sh [--counts 1000,10000,100000] [--shapes independent,chained,fan,half]
-#                           [--runs 3] [--parallel 2] [--max-steps NAME=N]... NAME=BINARY...
+#                           [--runs 3] [--parallel 2] [--max-steps NAME=N]... [--argo] NAME=BINARY...
 # e.g. ./bench/runner_bench.sh old=/path/to/old/plugboard new=build/plugboard --max-steps old=10000
 #
 # Every step calls the `echo` plugin in-process (the plugins and deployers next to each
@@ -16,7 +16,10 @@
 # Binaries run interleaved, RUNS times each; medians are printed. The per-step columns are
 # (value - the same binary's 1-step value) / steps, so process start-up and the loaded
 # plugin do not count; CPU time is what a busy shared machine disturbs least. --max-steps skips a
-# binary above N steps (a slow one). Prints a markdown table.
+# binary above N steps (a slow one). With --argo, each binary also runs the same workflow
+# written as an Argo Workflow (a dag of plugin templates, outputs passed with
+# {{tasks.X.outputs.parameters.text}}), as the row NAME+argo, interleaved with the TOML
+# runs. Prints a markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +28,7 @@ shapes=independent,chained,fan,half
 runs=3
 parallel=2
 declare -A max_steps=()
+argo=0
 names=()
 declare -A binaries=()
 while (($#)); do
@@ -34,11 +38,15 @@ while (($#)); do
     --runs) runs=$2; shift 2 ;;
     --parallel) parallel=$2; shift 2 ;;
     --max-steps) max_steps[${2%%=*}]=${2#*=}; shift 2 ;;
+    --argo) argo=1; shift ;;
     *=*) names+=("${1%%=*}"); binaries[${1%%=*}]=$(realpath "${1#*=}"); shift ;;
     *) echo "usage: $0 [--counts N,...] [--shapes S,...] [--runs R] [--parallel P] [--max-steps NAME=N]... NAME=BINARY..." >&2; exit 2 ;;
   esac
 done
 ((${#names[@]})) || names=(new) binaries[new]=$(realpath build/plugboard)
+if ((argo)); then
+  for name in "${names[@]}"; do names+=("$name+argo"); binaries[$name+argo]=${binaries[$name]}; done
+fi
 if [ ! -x /usr/bin/time ]; then
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
   $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq time >/dev/null
@@ -47,13 +55,31 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# workflow SHAPE N > file
+# workflow SHAPE N [toml|argo] > file
 workflow() {
-  python3 - "$1" "$2" <<'PY'
+  python3 - "$1" "$2" "${3:-toml}" <<'PY'
 import sys
-shape, n = sys.argv[1], int(sys.argv[2])
-out = ['name = "bench-%s-%d"' % (shape, n)]
+shape, n, fmt = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+if fmt == "argo":
+    out = ['apiVersion: argoproj.io/v1alpha1', 'kind: Workflow',
+           'metadata:', '  name: bench-%s-%d' % (shape, n), 'spec:', '  entrypoint: main',
+           '  templates:',
+           '    - name: echo', '      inputs:', '        parameters:', '          - name: text',
+           '      outputs:', '        parameters:', '          - name: text',
+           '            valueFrom:', '              supplied: {}',
+           '      plugin:', '        echo:', '          text: "{{inputs.parameters.text}}"',
+           '    - name: main', '      dag:', '        tasks:']
+else:
+    out = ['name = "bench-%s-%d"' % (shape, n)]
 def step(i, deps=(), ref=None):
+    if fmt == "argo":
+        text = '"{{tasks.s%d.outputs.parameters.text}}"' % ref if ref is not None else 'hello'
+        out.append('          - name: s%d\n            template: echo\n'
+                   '            arguments:\n              parameters:\n'
+                   '                - name: text\n                  value: %s' % (i, text))
+        if deps:
+            out.append('            depends: "%s"' % ' && '.join('s%d' % d for d in deps))
+        return
     text = '"${steps.s%d.outputs.parameters.text}"' % ref if ref is not None else '"hello"'
     out.append('[[steps]]\nid = "s%d"\nplugin = "echo"\nargs = { text = %s }' % (i, text))
     if deps:
@@ -76,18 +102,20 @@ print("\n".join(out))
 PY
 }
 
-# measure NAME FILE -> "wall_us rss_kb cpu_us"
+# measure NAME FILE -> "wall_us rss_kb cpu_us"; NAME+argo runs FILE's .yaml twin.
 measure() {
-  local bin=${binaries[$1]} start end
+  local bin=${binaries[$1]} start end file=$2
+  [[ $1 == *+argo ]] && file=${file%.toml}.yaml
   local dir
   dir=$(dirname "$bin")
   start=$(date +%s%N)
-  if ! /usr/bin/time -f "%U %S %M" -o "$work/rss" "$bin" run "$2" --plugins "$dir/plugins" --deployers "$dir/deployers" \
+  if ! /usr/bin/time -f "%U %S %M" -o "$work/rss" "$bin" run "$file" --plugins "$dir/plugins" --deployers "$dir/deployers" \
       --parallel "$parallel" --output json --log-level off > "$work/out" 2> "$work/err"; then
-    echo "$1 failed on $2:" >&2; tail -5 "$work/err" >&2; exit 1
+    echo "$1 failed on $file:" >&2; tail -5 "$work/err" >&2; exit 1
   fi
   end=$(date +%s%N)
-  grep -q '"succeeded": true' "$work/out" || { echo "$1: $2 did not succeed" >&2; exit 1; }
+  # A TOML run says so in its report; an Argo one exits 0 only when it Succeeded.
+  [[ $1 == *+argo ]] || grep -q '"succeeded": true' "$work/out" || { echo "$1: $file did not succeed" >&2; exit 1; }
   tail -1 "$work/rss" | awk -v us=$(( (end - start) / 1000 )) '{printf "%d %d %d\n", us, $3, ($1 + $2) * 1e6}'
 }
 
@@ -114,6 +142,7 @@ run_set() {
 }
 
 workflow independent 1 > "$work/one.toml"
+workflow independent 1 argo > "$work/one.yaml"
 run_set 1 independent "$work/one.toml"
 declare -A base_us=() base_kb=() base_cpu=()
 for name in "${names[@]}"; do base_us[$name]=${us[$name]}; base_kb[$name]=${kb[$name]}; base_cpu[$name]=${cpu[$name]}; done
@@ -128,6 +157,7 @@ IFS=, read -ra shape_list <<<"$shapes"
 for n in "${count_list[@]}"; do
   for shape in "${shape_list[@]}"; do
     workflow "$shape" "$n" > "$work/wf.toml"
+    ((argo)) && workflow "$shape" "$n" argo > "$work/wf.yaml"
     run_set "$n" "$shape" "$work/wf.toml"
     for name in "${names[@]}"; do
       if [ -z "${us[$name]}" ]; then

@@ -70,11 +70,20 @@ Expected<Registry> Registry::parse(std::string_view text, const std::filesystem:
       }
     }
   }
-  std::sort(registry.entries_.begin(), registry.entries_.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
+  registry.sortEntries();
+  return registry;
+}
+
+void Registry::sortEntries() {
+  std::stable_sort(entries_.begin(), entries_.end(), [](const RegistryEntry& a, const RegistryEntry& b) {
     const std::string la = toLower(a.name), lb = toLower(b.name);
     return la != lb ? la < lb : a.version > b.version;
   });
-  return registry;
+}
+
+void Registry::add(std::vector<RegistryEntry> entries) {
+  for (auto& e : entries) entries_.push_back(std::move(e));
+  sortEntries();
 }
 
 Expected<Registry> Registry::load(const std::filesystem::path& file, const TrustPolicy& trust) {

@@ -49,8 +49,12 @@ class Registry {
                                   const Catalog* catalog = nullptr) const;
 
   const std::vector<RegistryEntry>& entries() const { return entries_; }
+  // Adds entries that come from elsewhere than a registry file (a workflow's own executor
+  // plugins); an entry of the same name and version as one of the file's comes after it.
+  void add(std::vector<RegistryEntry> entries);
 
  private:
+  void sortEntries();
   std::vector<RegistryEntry> entries_;  // sorted by name, then version descending
 };
 

@@ -21,6 +21,7 @@
 #include "core/base/duration.h"
 #include "core/base/expected.h"
 #include "core/launch/placement.h"
+#include "core/launch/registry.h"
 #include "core/manifests/trust.h"
 #include "core/serving/http_server.h"
 
@@ -46,6 +47,9 @@ struct Config {
   std::vector<std::filesystem::path> deployer_dirs;
   std::map<std::string, nlohmann::json> deployer_options;
   std::filesystem::path registry;
+  // Plugins a command adds to the registry's (run: a workflow's executor plugins); kept
+  // with the file's, or alone when there is no file.
+  std::vector<RegistryEntry> extra_plugins;
   // [deploy]: the deployer (and its options) that runs a plugin of the plugin directories,
   // by lower-case plugin name, e.g. crashy = "process". Absent: the first deployer of
   // native plugins by priority (the in-process `native`).

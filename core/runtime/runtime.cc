@@ -35,6 +35,11 @@ Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep
     if (!loaded) return loaded.error();
     registry = std::make_shared<const Registry>(std::move(*loaded));
   }
+  if (!config.extra_plugins.empty()) {
+    Registry with = registry ? *registry : Registry();
+    with.add(config.extra_plugins);
+    registry = std::make_shared<const Registry>(std::move(with));
+  }
   return std::make_shared<Launcher>(
       std::move(deployers), std::move(registry),
       LaunchOptions{config.trust, config.plugin_deploy, keep_started, isolate_polls});
@@ -120,6 +125,39 @@ StepPlace Runtime::place(const WorkflowStep& step) const {
       break;
   }
   return {step.plugin, "", false};
+}
+
+Expected<WorkflowModel> readModel(const std::filesystem::path& file, const ModelSource& source) {
+  LoadedModel loaded = loadModel(file, source);
+  if (loaded.model) {
+    for (auto& p : checkModel(*loaded.model)) loaded.problems.push_back(std::move(p));
+  }
+  std::string problems;
+  for (const auto& p : loaded.problems) problems += (problems.empty() ? "" : "\n") + p.oneLine();
+  if (!loaded.model || !problems.empty()) return Error(problems);
+  return std::move(*loaded.model);
+}
+
+Expected<Json> Runtime::prepareModel(const WorkflowModel& model, const Json& given) const {
+  auto parameters = resolveParameters(model, given);
+  if (!parameters) return Error(model.file.string() + ": " + parameters.error().message());
+  std::string problems;
+  for (const auto& t : model.templates) {
+    if (t.kind != Template::Kind::kPlugin) continue;
+    const Route route = dispatcher_->resolve({.key = t.plugin.key,
+                                              .version = t.plugin.version,
+                                              .rpc = t.plugin.rpc,
+                                              .deployer = t.plugin.deployer,
+                                              .options = &t.plugin.deploy_options,
+                                              .registry = true});
+    if (route.kind == Route::Kind::kNone && t.plugin.poll) continue;  // polled: decided per call
+    if (route.kind == Route::Kind::kNone || route.kind == Route::Kind::kConflict) {
+      problems += (problems.empty() ? "" : "\n") +
+                  ModelProblem{t.where, "template '" + t.name + "'", route.reason}.oneLine();
+    }
+  }
+  if (!problems.empty()) return Error(problems);
+  return std::move(*parameters);
 }
 
 Expected<std::unique_ptr<LiveRuntime>> openLiveRuntime(const Config& config) {

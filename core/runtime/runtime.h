@@ -25,6 +25,8 @@
 #include "core/base/work_pool.h"
 #include "core/launch/launcher.h"
 #include "core/routing/live_runtime.h"
+#include "core/frontends/front_end.h"
+#include "core/workflows/engine.h"
 #include "core/workflows/workflow.h"
 #include "core/workflows/workflow_check.h"
 
@@ -75,6 +77,11 @@ class Runtime {
   // Where `step` runs: its plugin and deployer, decided as for a run. Starts nothing.
   StepPlace place(const WorkflowStep& step) const;
 
+  // A model workflow's parameters (`given`: name -> value, from a parameter file and
+  // --param), and each plugin template routed as a run routes it, nothing started. The
+  // error lists every problem, one per line, each with file:line and the template.
+  Expected<Json> prepareModel(const WorkflowModel& model, const Json& given) const;
+
  private:
   Runtime(Config config, Catalog catalog, std::shared_ptr<const PluginSources> sources,
           std::shared_ptr<Launcher> launcher);
@@ -86,6 +93,10 @@ class Runtime {
   const std::shared_ptr<Launcher> launcher_;
   std::unique_ptr<Dispatcher> dispatcher_;
 };
+
+// A workflow file of a peer's format (core/frontends/front_end.h), read and checked by its
+// front end and by checkModel(). The error lists every problem, one per line.
+Expected<WorkflowModel> readModel(const std::filesystem::path& file, const ModelSource& source);
 
 // The launcher of `config`: its deployer directories scanned (refused modules logged) and
 // its registry read. Errors: a registry file that cannot be read or parsed.

@@ -15,6 +15,7 @@
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/progress.h"
+#include "tools/plugboard/run_model.h"
 #include "tools/plugboard/signals.h"
 
 namespace plugboard::cli {
@@ -54,7 +55,9 @@ CommandOptions runOptions() {
   addPluginDirsOption(options);
   addParamOption(options);
   addPriorityOption(options);
-  options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)")(
+  addModelOptions(options);
+  options.add_options()("workflow", po::value<std::string>()->required(),
+                        "workflow file: TOML, or an Argo Workflow / WorkflowTemplate (YAML)")(
       "output,o", po::value<std::string>()->default_value("text")->value_name("text|json"),
       "text or json")(
       "parallel",
@@ -85,6 +88,15 @@ int cmdRun(const Args& args) {
   run_options.default_timeout = config->server.default_timeout;
   run_options.poll_interval = config->server.poll_interval;
   run_options.args_limit = config->args_limit;
+  if (!core::isTomlWorkflow(vm["workflow"].as<std::string>())) {
+    return runModel(vm, std::move(*config),
+                    core::EngineOptions{.parallel = run_options.parallel,
+                                        .default_timeout = run_options.default_timeout,
+                                        .poll_interval = run_options.poll_interval,
+                                        .cancel_grace = run_options.cancel_grace,
+                                        .args_limit = run_options.args_limit},
+                    *output == "json");
+  }
 
   // Ctrl-C and SIGTERM apply from here: the check may start plugins to read their schemas.
   const auto cancel_target = handleSignals("the run");

@@ -3,6 +3,7 @@
 
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
+#include "tools/plugboard/run_model.h"
 #include "tools/plugboard/signals.h"
 
 namespace plugboard::cli {
@@ -13,7 +14,9 @@ CommandOptions validateOptions() {
   auto& options = command.options;
   addPluginDirsOption(options);
   addParamOption(options);
-  options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)");
+  addModelOptions(options);
+  options.add_options()("workflow", po::value<std::string>()->required(),
+                        "workflow file: TOML, or an Argo Workflow / WorkflowTemplate (YAML)");
   command.positional.add("workflow", 1);
   return command;
 }
@@ -26,6 +29,7 @@ int cmdValidate(const Args& args) {
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
   const std::string file = vm["workflow"].as<std::string>();
+  if (!core::isTomlWorkflow(file)) return validateModel(vm, std::move(*config));
   // The check may start plugins to read their schemas: Ctrl-C and SIGTERM stop those starts
   // and leave nothing behind, as in run.
   const auto cancel_target = handleSignals("the check");

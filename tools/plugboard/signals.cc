@@ -12,13 +12,19 @@ void CancelTarget::cancel() {
   std::lock_guard lock(mu);
   cancelled = true;
   checking.cancel();
-  if (runner != nullptr) runner->cancel();
+  if (cancel_run) cancel_run();
 }
 
 void CancelTarget::setRunner(core::Runner& r) {
   std::lock_guard lock(mu);
-  runner = &r;
-  if (cancelled) runner->cancel();
+  cancel_run = [&r] { r.cancel(); };
+  if (cancelled) cancel_run();
+}
+
+void CancelTarget::setEngine(core::Engine& e) {
+  std::lock_guard lock(mu);
+  cancel_run = [&e] { e.cancel(); };
+  if (cancelled) cancel_run();
 }
 
 void CancelTarget::setDeployers(core::DeployerSet& d) {
@@ -41,7 +47,7 @@ void CancelTarget::exitNow(int status) {
 
 void CancelTarget::release() {
   std::lock_guard lock(mu);
-  runner = nullptr;
+  cancel_run = nullptr;
   deployers = nullptr;
 }
 

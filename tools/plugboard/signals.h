@@ -3,6 +3,7 @@
 #ifndef PLUGBOARD_TOOLS_PLUGBOARD_SIGNALS_H_
 #define PLUGBOARD_TOOLS_PLUGBOARD_SIGNALS_H_
 
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -21,12 +22,13 @@ struct CancelTarget {
   std::mutex mu;
   core::StartControl checking;             // the starts made while the workflow is checked
   bool cancelled = false;                  // guarded by mu
-  core::Runner* runner = nullptr;          // guarded by mu
+  std::function<void()> cancel_run;        // guarded by mu: Runner::cancel or Engine::cancel
   core::DeployerSet* deployers = nullptr;  // guarded by mu
 
   void cancel();
-  // A runner made after a signal came runs cancelled: its steps end Skipped, not run.
+  // A run made after a signal came runs cancelled: its steps end Skipped, not run.
   void setRunner(core::Runner& r);
+  void setEngine(core::Engine& e);
   void setDeployers(core::DeployerSet& d);
   bool wasCancelled();
   // Exits with `status` after the deployers removed what their plugins left (containers,

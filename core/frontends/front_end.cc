@@ -1,0 +1,149 @@
+#include "core/frontends/front_end.h"
+
+#include <fstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/base/read_file.h"
+#include "core/base/text.h"
+#include "core/frontends/argo_workflow.h"
+
+namespace plugboard::core {
+namespace {
+
+constexpr std::string_view kPluginSuffix = "-executor-plugin";
+
+std::string lineOf(const std::filesystem::path& file, const YAML::Mark& mark) {
+  return file.string() + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+// An executor plugin's name and sidecar, from its manifest (kind ExecutorPlugin) or the
+// ConfigMap `argo executor-plugin build` writes; nullopt for other documents.
+struct PluginDoc {
+  std::string name;
+};
+
+Expected<std::optional<PluginDoc>> readPluginDoc(const std::filesystem::path& file) {
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(file.string());
+  } catch (const YAML::Exception& e) {
+    return Error(lineOf(file, e.mark) + ": not YAML: " + e.msg);
+  }
+  if (!doc.IsMap()) return std::optional<PluginDoc>();
+  const std::string kind = doc["kind"] ? doc["kind"].as<std::string>("") : "";
+  std::string name = doc["metadata"] && doc["metadata"]["name"]
+                         ? doc["metadata"]["name"].as<std::string>("")
+                         : "";
+  if (kind == "ConfigMap") {
+    const auto labels = doc["metadata"]["labels"];
+    if (!labels || labels["workflows.argoproj.io/configmap-type"].as<std::string>("") !=
+                       "ExecutorPlugin") {
+      return std::optional<PluginDoc>();
+    }
+    // Argo names the ConfigMap "<plugin>-executor-plugin" (cmd/argo/commands/executorplugin).
+    if (name.ends_with(kPluginSuffix)) name.resize(name.size() - kPluginSuffix.size());
+  } else if (kind != "ExecutorPlugin") {
+    return std::optional<PluginDoc>();
+  }
+  if (name.empty()) return Error(file.string() + ": an executor plugin without metadata.name");
+  return std::optional<PluginDoc>(PluginDoc{name});
+}
+
+RegistryEntry pluginEntry(const std::string& name, const std::filesystem::path& file) {
+  return RegistryEntry{name, *Version::parse("0.0.0"),
+                       {{"argo", Json{{"path", file.string()}, {"polled", true}}}}};
+}
+
+Json yamlValue(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      Json out = Json::object();
+      for (const auto& kv : node) out[kv.first.as<std::string>()] = yamlValue(kv.second);
+      return out;
+    }
+    case YAML::NodeType::Sequence: {
+      Json out = Json::array();
+      for (const auto& item : node) out.push_back(yamlValue(item));
+      return out;
+    }
+    case YAML::NodeType::Scalar:
+      return node.as<std::string>();
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace
+
+bool isTomlWorkflow(const std::filesystem::path& file) { return file.extension() == ".toml"; }
+
+LoadedModel loadModel(const std::filesystem::path& file, const ModelSource& source) {
+  ArgoWorkflowLoad argo =
+      loadArgoWorkflow(file, ArgoReadOptions{source.entrypoint, source.templates_dir});
+  return LoadedModel{std::move(argo.model), std::move(argo.problems)};
+}
+
+Expected<Json> readParameterFile(const std::filesystem::path& file) {
+  YAML::Node doc;
+  try {
+    doc = YAML::LoadFile(file.string());
+  } catch (const YAML::BadFile&) {
+    return Error(file.string() + ": cannot read the parameter file");
+  } catch (const YAML::Exception& e) {
+    return Error(lineOf(file, e.mark) + ": not YAML or JSON: " + e.msg);
+  }
+  if (!doc.IsMap()) {
+    return Error(file.string() + ": a parameter file is a mapping of parameter name to value");
+  }
+  Json out = Json::object();
+  for (const auto& kv : doc) {
+    const YAML::Node& value = kv.second;
+    // Argo's parameters are strings; a list or a mapping is passed as its JSON text.
+    out[kv.first.as<std::string>()] =
+        value.IsScalar() ? Json(value.as<std::string>()) : Json(yamlValue(value).dump());
+  }
+  return out;
+}
+
+Expected<std::vector<RegistryEntry>> executorPlugins(const WorkflowModel& model,
+                                                     const std::filesystem::path& dir,
+                                                     const std::filesystem::path& scratch) {
+  std::vector<RegistryEntry> entries;
+  if (!model.executor_plugins.empty()) {
+    // spec.executorPlugins: written as ExecutorPlugin manifests (JSON is YAML) for the
+    // deployer that reads manifests from files.
+    std::error_code ec;
+    std::filesystem::create_directories(scratch, ec);
+    for (const auto& plugin : model.executor_plugins) {
+      const std::string name = plugin["metadata"].value("name", std::string());
+      Json manifest = {{"apiVersion", "argoproj.io/v1alpha1"},
+                       {"kind", "ExecutorPlugin"},
+                       {"metadata", plugin["metadata"]},
+                       {"spec", plugin["spec"]}};
+      const auto file = scratch / (name + ".yaml");
+      std::ofstream out(file);
+      out << manifest.dump(2) << "\n";
+      if (!out) return Error(file.string() + ": cannot write the workflow's executor plugin '" + name + "'");
+      entries.push_back(pluginEntry(name, file));
+    }
+    return entries;
+  }
+  if (dir.empty()) return entries;
+  std::error_code ec;
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const auto ext = e.path().extension();
+    if (ext == ".yaml" || ext == ".yml") files.push_back(e.path());
+  }
+  if (ec) return Error(dir.string() + ": cannot read the executor plugin directory: " + ec.message());
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    auto doc = readPluginDoc(file);
+    if (!doc) return doc.error();
+    if (*doc) entries.push_back(pluginEntry((*doc)->name, file));
+  }
+  return entries;
+}
+
+}  // namespace plugboard::core

@@ -1,0 +1,277 @@
+// `plugboard run` and `validate` on Argo Workflow YAML, through the real binary and the
+// bundled plugins: executor-plugin templates routed by key, the control flow Argo's
+// controller gives them, the status as `argo get -o json` prints it, and bad files refused
+// with file:line before anything starts. The workflows are written here in Argo's format.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/files.h"
+#include "tests/support/paths.h"
+#include "tests/support/subprocess.h"
+
+namespace plugboard::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+// The node of `status` whose displayName is `name`; null when none.
+Json node(const Json& status, const std::string& name) {
+  for (const auto& [id, n] : status["nodes"].items()) {
+    if (n.value("displayName", "") == name) return n;
+  }
+  return nullptr;
+}
+
+std::string parameter(const Json& n, const std::string& name) {
+  for (const auto& p : n["outputs"]["parameters"]) {
+    if (p["name"] == name) return p["value"].is_string() ? p["value"].get<std::string>() : p["value"].dump();
+  }
+  return "<none>";
+}
+
+class ArgoRunTest : public ::testing::Test {
+ protected:
+  RunResult run(const std::string& yaml, std::vector<std::string> extra = {},
+                const std::string& command = "run") {
+    std::vector<std::string> args = {command, dir_.write("wf.yaml", yaml), "--plugins",
+                                     pluginDir().string(), "--poll-interval", "10ms"};
+    if (command == "run") args.insert(args.end(), {"--output", "json"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return plugboard(args);
+  }
+  Json status(const RunResult& r) {
+    auto doc = Json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(doc.is_discarded()) << r.out << r.err;
+    return doc.is_discarded() ? Json() : doc["status"];
+  }
+  std::string file() const { return (dir_ / "wf.yaml").string(); }
+
+  TempDir dir_;
+};
+
+constexpr const char* kHeader = R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  name: wf
+spec:
+)";
+
+TEST_F(ArgoRunTest, TheBundledExampleSucceedsWithArgosStatus) {
+  auto r = plugboard({"run", (sourceDir() / "examples/argo/hello-dag.yaml").string(), "--plugins",
+                      pluginDir().string(), "--param", "who=Ada", "--output", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto doc = Json::parse(r.out);
+  EXPECT_EQ(doc["kind"], "Workflow");
+  EXPECT_TRUE(doc["metadata"]["name"].get<std::string>().starts_with("hello-dag-"));
+  const Json& s = doc["status"];
+  EXPECT_EQ(s["phase"], "Succeeded");
+  EXPECT_EQ(parameter(node(s, "greet"), "greeting"), "Hello, Ada!");
+  EXPECT_EQ(parameter(node(s, "shout"), "text"), "HELLO, ADA!");
+  EXPECT_EQ(node(s, "greet-others(0:Ada)")["phase"], "Succeeded");
+  EXPECT_EQ(node(s, "greet-others(1:Grace)")["phase"], "Succeeded");
+  // A loop's outputs are gathered as a JSON list, in item order.
+  EXPECT_EQ(Json::parse(parameter(node(s, "gather"), "text")),
+            Json::parse(R"(["Hello, Ada!","Hello, Grace!"])"));
+  // The workflow's global output, and the exit handler saw the outcome.
+  ASSERT_TRUE(s["outputs"]["parameters"].is_array()) << s.dump(2);
+  EXPECT_EQ(s["outputs"]["parameters"][0]["name"], "shouted");
+  EXPECT_EQ(s["outputs"]["parameters"][0]["value"], "HELLO, ADA!");
+  const Json exit_node = node(s, doc["metadata"]["name"].get<std::string>() + ".onExit");
+  ASSERT_FALSE(exit_node.is_null()) << s.dump(2);
+  EXPECT_EQ(parameter(exit_node, "status"), "Succeeded");
+}
+
+TEST_F(ArgoRunTest, TheTextOutputIsTheNodeTree) {
+  auto r = plugboard({"run", (sourceDir() / "examples/argo/hello-dag.yaml").string(), "--plugins",
+                      pluginDir().string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("Status:              Succeeded"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("✔ greet-others(1:Grace)"), std::string::npos) << r.out;
+}
+
+TEST_F(ArgoRunTest, AFailedPluginFailsTheWorkflowWithItsMessage) {
+  auto r = run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      plugin:
+        fail:
+          message: boom
+)");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto s = status(r);
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(s["nodes"]["wf"]["phase"], "Failed") << s.dump(2);
+  EXPECT_NE(s["nodes"]["wf"]["message"].get<std::string>().find("boom"), std::string::npos);
+}
+
+TEST_F(ArgoRunTest, RetriesAConditionAndContinueOn) {
+  auto r = run(std::string(kHeader) + R"(  entrypoint: main
+  arguments:
+    parameters:
+      - name: flip
+        value: tails
+  templates:
+    - name: main
+      steps:
+        - - name: flaky
+            template: flaky
+            continueOn:
+              failed: true
+        - - name: heads
+            template: echo
+            when: "{{workflow.parameters.flip}} == heads"
+          - name: tails
+            template: echo
+            when: "{{workflow.parameters.flip}} == tails"
+    - name: flaky
+      retryStrategy:
+        limit: "2"
+        retryPolicy: Always
+      plugin:
+        fail:
+          message: always
+    - name: echo
+      plugin:
+        echo:
+          said: "{{workflow.parameters.flip}}"
+)");
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto s = status(r);
+  EXPECT_EQ(s["phase"], "Succeeded") << s.dump(2);
+  const Json flaky = node(s, "flaky");
+  EXPECT_EQ(flaky["type"], "Retry");
+  EXPECT_EQ(flaky["phase"], "Failed");
+  EXPECT_EQ(flaky["children"].size(), 3u);
+  EXPECT_EQ(node(s, "heads")["phase"], "Skipped");
+  EXPECT_EQ(node(s, "tails")["phase"], "Succeeded");
+}
+
+TEST_F(ArgoRunTest, AnAttemptPastItsTimeoutFails) {
+  auto r = run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      timeout: 1s
+      plugin:
+        sleep:
+          seconds: 30
+)");
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_EQ(status(r)["phase"], "Failed");
+}
+
+TEST_F(ArgoRunTest, ParametersComeFromAFileAndFlagsAndAreChecked) {
+  const std::string wf = std::string(kHeader) + R"(  entrypoint: main
+  arguments:
+    parameters:
+      - name: who
+      - name: mood
+        value: calm
+        enum: [calm, loud]
+  templates:
+    - name: main
+      plugin:
+        echo:
+          who: "{{workflow.parameters.who}}"
+          mood: "{{workflow.parameters.mood}}"
+)";
+  const std::string params = dir_.write("params.yaml", "who: Ada\nmood: loud\n");
+  auto r = run(wf, {"--parameter-file", params, "--param", "mood=calm"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto s = status(r);
+  EXPECT_EQ(parameter(s["nodes"]["wf"], "who"), "Ada");
+  EXPECT_EQ(parameter(s["nodes"]["wf"], "mood"), "calm");
+
+  auto missing = run(wf);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("who"), std::string::npos) << missing.err;
+  auto outside = run(wf, {"--param", "who=Ada", "--param", "mood=angry"});
+  EXPECT_EQ(outside.exit_code, 2);
+  EXPECT_NE(outside.err.find("angry"), std::string::npos) << outside.err;
+}
+
+// Each bad file: exit 2, one line that starts with the file's name and a line number, and
+// no node started (no status printed).
+void expectRefused(const RunResult& r, const std::string& file, const std::string& says) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err.rfind(file + ":", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+}
+
+TEST_F(ArgoRunTest, BadFilesAreRefusedWithFileAndLineBeforeAnythingRuns) {
+  expectRefused(run("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\n"), file(),
+                "Deployment");
+  expectRefused(run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      dag:
+        tasks:
+          - name: a
+            template: echo
+            depends: b
+          - name: b
+            template: echo
+            depends: a
+    - name: echo
+      plugin:
+        echo: {}
+)"),
+                file(), "cycle");
+  expectRefused(run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      steps:
+        - - name: a
+            template: nowhere
+)"),
+                file(), "nowhere");
+  expectRefused(run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      inputs:
+        parameters:
+          - name: x
+      plugin:
+        echo: {}
+)"),
+                file(), "x");
+  expectRefused(run(std::string(kHeader) + R"(  entrypoint: main
+  volumes:
+    - name: data
+      emptyDir: {}
+  templates:
+    - name: main
+      plugin:
+        echo: {}
+)"),
+                file(), "volumes");
+}
+
+TEST_F(ArgoRunTest, ValidateSaysOkOrNamesTheProblem) {
+  auto ok = run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      plugin:
+        echo: {}
+)",
+                {}, "validate");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("ok"), std::string::npos);
+  auto bad = run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      plugin:
+        echo:
+          x: "{{inputs.parameters.nope}}"
+)",
+                 {}, "validate");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("inputs.parameters.nope"), std::string::npos) << bad.err;
+  EXPECT_EQ(bad.err.rfind(file() + ":", 0), 0u) << bad.err;
+}
+
+}  // namespace
+}  // namespace plugboard::testing

@@ -1,0 +1,218 @@
+#include "tools/plugboard/node_tree.h"
+
+#include <algorithm>
+#include <ctime>
+
+namespace plugboard::cli {
+namespace {
+
+constexpr auto kRedrawEvery = std::chrono::milliseconds(200);
+
+// Argo's icons (cmd/argo/commands/get.go's nodeStatusIcon, as the CLI prints them).
+const char* iconOf(core::NodePhase phase) {
+  switch (phase) {
+    case core::NodePhase::kSucceeded:
+      return "✔";
+    case core::NodePhase::kRunning:
+      return "●";
+    case core::NodePhase::kFailed:
+      return "✖";
+    case core::NodePhase::kError:
+      return "⚠";
+    case core::NodePhase::kSkipped:
+    case core::NodePhase::kOmitted:
+      return "○";
+    case core::NodePhase::kPending:
+      break;
+  }
+  return "◷";
+}
+
+bool isGroup(const core::NodeStatus& n) {
+  return n.type == core::NodeType::kStepGroup || n.type == core::NodeType::kTaskGroup;
+}
+
+std::string durationOf(const core::NodeStatus& n, std::chrono::steady_clock::time_point now) {
+  if (!n.started) return "";
+  const auto end = n.finished.value_or(now);
+  return core::formatElapsed(std::chrono::duration_cast<core::Millis>(end - *n.started));
+}
+
+struct Row {
+  std::string tree;  // branch drawing, icon and display name
+  std::string tmpl, duration, message;
+};
+
+class TreeWriter {
+ public:
+  TreeWriter(const std::vector<core::NodeStatus>& nodes, std::chrono::steady_clock::time_point now)
+      : nodes_(nodes), now_(now) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) index_.emplace(nodes[i].id, i);
+  }
+
+  std::vector<std::string> lines() {
+    if (nodes_.empty()) return {};
+    add(nodes_[0], " ", "");
+    std::size_t w_tree = 4, w_tmpl = 8, w_dur = 8;
+    for (const auto& r : rows_) {
+      w_tree = std::max(w_tree, width(r.tree));
+      w_tmpl = std::max(w_tmpl, r.tmpl.size());
+      w_dur = std::max(w_dur, r.duration.size());
+    }
+    std::vector<std::string> out;
+    out.push_back(pad("STEP", w_tree) + "  " + pad("TEMPLATE", w_tmpl) + "  " +
+                  pad("DURATION", w_dur) + "  MESSAGE");
+    for (const auto& r : rows_) {
+      std::string line = pad(r.tree, w_tree) + "  " + pad(r.tmpl, w_tmpl) + "  " +
+                         pad(r.duration, w_dur) + "  " + r.message;
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out.push_back(std::move(line));
+    }
+    return out;
+  }
+
+ private:
+  // Display width: the icons and box drawings are one column each, three bytes in UTF-8.
+  static std::size_t width(const std::string& s) {
+    std::size_t w = 0;
+    for (unsigned char c : s) w += (c & 0xC0) != 0x80;
+    return w;
+  }
+  static std::string pad(const std::string& s, std::size_t w) {
+    const std::size_t have = width(s);
+    return have >= w ? s : s + std::string(w - have, ' ');
+  }
+  std::vector<const core::NodeStatus*> childrenOf(const core::NodeStatus& n) const {
+    std::vector<const core::NodeStatus*> out;
+    for (const auto& id : n.children) {
+      auto it = index_.find(id);
+      if (it == index_.end()) continue;
+      const auto& child = nodes_[it->second];
+      if (isGroup(child)) {  // a group's children hang from the group's parent
+        for (const auto* grand : childrenOf(child)) out.push_back(grand);
+      } else {
+        out.push_back(&child);
+      }
+    }
+    return out;
+  }
+  void add(const core::NodeStatus& n, const std::string& branch, const std::string& indent) {
+    std::string message = n.message;
+    if (auto nl = message.find('\n'); nl != std::string::npos) message.resize(nl);
+    rows_.push_back({branch + iconOf(n.phase) + " " + n.display_name, n.template_name,
+                     durationOf(n, now_), message});
+    const auto children = childrenOf(n);
+    for (std::size_t i = 0; i < children.size(); ++i) {
+      const bool last = i + 1 == children.size();
+      add(*children[i], indent + (last ? " └─" : " ├─"), indent + (last ? "   " : " │ "));
+    }
+  }
+
+  const std::vector<core::NodeStatus>& nodes_;
+  std::chrono::steady_clock::time_point now_;
+  std::unordered_map<std::string, std::size_t> index_;
+  std::vector<Row> rows_;
+};
+
+std::string timestamp() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&now));
+  return buf;
+}
+
+}  // namespace
+
+NodeTreeDisplay::NodeTreeDisplay(std::string workflow, core::Json parameters, bool live,
+                                 std::FILE* out)
+    : workflow_(std::move(workflow)), parameters_(std::move(parameters)), live_(live), out_(out) {}
+
+std::vector<std::string> NodeTreeDisplay::treeLines(const std::vector<core::NodeStatus>& nodes,
+                                                    std::chrono::steady_clock::time_point now) {
+  return TreeWriter(nodes, now).lines();
+}
+
+void NodeTreeDisplay::nodeChanged(const core::NodeStatus& node) {
+  if (!live_) {
+    // A line when a node reaches a phase it was not in; groups say nothing of their own.
+    if (isGroup(node)) return;
+    auto [it, added] = logged_.emplace(node.id, node.phase);
+    if (!added && it->second == node.phase) return;
+    it->second = node.phase;
+    if (node.phase == core::NodePhase::kPending) return;
+    std::string line = timestamp() + " " + node.name + " (" + node.template_name + "): " +
+                       std::string(core::nodePhaseName(node.phase));
+    if (!node.message.empty()) line += ": " + node.message.substr(0, node.message.find('\n'));
+    std::fprintf(out_, "%s\n", line.c_str());
+    std::fflush(out_);
+    return;
+  }
+  auto [it, added] = index_.emplace(node.id, nodes_.size());
+  if (added) {
+    nodes_.push_back(node);
+  } else {
+    nodes_[it->second] = node;
+  }
+  dirty_ = true;
+  tick();
+}
+
+void NodeTreeDisplay::tick() {
+  if (!live_ || !dirty_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_draw_ < kRedrawEvery) return;
+  redraw(false, nodes_.empty() ? "Pending" : std::string(core::nodePhaseName(nodes_[0].phase)));
+}
+
+void NodeTreeDisplay::redraw(bool final, const std::string& status) {
+  const auto now = std::chrono::steady_clock::now();
+  last_draw_ = now;
+  dirty_ = false;
+  std::vector<std::string> lines;
+  auto field = [&](const std::string& name, const std::string& value) {
+    lines.push_back(name + std::string(name.size() < 21 ? 21 - name.size() : 1, ' ') + value);
+  };
+  field("Name:", workflow_);
+  field("Status:", status);
+  field("Duration:", core::formatElapsed(
+                         std::chrono::duration_cast<core::Millis>(now - started_)));
+  if (parameters_.is_object() && !parameters_.empty()) {
+    lines.push_back("Parameters:");
+    for (const auto& [name, value] : parameters_.items()) {
+      const std::string key = "  " + name + ":";
+      field(key, value.is_string() ? value.get<std::string>() : value.dump());
+    }
+  }
+  lines.emplace_back();
+  for (auto& l : TreeWriter(nodes_, now).lines()) lines.push_back(std::move(l));
+  std::size_t first = 0;
+  if (!final && lines.size() > kMaxLines) first = lines.size() - kMaxLines;
+  std::string text;
+  if (drawn_lines_ > 0) text += "\x1b[" + std::to_string(drawn_lines_) + "F\x1b[J";
+  for (std::size_t i = first; i < lines.size(); ++i) text += lines[i] + "\n";
+  drawn_lines_ = lines.size() - first;
+  std::fputs(text.c_str(), out_);
+  std::fflush(out_);
+}
+
+void NodeTreeDisplay::close(const core::RunResult& result) {
+  std::string status(core::nodePhaseName(result.phase));
+  if (result.cancelled) status = "Failed (cancelled)";
+  if (live_) {
+    nodes_ = result.nodes;
+    redraw(true, status);
+  } else {
+    std::vector<std::string> lines{"", "Name:                " + result.workflow,
+                                   "Status:              " + status};
+    if (!result.message.empty()) lines.push_back("Message:             " + result.message);
+    lines.push_back("Duration:            " + core::formatElapsed(result.duration));
+    lines.emplace_back();
+    for (auto& l : TreeWriter(result.nodes, std::chrono::steady_clock::now()).lines())
+      lines.push_back(std::move(l));
+    for (const auto& l : lines) std::fprintf(out_, "%s\n", l.c_str());
+  }
+  if (live_ && !result.message.empty()) std::fprintf(out_, "Message:             %s\n", result.message.c_str());
+  std::fflush(out_);
+}
+
+}  // namespace plugboard::cli

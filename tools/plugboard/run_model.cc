@@ -1,0 +1,165 @@
+#include "tools/plugboard/run_model.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "tools/plugboard/cli.h"
+#include "tools/plugboard/commands.h"
+#include "tools/plugboard/node_tree.h"
+#include "tools/plugboard/signals.h"
+
+namespace plugboard::cli {
+namespace po = boost::program_options;
+
+namespace {
+
+// A private directory for what the run writes (a workflow's own executor plugins), removed
+// at the end.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                          "/plugboard-run-XXXXXX";
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string optionText(const po::variables_map& vm, const char* name) {
+  return vm.count(name) ? vm[name].as<std::string>() : std::string();
+}
+
+// The model, its parameters as given, and the config with the run's executor plugins;
+// nullopt after printing why.
+struct Loaded {
+  core::WorkflowModel model;
+  core::Json given;
+};
+
+std::optional<Loaded> load(const po::variables_map& vm, core::Config& config,
+                           const std::filesystem::path& scratch) {
+  const std::string file = vm["workflow"].as<std::string>();
+  auto model = core::readModel(
+      file, core::ModelSource{optionText(vm, "entrypoint"), optionText(vm, "templates")});
+  if (!model) {
+    std::cerr << model.error().message() << "\n";
+    return std::nullopt;
+  }
+  core::Json given = core::Json::object();
+  if (vm.count("parameter-file")) {
+    auto from_file = core::readParameterFile(vm["parameter-file"].as<std::string>());
+    if (!from_file) {
+      std::cerr << "plugboard: " << from_file.error().message() << "\n";
+      return std::nullopt;
+    }
+    given = std::move(*from_file);
+  }
+  auto flags = params(vm);
+  if (!flags) return std::nullopt;
+  for (const auto& [name, value] : *flags) given[name] = value;
+  auto plugins = core::executorPlugins(*model, optionText(vm, "executor-plugins"), scratch);
+  if (!plugins) {
+    std::cerr << "plugboard: " << plugins.error().message() << "\n";
+    return std::nullopt;
+  }
+  for (auto& p : *plugins) config.extra_plugins.push_back(std::move(p));
+  return Loaded{std::move(*model), std::move(given)};
+}
+
+// What `argo get -o json` prints of a workflow: its kind, metadata and status.
+core::Json workflowJson(const core::WorkflowModel& model, const core::RunResult& result) {
+  core::Json metadata = {{"name", result.workflow}, {"uid", result.uid}};
+  if (!model.labels.empty()) metadata["labels"] = model.labels;
+  return {{"apiVersion", "argoproj.io/v1alpha1"},
+          {"kind", "Workflow"},
+          {"metadata", std::move(metadata)},
+          {"status", result.statusJson()}};
+}
+
+}  // namespace
+
+void addModelOptions(po::options_description& options) {
+  options.add_options()("entrypoint", po::value<std::string>()->value_name("TEMPLATE"),
+                        "the template to start from (a WorkflowTemplate's, or instead of the "
+                        "file's spec.entrypoint)")(
+      "templates", po::value<std::string>()->value_name("DIR"),
+      "directory of WorkflowTemplates that templateRef names")(
+      "parameter-file", po::value<std::string>()->value_name("FILE"),
+      "workflow parameters from a YAML or JSON file (--param wins)")(
+      "executor-plugins", po::value<std::string>()->value_name("DIR"),
+      "directory of Argo executor plugins (plugin.yaml or the ConfigMaps `argo executor-plugin "
+      "build` writes); a workflow's own spec.executorPlugins replace them");
+}
+
+int runModel(const po::variables_map& vm, core::Config config, const core::EngineOptions& options,
+             bool json) {
+  ScratchDir scratch;
+  auto loaded = load(vm, config, scratch.path());
+  if (!loaded) return kExitUsage;
+  const auto cancel_target = handleSignals("the run");
+  auto runtime = openRuntime(config);
+  if (!runtime) return kExitUsage;
+  cancel_target->setDeployers(runtime->launcher().deployers());
+  auto parameters = runtime->prepareModel(loaded->model, loaded->given);
+  if (!parameters) {
+    cancel_target->release();
+    std::cerr << parameters.error().message() << "\n";
+    return kExitUsage;
+  }
+  NodeTreeDisplay display(loaded->model.name, *parameters, !json && isatty(STDOUT_FILENO), stdout);
+  core::TemplateCalls calls(runtime->dispatcher(), runtime->launcher().deployers());
+  core::Engine engine(calls, options, json ? nullptr : &display);
+  cancel_target->setEngine(engine);
+  const core::RunResult result = engine.run(loaded->model, *parameters);
+  cancel_target->release();
+  if (json) {
+    std::fputs(workflowJson(loaded->model, result).dump(2).c_str(), stdout);
+    std::fputc('\n', stdout);
+  } else {
+    display.close(result);
+  }
+  if (result.abandoned > 0) {
+    std::fprintf(stdout, "warning: %d call(s) ignored cancellation and were abandoned\n",
+                 result.abandoned);
+  }
+  const int status = result.cancelled                                  ? kExitCancelled
+                     : result.phase == core::NodePhase::kSucceeded ? kExitOk
+                                                                       : kExitFailed;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (result.abandoned > 0) {  // as `run` of a TOML workflow: see cmd_run.cc
+    runtime->launcher().deployers().abandon();
+    std::_Exit(status);
+  }
+  return status;
+}
+
+int validateModel(const po::variables_map& vm, core::Config config) {
+  ScratchDir scratch;
+  auto loaded = load(vm, config, scratch.path());
+  if (!loaded) return kExitUsage;
+  auto runtime = openRuntime(config);
+  if (!runtime) return kExitUsage;
+  auto parameters = runtime->prepareModel(loaded->model, loaded->given);
+  if (!parameters) {
+    std::cerr << parameters.error().message() << "\n";
+    return kExitUsage;
+  }
+  std::cout << vm["workflow"].as<std::string>() << ": ok: workflow '" << loaded->model.name
+            << "', " << loaded->model.templates.size() << " templates, entrypoint '"
+            << loaded->model.entrypoint << "'\n";
+  return kExitOk;
+}
+
+}  // namespace plugboard::cli
