@@ -7,6 +7,7 @@
 #include "core/base/read_file.h"
 #include "core/base/text.h"
 #include "core/frontends/argo_workflow.h"
+#include "core/frontends/argo_yaml.h"
 
 namespace plugboard::core {
 namespace {
@@ -31,14 +32,15 @@ Expected<std::optional<PluginDoc>> readPluginDoc(const std::filesystem::path& fi
     return Error(lineOf(file, e.mark) + ": not YAML: " + e.msg);
   }
   if (!doc.IsMap()) return std::optional<PluginDoc>();
-  const std::string kind = doc["kind"] ? doc["kind"].as<std::string>("") : "";
-  std::string name = doc["metadata"] && doc["metadata"]["name"]
-                         ? doc["metadata"]["name"].as<std::string>("")
-                         : "";
+  auto scalar = [](const YAML::Node& n) {
+    return n.IsDefined() && n.IsScalar() ? n.as<std::string>() : std::string();
+  };
+  const YAML::Node metadata = argo::member(doc, "metadata");
+  const std::string kind = scalar(argo::member(doc, "kind"));
+  std::string name = scalar(argo::member(metadata, "name"));
   if (kind == "ConfigMap") {
-    const auto labels = doc["metadata"]["labels"];
-    if (!labels || labels["workflows.argoproj.io/configmap-type"].as<std::string>("") !=
-                       "ExecutorPlugin") {
+    const YAML::Node labels = argo::member(metadata, "labels");
+    if (scalar(argo::member(labels, "workflows.argoproj.io/configmap-type")) != "ExecutorPlugin") {
       return std::optional<PluginDoc>();
     }
     // Argo names the ConfigMap "<plugin>-executor-plugin" (cmd/argo/commands/executorplugin).
@@ -53,25 +55,6 @@ Expected<std::optional<PluginDoc>> readPluginDoc(const std::filesystem::path& fi
 RegistryEntry pluginEntry(const std::string& name, const std::filesystem::path& file) {
   return RegistryEntry{name, *Version::parse("0.0.0"),
                        {{"argo", Json{{"path", file.string()}, {"polled", true}}}}};
-}
-
-Json yamlValue(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      Json out = Json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = yamlValue(kv.second);
-      return out;
-    }
-    case YAML::NodeType::Sequence: {
-      Json out = Json::array();
-      for (const auto& item : node) out.push_back(yamlValue(item));
-      return out;
-    }
-    case YAML::NodeType::Scalar:
-      return node.as<std::string>();
-    default:
-      return nullptr;
-  }
 }
 
 }  // namespace
@@ -97,11 +80,15 @@ Expected<Json> readParameterFile(const std::filesystem::path& file) {
     return Error(file.string() + ": a parameter file is a mapping of parameter name to value");
   }
   Json out = Json::object();
-  for (const auto& kv : doc) {
-    const YAML::Node& value = kv.second;
-    // Argo's parameters are strings; a list or a mapping is passed as its JSON text.
-    out[kv.first.as<std::string>()] =
-        value.IsScalar() ? Json(value.as<std::string>()) : Json(yamlValue(value).dump());
+  try {
+    for (const auto& kv : doc) {
+      const YAML::Node& value = kv.second;
+      // Argo's parameters are strings; a list or a mapping is passed as its JSON text.
+      out[kv.first.as<std::string>()] =
+          value.IsScalar() ? Json(value.as<std::string>()) : Json(argo::toJson(value).dump());
+    }
+  } catch (const YAML::Exception& e) {
+    return Error(lineOf(file, e.mark) + ": " + e.msg);
   }
   return out;
 }

@@ -12,7 +12,6 @@
 #include "core/base/expected.h"
 #include "core/base/read_file.h"     // call, graph: files named on the command line
 #include "core/base/text.h"
-#include "core/frontends/argo_workflow.h"  // run, validate, graph: Argo workflow files
 #include "core/launch/deployer.h"    // inspect, signals: deployer modules, cancelling a start
 #include "core/launch/module.h"      // inspect: a deployer module's manifest
 #include "core/launch/start_control.h"  // signals: Ctrl-C stops a start
