@@ -118,7 +118,7 @@ int runModel(const po::variables_map& vm, core::Config config, const core::Engin
     return kExitUsage;
   }
   NodeTreeDisplay display(loaded->model.name, *parameters, !json && isatty(STDOUT_FILENO), stdout);
-  core::TemplateCalls calls(runtime->dispatcher(), runtime->launcher().deployers());
+  core::DispatchedLeafCalls calls(runtime->dispatcher());
   core::Engine engine(calls, options, json ? nullptr : &display);
   cancel_target->setEngine(engine);
   const core::RunResult result = engine.run(loaded->model, *parameters);
