@@ -2,9 +2,11 @@
 #include "deployers/container/template_run.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,14 +154,20 @@ int exitCodeOf(int status) {
   return -1;
 }
 
-// Runs a short podman command to its end; its exit code and the end of its stderr.
-std::pair<int, std::string> runQuiet(const std::vector<std::string>& argv) {
+struct Ran {
+  int code = -1;
+  std::string out;  // its stdout (the first 4 KiB)
+  std::string err;  // the end of its stderr, on one line
+};
+
+// Runs a short podman command to its end.
+Ran runQuiet(const std::vector<std::string>& argv) {
   host::SpawnOptions so;
   so.program = argv.front();
   so.argv = argv;
   so.env = host::environmentWith({});
   auto child = host::spawn(so);
-  if (!child) return {-1, child.error().message()};
+  if (!child) return {-1, {}, child.error().message()};
   child->in.reset();
   std::string out, err;
   bool cut = false;
@@ -167,16 +175,12 @@ std::pair<int, std::string> runQuiet(const std::vector<std::string>& argv) {
   int status = 0;
   while (::waitpid(child->pid, &status, 0) < 0 && errno == EINTR) {
   }
-  return {exitCodeOf(status), deployer_common::stderrTail(err, cut)};
+  return {exitCodeOf(status), std::move(out), deployer_common::stderrTail(err, cut)};
 }
 
-// The file `path` of this machine, read when it is a regular file of at most `limit`
-// bytes; else the reason.
-std::pair<std::optional<std::string>, std::string> readCopied(const std::string& path,
-                                                              std::size_t limit) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return {std::nullopt, std::strerror(errno)};
-  host::Fd owned(fd);
+// The content of the open file `fd` when it is a regular file of at most `limit` bytes;
+// else the reason.
+std::pair<std::optional<std::string>, std::string> readParameter(int fd, std::size_t limit) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return {std::nullopt, std::strerror(errno)};
   if (!S_ISREG(st.st_mode)) return {std::nullopt, "it is not a regular file"};
@@ -194,9 +198,65 @@ std::pair<std::optional<std::string>, std::string> readCopied(const std::string&
   return {std::move(data), {}};
 }
 
+// Opens `path` in the file system whose root is the directory `root`, every link resolved
+// inside it as the container resolves it (none leads out), without blocking on a FIFO.
+// -1 with errno set when it cannot (ENOSYS: a kernel before 5.6).
+int openInRoot(int root, const std::string& path) {
+  open_how how{};
+  how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  return static_cast<int>(::syscall(SYS_openat2, root, path.c_str(), &how, sizeof how));
+}
+
 // Argo's trimming: one trailing newline off (workflow/executor/executor.go).
 void trimNewline(std::string& s) {
   if (!s.empty() && s.back() == '\n') s.pop_back();
+}
+
+// Each of `step`'s output parameters, read from the stopped container `name` into
+// `parameters`; `missing` says why the first that could not be read, and had no default,
+// is missing. `scratch` is a directory of this process for copies.
+void readOutputs(const ContainerRunSettings& settings, const std::string& name, const Step& step,
+                 const std::string& scratch, Json& parameters, std::string& missing) {
+  // The stopped container's file system, mounted (rootful podman), is read in place;
+  // else each file is copied out with `podman cp`.
+  std::vector<std::string> mount = settings.podman.global();
+  mount.insert(mount.end(), {"mount", name});
+  const Ran mounted = runQuiet(mount);
+  host::Fd root;
+  if (mounted.code == 0) {
+    std::string dir = mounted.out;
+    while (!dir.empty() && (dir.back() == '\n' || dir.back() == ' ')) dir.pop_back();
+    root = host::Fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
+  for (std::size_t i = 0; i < step.outputs.size(); ++i) {
+    const OutputParameter& o = step.outputs[i];
+    std::optional<std::string> value;
+    std::string why;
+    int fd = root.get() >= 0 ? openInRoot(root.get(), o.path) : -1;
+    if (fd < 0 && (root.get() < 0 || errno == ENOSYS)) {  // copied out instead
+      const std::string copy = scratch + "/output-" + std::to_string(i);
+      std::vector<std::string> cp = settings.podman.global();
+      cp.insert(cp.end(), {"cp", name + ":" + o.path, copy});
+      const Ran copied = runQuiet(cp);
+      why = copied.err;
+      if (copied.code == 0) fd = ::open(copy.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    } else if (fd < 0) {
+      why = std::strerror(errno);
+    }
+    if (fd >= 0) {
+      host::Fd file(fd);
+      std::tie(value, why) = readParameter(file.get(), kParameterLimit);
+    }
+    if (!value && o.default_value) value = o.default_value;
+    if (value) {
+      trimNewline(*value);
+      parameters[o.name] = std::move(*value);
+    } else if (missing.empty()) {
+      missing = "output parameter '" + o.name + "': cannot read " + o.path +
+                " from the container: " + (why.empty() ? "podman cp failed" : why);
+    }
+  }
 }
 
 }  // namespace
@@ -368,25 +428,13 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
 
   Json parameters = Json::object();
   std::string missing;
-  for (std::size_t i = 0; i < step.outputs.size(); ++i) {
-    const OutputParameter& o = step.outputs[i];
-    const std::string copy = staging->path() + "/output-" + std::to_string(i);
-    std::vector<std::string> cp = settings_.podman.global();
-    cp.insert(cp.end(), {"cp", name + ":" + o.path, copy});
-    auto [cp_code, cp_err] = runQuiet(cp);
-    std::optional<std::string> value;
-    std::string why = cp_err;
-    if (cp_code == 0) std::tie(value, why) = readCopied(copy, kParameterLimit);
-    if (!value && o.default_value) value = o.default_value;
-    if (value) {
-      trimNewline(*value);
-      parameters[o.name] = std::move(*value);
-    } else if (missing.empty()) {
-      missing = "output parameter '" + o.name + "': cannot read " + o.path +
-                " from the container: " + (why.empty() ? "podman cp failed" : why);
-    }
+  if (keep) {
+    readOutputs(settings_, name, step, staging->path(), parameters, missing);
+    // Removed by podman alone when it can say so; else with the checks of removeContainer.
+    std::vector<std::string> rm = settings_.podman.global();
+    rm.insert(rm.end(), {"rm", "--force", name});
+    if (runQuiet(rm).code != 0) deployer_common::removeContainer(settings_.podman, name, log_);
   }
-  if (keep) deployer_common::removeContainer(settings_.podman, name, log_);
 
   trimNewline(out);
   if (out.size() > kResultLimit) out.erase(0, out.size() - kResultLimit);

@@ -18,8 +18,9 @@
 // as Argo's controller does (workflow/controller/operator.go, executeScript). It answers
 // Succeeded for exit code 0, else Failed with Argo's message "main: Error (exit code N)";
 // outputs {"parameters": {name: value}, "result": stdout, "exitCode": "N"}: each
-// parameter read with `podman cp` from the stopped container (one trailing newline
-// trimmed; valueFrom.default when the file is missing), stdout with one trailing newline
+// parameter read from the stopped container's file system (`podman mount`, the path
+// resolved inside that root; `podman cp` where podman cannot mount), one trailing newline
+// trimmed, valueFrom.default when the file is missing; stdout with one trailing newline
 // trimmed and only its last 256 KiB kept, as Argo's executor does
 // (workflow/executor/executor.go: SaveParameters, CaptureScriptResult). Podman failing to
 // run the container at all (exit code 125 with podman's "Error:") is an Error naming why.

@@ -148,6 +148,22 @@ TEST_F(LeafCallsTest, OutputParametersAreReadFromTheirPathsAfterTheContainerEnde
   EXPECT_NE(m.outcome.message.find("output parameter 'gone'"), std::string::npos) << m.outcome.message;
   EXPECT_NE(m.outcome.message.find("/tmp/gone.txt"), std::string::npos);
 
+  // A link the container made is followed inside the container: never to this machine's
+  // file of the same path.
+  const std::string secret = dir_.write("secret.txt", "host secret");
+  auto& link = container("busybox", {"ln", "-s", secret, "/tmp/link"});
+  link.outputs.push_back(fromPath("link", "/tmp/link", Json("not followed")));
+  auto l = run(link);
+  EXPECT_EQ(l.outcome.phase, Phase::kSucceeded) << l.outcome.message;
+  EXPECT_EQ(l.outcome.outputs["parameters"]["link"], "not followed");
+
+  // A FIFO is not read (nor waited on).
+  auto& fifo = container("busybox", {"mkfifo", "/tmp/fifo"});
+  fifo.outputs.push_back(fromPath("fifo", "/tmp/fifo"));
+  auto f = run(fifo);
+  EXPECT_EQ(f.outcome.phase, Phase::kError);
+  EXPECT_NE(f.outcome.message.find("not a regular file"), std::string::npos) << f.outcome.message;
+
   // A directory is not a parameter's file.
   auto& dir = container("busybox", {"mkdir", "-p", "/tmp/d/e"});
   dir.outputs.push_back(fromPath("d", "/tmp/d"));
