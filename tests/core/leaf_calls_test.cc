@@ -200,6 +200,35 @@ TEST_F(LeafCallsTest, ANonRootUserRunsScriptsAndWritesOutputs) {
   EXPECT_EQ(d.outcome.outputs["result"], "ok");
 }
 
+TEST_F(LeafCallsTest, AScriptRunsOnARealReadOnlyRoot) {
+  calls({{"args", {"--read-only", "--read-only-tmpfs=false"}}});
+  auto d = run(container("argoproj/argosay:v2", {"bash"}, {},
+                         "touch /tmp/x 2>/dev/null && echo writable || echo read-only\n"));
+  EXPECT_EQ(d.outcome.phase, Phase::kSucceeded) << d.outcome.message;
+  EXPECT_EQ(d.outcome.outputs["result"], "read-only");
+}
+
+TEST_F(LeafCallsTest, StepsAtOnceRunInContainersOfTheirOwn) {
+  calls();
+  std::vector<const Template*> steps;
+  for (int i = 0; i < 4; ++i) {
+    auto& t = container("busybox", {"sh", "-c"},
+                        {"echo " + std::to_string(i) + " > /tmp/n; cat /tmp/n"});
+    t.outputs.push_back(fromPath("n", "/tmp/n"));
+    steps.push_back(&t);
+  }
+  std::vector<Dispatch> done(steps.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < steps.size(); ++i)
+    threads.emplace_back([&, i] { done[i] = run(*steps[i]); });
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_EQ(done[i].outcome.phase, Phase::kSucceeded) << done[i].outcome.message;
+    EXPECT_EQ(done[i].outcome.outputs["result"], std::to_string(i));
+    EXPECT_EQ(done[i].outcome.outputs["parameters"]["n"], std::to_string(i));
+  }
+}
+
 TEST_F(LeafCallsTest, EnvAndWorkingDirReachTheContainer) {
   calls();
   auto& t = container("busybox", {"sh", "-c"}, {"pwd; echo \"$GREETING, $WHO\""});
