@@ -269,7 +269,10 @@ TEST_F(LeafCallsTest, PodmanFailingToRunTheImageIsAClearError) {
             std::string::npos)
       << d.outcome.message;
   EXPECT_NE(d.outcome.message.find("podman could not run it"), std::string::npos);
+}
 
+TEST_F(LeafCallsTest, BadTemplatesAreErrorsBeforeAnyContainerRuns) {
+  calls();
   auto no_image = run(container("", {"true"}));
   EXPECT_EQ(no_image.outcome.phase, Phase::kError);
   EXPECT_NE(no_image.outcome.message.find("template 'main' has no image"), std::string::npos)
@@ -280,6 +283,14 @@ TEST_F(LeafCallsTest, PodmanFailingToRunTheImageIsAClearError) {
   auto e = run(bad_env);
   EXPECT_EQ(e.outcome.phase, Phase::kError);
   EXPECT_NE(e.outcome.message.find("no valid name"), std::string::npos) << e.outcome.message;
+
+  auto& relative = container("busybox", {"true"});
+  relative.outputs.push_back(fromPath("out", "tmp/out.txt"));
+  auto r = run(relative);
+  EXPECT_EQ(r.outcome.phase, Phase::kError);
+  EXPECT_NE(r.outcome.message.find("output parameter 'out' needs an absolute valueFrom.path"),
+            std::string::npos)
+      << r.outcome.message;
 }
 
 TEST_F(LeafCallsTest, WithoutADeployerOfContainerRunsTheLeafIsAnErrorBeforeAnythingRuns) {
