@@ -38,8 +38,8 @@ Json containerTemplate(const LeafCall& call) {
   }
   if (script) spec["source"] = c.source.value_or("");
   t[kind] = std::move(spec);
-  const bool has_outputs = t.contains("outputs") && t["outputs"].is_object() &&
-                           t["outputs"].contains("parameters");
+  const bool has_outputs =
+      t.contains("outputs") && t["outputs"].is_object() && t["outputs"].contains("parameters");
   if (!has_outputs) {
     Json parameters = Json::array();
     for (const auto& o : tmpl.outputs) {
@@ -57,8 +57,7 @@ DispatchedLeafCalls::DispatchedLeafCalls(Dispatcher& dispatcher) : dispatcher_(d
 
 std::shared_ptr<const Route> DispatchedLeafCalls::pluginRoute(const LeafCall& call) {
   const PluginCall& p = call.plugin;
-  std::pair<const Template*, std::string> key{call.tmpl,
-                                              p.key + '\n' + p.version + '\n' + p.rpc};
+  std::pair<const Template*, std::string> key{call.tmpl, p.key + '\n' + p.version + '\n' + p.rpc};
   {
     std::lock_guard lock(mu_);
     if (auto it = routes_.find(key); it != routes_.end()) return it->second;
@@ -88,8 +87,9 @@ std::shared_ptr<const Route> DispatchedLeafCalls::containerRoute() {
   if (found.empty()) {
     std::vector<std::string> names;
     for (const CatalogEntry* e : deployers.inOrder()) names.push_back(e->manifest.name);
-    route.reason = std::string("no installed deployer runs container and script templates (none "
-                               "deploys artifact kind '") +
+    route.reason = std::string(
+                       "no installed deployer runs container and script templates (none "
+                       "deploys artifact kind '") +
                    kContainerRunKind + "'; installed: " + join(names, ", ", "none") + ")";
   } else {
     LaunchTarget target;

@@ -83,17 +83,19 @@ Step parseStep(std::string_view request_text) {
       if (name.empty() || name.find('=') != std::string::npos)
         throw std::invalid_argument(who + ": an env entry has no valid name: " + e.dump());
       if (e.contains("valueFrom"))
-        throw std::invalid_argument(who + ": env '" + name +
-                                    "' takes its value from Kubernetes (valueFrom): give it a value");
+        throw std::invalid_argument(
+            who + ": env '" + name +
+            "' takes its value from Kubernetes (valueFrom): give it a value");
       step.env.emplace_back(name, e.contains("value") ? text(e["value"]) : std::string());
     }
   }
   step.working_dir = spec->value("workingDir", std::string());
   if (script) step.source = spec->contains("source") ? text((*spec)["source"]) : std::string();
   const std::string policy = spec->value("imagePullPolicy", std::string());
-  step.pull = policy == "Always" ? "always" : policy == "Never" ? "never"
-              : policy == "IfNotPresent"    ? "missing"
-                                            : "";
+  step.pull = policy == "Always"         ? "always"
+              : policy == "Never"        ? "never"
+              : policy == "IfNotPresent" ? "missing"
+                                         : "";
   if (auto p = t.find("outputs"); p != t.end() && p->is_object() && p->contains("parameters")) {
     for (const auto& o : (*p)["parameters"]) {
       if (!o.is_object() || !o.contains("valueFrom") || !o["valueFrom"].is_object()) continue;
@@ -240,7 +242,8 @@ void readOutputs(const ContainerRunSettings& settings, const std::string& name, 
       cp.insert(cp.end(), {"cp", name + ":" + o.path, copy});
       const Ran copied = runQuiet(cp);
       why = copied.err;
-      if (copied.code == 0) fd = ::open(copy.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (copied.code == 0)
+        fd = ::open(copy.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     } else if (fd < 0) {
       why = std::strerror(errno);
     }
@@ -359,15 +362,15 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
   argv.push_back("run");
   if (!keep) argv.push_back("--rm");
   argv.insert(argv.end(), {"--name", name, "--network", settings_.network, "--pull",
-                           step.pull.empty() ? settings_.pull : step.pull, "--log-driver",
-                           "none"});
+                           step.pull.empty() ? settings_.pull : step.pull, "--log-driver", "none"});
   deployer_common::appendContainerLimits(argv, settings_);
   if (!step.working_dir.empty()) argv.insert(argv.end(), {"--workdir", step.working_dir});
   for (const auto& [k, v] : step.env) argv.insert(argv.end(), {"--env", k + "=" + v});
   if (step.source) {
-    argv.insert(argv.end(), {"--volume", script_dir + ":" +
-                                             std::string(kScriptPath.substr(0, kScriptPath.rfind('/'))) +
-                                             ":ro"});
+    argv.insert(
+        argv.end(),
+        {"--volume",
+         script_dir + ":" + std::string(kScriptPath.substr(0, kScriptPath.rfind('/'))) + ":ro"});
   }
   // Kubernetes: `command` replaces the image's entrypoint, and its CMD is not used then.
   if (!step.command.empty()) argv.insert(argv.end(), {"--entrypoint", Json(step.command).dump()});
@@ -383,7 +386,8 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
   std::optional<host::Spawned> child;
   {
     std::lock_guard lock(call->mu);
-    if (call->cancelled) return Result::Error(who + ": cancelled before its container started").toText();
+    if (call->cancelled)
+      return Result::Error(who + ": cancelled before its container started").toText();
     auto spawned = host::spawn(so);
     if (!spawned)
       return Result::Error(who + ": podman did not start: " + spawned.error().message()).toText();

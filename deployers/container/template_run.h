@@ -41,8 +41,8 @@
 #include <string>
 #include <string_view>
 
-#include <plugboard/deployer.hpp>
 #include <plugboard/host/trust.h>
+#include <plugboard/deployer.hpp>
 
 #include "deployers/common/container_run.h"
 

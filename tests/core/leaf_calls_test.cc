@@ -44,7 +44,8 @@ OutputParameterDecl fromPath(std::string name, std::string path,
 class LeafCallsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "the container templates run with rootful podman: needs root";
+    if (geteuid() != 0)
+      GTEST_SKIP() << "the container templates run with rootful podman: needs root";
   }
   void TearDown() override {
     if (geteuid() == 0) {
@@ -145,7 +146,8 @@ TEST_F(LeafCallsTest, OutputParametersAreReadFromTheirPathsAfterTheContainerEnde
   missing.outputs.push_back(fromPath("gone", "/tmp/gone.txt"));
   auto m = run(missing);
   EXPECT_EQ(m.outcome.phase, Phase::kError);
-  EXPECT_NE(m.outcome.message.find("output parameter 'gone'"), std::string::npos) << m.outcome.message;
+  EXPECT_NE(m.outcome.message.find("output parameter 'gone'"), std::string::npos)
+      << m.outcome.message;
   EXPECT_NE(m.outcome.message.find("/tmp/gone.txt"), std::string::npos);
 
   // A link the container made is followed inside the container: never to this machine's
@@ -174,8 +176,8 @@ TEST_F(LeafCallsTest, OutputParametersAreReadFromTheirPathsAfterTheContainerEnde
 
 TEST_F(LeafCallsTest, ScriptsRunTheirSourceWithTheirCommandInBashAndPython) {
   calls();
-  auto bash = run(container("argoproj/argosay:v2", {"bash"}, {},
-                            "set -e\necho \"$((6 * 7)) from $0\"\n"));
+  auto bash =
+      run(container("argoproj/argosay:v2", {"bash"}, {}, "set -e\necho \"$((6 * 7)) from $0\"\n"));
   EXPECT_EQ(bash.outcome.phase, Phase::kSucceeded) << bash.outcome.message;
   EXPECT_EQ(bash.outcome.outputs["result"], "42 from /argo/staging/script");
 
@@ -212,8 +214,8 @@ TEST_F(LeafCallsTest, StepsAtOnceRunInContainersOfTheirOwn) {
   calls();
   std::vector<const Template*> steps;
   for (int i = 0; i < 4; ++i) {
-    auto& t = container("busybox", {"sh", "-c"},
-                        {"echo " + std::to_string(i) + " > /tmp/n; cat /tmp/n"});
+    auto& t =
+        container("busybox", {"sh", "-c"}, {"echo " + std::to_string(i) + " > /tmp/n; cat /tmp/n"});
     t.outputs.push_back(fromPath("n", "/tmp/n"));
     steps.push_back(&t);
   }
@@ -265,8 +267,9 @@ TEST_F(LeafCallsTest, PodmanFailingToRunTheImageIsAClearError) {
   calls({{"pull", "never"}});
   auto d = run(container("localhost/plugboard-no-such-image:none", {"true"}));
   EXPECT_EQ(d.outcome.phase, Phase::kError);
-  EXPECT_NE(d.outcome.message.find("template 'main' (image localhost/plugboard-no-such-image:none)"),
-            std::string::npos)
+  EXPECT_NE(
+      d.outcome.message.find("template 'main' (image localhost/plugboard-no-such-image:none)"),
+      std::string::npos)
       << d.outcome.message;
   EXPECT_NE(d.outcome.message.find("podman could not run it"), std::string::npos);
 }
