@@ -11,6 +11,10 @@
 #                                          package's) as python3 and python
 #   docker.io/argoproj/argosay:v2      that, with bash and /argosay (tests/support/argosay),
 #                                      which does what Argo's test image's argosay does
+#   docker.io/argoproj/argosay:v1      busybox with a cowsay (tests/support/cowsay)
+#   debian:9.1, debian:8.9, debian:latest, alpine:3.6, ubuntu:17.10
+#                                      busybox with an /etc/os-release that says it is a
+#                                      stand-in (the examples that loop over images cat it)
 #
 # Safe to run again: an image whose label says it was made from the same files is kept.
 # Images are shared by everything on this machine: this script makes and tags these
@@ -32,7 +36,7 @@ python=$(readlink -f /usr/bin/python3)
 bash_bin=$(readlink -f /bin/bash)
 
 # What the images are made of: an image made from the same is not made again.
-stamp=$(cat "$0" "$here/argosay" "$busybox" "$python" "$bash_bin" | sha256sum | cut -c1-16)
+stamp=$(cat "$0" "$here/argosay" "$here/cowsay" "$busybox" "$python" "$bash_bin" | sha256sum | cut -c1-16)
 note="stand-in made by plugboard from Debian packages; not the registry's image"
 
 # made IMAGE: whether IMAGE exists and was made from the same files.
@@ -109,6 +113,25 @@ if ! made docker.io/argoproj/argosay:v2; then
   extra=(--change 'ENTRYPOINT ["/argosay"]')
   build docker.io/argoproj/argosay:v2 '[]'
   extra=()
+  rootfs_cleanup "$rootfs"
+fi
+if ! made docker.io/argoproj/argosay:v1; then
+  rootfs=$(rootfs_new)
+  busybox_root "$rootfs"
+  rootfs_install "$rootfs" 0755 "$here/cowsay" /usr/games/cowsay
+  extra=(--change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/games')
+  build docker.io/argoproj/argosay:v1 '["cowsay"]'
+  extra=()
+  rootfs_cleanup "$rootfs"
+fi
+
+if ! made docker.io/library/debian:9.1; then
+  rootfs=$(rootfs_new)
+  busybox_root "$rootfs"
+  printf '%s\n' 'PRETTY_NAME="busybox, a stand-in made by plugboard for the images of Argo'"'"'s examples"' \
+    'NAME="plugboard stand-in"' 'ID=plugboard-stand-in' >"$rootfs/etc/os-release"
+  build docker.io/library/debian:9.1 '["sh"]' docker.io/library/debian:8.9 \
+    docker.io/library/debian:latest docker.io/library/alpine:3.6 docker.io/library/ubuntu:17.10
   rootfs_cleanup "$rootfs"
 fi
 rootfs=""
