@@ -353,7 +353,8 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
     ::mkdir(script_dir.c_str(), 0755);
     const std::string file = script_dir + "/script";
     std::ofstream(file, std::ios::binary) << *step.source;
-    ::chmod(file.c_str(), 0644);
+    // Executable, as Argo's executor writes it (StageFiles): `command: [sh, -c]` runs it.
+    ::chmod(file.c_str(), 0755);
   }
 
   // Outputs are read from the stopped container: it is removed after, not by podman run.

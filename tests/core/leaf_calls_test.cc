@@ -186,6 +186,14 @@ TEST_F(LeafCallsTest, ScriptsRunTheirSourceWithTheirCommandInBashAndPython) {
   EXPECT_EQ(python.outcome.phase, Phase::kSucceeded) << python.outcome.message;
   EXPECT_EQ(python.outcome.outputs["result"], "45");
 
+  // `sh -c FILE` runs the file as a program: it is executable, as Argo writes it.
+  auto sh = run(container("alpine:3.23", {"sh", "-c"}, {},
+                          "cat /dev/urandom | od -N2 -An -i | awk -v f=1 -v r=100 "
+                          "'{printf \"%i\\n\", f + r * $1 / 65536}'\n"));
+  EXPECT_EQ(sh.outcome.phase, Phase::kSucceeded) << sh.outcome.message;
+  const int n = std::atoi(sh.outcome.outputs["result"].get<std::string>().c_str());
+  EXPECT_TRUE(n >= 1 && n <= 101) << sh.outcome.outputs["result"];
+
   auto failing = run(container("python:alpine3.23", {"python"}, {}, "raise SystemExit(4)\n"));
   EXPECT_EQ(failing.outcome.phase, Phase::kFailed);
   EXPECT_EQ(failing.outcome.message, "main: Error (exit code 4)");
