@@ -118,6 +118,23 @@ TEST_F(LeafCallsTest, AContainerRunsToItsEndAndItsStdoutIsTheResult) {
   EXPECT_EQ(d.outcome.outputs["exitCode"], "0");
 }
 
+TEST_F(LeafCallsTest, ALongStdoutKeepsItsLast256KiBAsArgoDoesAndAHugeParameterIsRefused) {
+  calls();
+  auto& t = container("busybox", {"sh", "-c"},
+                      {"head -c 300000 /dev/zero | tr '\\0' a; echo; echo end; "
+                       "head -c 2000000 /dev/zero > /tmp/big"});
+  t.outputs.push_back(fromPath("big", "/tmp/big"));
+  auto d = run(t);
+  const std::string result = d.outcome.outputs["result"].get<std::string>();
+  EXPECT_EQ(result.size(), 256u * 1024);
+  EXPECT_EQ(result.substr(result.size() - 6), "aa\nend");
+  EXPECT_EQ(d.outcome.phase, Phase::kError);
+  EXPECT_NE(d.outcome.message.find("output parameter 'big'"), std::string::npos)
+      << d.outcome.message;
+  EXPECT_NE(d.outcome.message.find("holds more than 1048576 bytes"), std::string::npos)
+      << d.outcome.message;
+}
+
 TEST_F(LeafCallsTest, ANonZeroExitFailsWithArgosMessageAndKeepsItsOutputs) {
   calls();
   auto d = run(container("alpine:3.23", {"sh", "-c"}, {"echo partial; exit 3"}));
@@ -191,8 +208,10 @@ TEST_F(LeafCallsTest, ScriptsRunTheirSourceWithTheirCommandInBashAndPython) {
                           "cat /dev/urandom | od -N2 -An -i | awk -v f=1 -v r=100 "
                           "'{printf \"%i\\n\", f + r * $1 / 65536}'\n"));
   EXPECT_EQ(sh.outcome.phase, Phase::kSucceeded) << sh.outcome.message;
-  const int n = std::atoi(sh.outcome.outputs["result"].get<std::string>().c_str());
-  EXPECT_TRUE(n >= 1 && n <= 101) << sh.outcome.outputs["result"];
+  // A number (busybox's od reads the two bytes signed, as on Alpine: it may be negative).
+  const std::string number = sh.outcome.outputs["result"].get<std::string>();
+  EXPECT_TRUE(!number.empty() && number.find_first_not_of("-0123456789") == std::string::npos)
+      << number;
 
   auto failing = run(container("python:alpine3.23", {"python"}, {}, "raise SystemExit(4)\n"));
   EXPECT_EQ(failing.outcome.phase, Phase::kFailed);
