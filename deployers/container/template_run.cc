@@ -422,6 +422,14 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
     deployer_common::removeContainer(settings_.podman, name, log_);
     return Result::Error(who + ": cancelled; its container was killed and removed").toText();
   }
+  // `podman run` itself killed by someone else: its container may run on without it.
+  if (WIFSIGNALED(status)) {
+    deployer_common::removeContainer(settings_.podman, name, log_);
+    return Result::Error(who + ": podman was killed by signal " +
+                         deployer_common::signalName(WTERMSIG(status)) +
+                         "; its container was removed")
+        .toText();
+  }
   // Podman's own failure (no such image, a bad option, the runtime refused): exit code
   // 125 and its "Error: ..." on stderr.
   if (code == 125 && err.find("Error: ") != std::string::npos) {

@@ -3,6 +3,7 @@
 // tests/support/make_argo_example_images.sh; plugin templates through the dispatcher.
 #include "core/workflows/leaf_calls.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -287,6 +288,33 @@ TEST_F(LeafCallsTest, ACancelKillsAndRemovesTheContainer) {
   canceller.join();
   EXPECT_EQ(d.outcome.phase, Phase::kError);
   EXPECT_NE(d.outcome.message.find("cancelled"), std::string::npos) << d.outcome.message;
+  EXPECT_EQ(containersLeft(kOurs), "");
+}
+
+TEST_F(LeafCallsTest, APodmanRunKilledByAnotherLeavesNoContainerBehind) {
+  calls();
+  const auto& t = container("busybox", {"sleep", "600"});
+  std::thread killer([] {
+    std::string name;
+    EXPECT_TRUE(eventually(
+        [&name] {
+          auto r = plugboard::testing::run({"podman", "ps", "--filter", kOurs, "--filter",
+                                            "status=running", "--format", "{{.Names}}"});
+          name = r.out.substr(0, r.out.find('\n'));
+          return !name.empty();
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(100)));
+    // The `podman run` of that container, and only it.
+    auto r = plugboard::testing::run({"pgrep", "-f", "podman .* run .*--name " + name + " "});
+    const pid_t pid = static_cast<pid_t>(std::atoi(r.out.c_str()));
+    ASSERT_GT(pid, 0) << r.out << r.err;
+    ::kill(pid, SIGKILL);
+  });
+  auto d = run(t);
+  killer.join();
+  EXPECT_EQ(d.outcome.phase, Phase::kError);
+  EXPECT_NE(d.outcome.message.find("podman was killed by signal SIGKILL"), std::string::npos)
+      << d.outcome.message;
   EXPECT_EQ(containersLeft(kOurs), "");
 }
 
