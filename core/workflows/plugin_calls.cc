@@ -5,7 +5,27 @@
 namespace plugboard::core {
 namespace {
 
-// The first problem of `args` against the input schema `manifest` declares for `rpc`.
+// {"name":T} with Argo's "inputs":{"parameters":[{"name","value"}]} when there are
+// parameters, each value a string (a number or boolean as its JSON text), as Argo's
+// controller writes the template into the WorkflowTaskSet its agent reads
+// (workflow/controller/plugin_template.go).
+Json stepTemplate(const std::string& step, const Json& parameters) {
+  Json tmpl = {{"name", step}};
+  if (parameters.is_object() && !parameters.empty()) {
+    Json list = Json::array();
+    for (const auto& [name, value] : parameters.items()) {
+      list.push_back({{"name", name},
+                      {"value", value.is_string()
+                                    ? value
+                                    : Json(value.dump(-1, ' ', false, Json::error_handler_t::replace))}});
+    }
+    tmpl["inputs"] = {{"parameters", std::move(list)}};
+  }
+  return tmpl;
+}
+
+}  // namespace
+
 std::optional<std::string> schemaProblem(const Manifest& manifest, const std::string& rpc,
                                          const Json& args) {
   auto s = manifest.schemas.find(rpc);
@@ -15,27 +35,16 @@ std::optional<std::string> schemaProblem(const Manifest& manifest, const std::st
   return problems.front() + " (schema of " + manifest.name + ")";
 }
 
-// {"workflow":{"metadata":{"name":W}},"template":{"name":T}}, as text; with parameters,
-// the template also has Argo's "inputs":{"parameters":[{"name","value"}]}, each value a
-// string (a number or boolean as its JSON text), as Argo's controller writes the template
-// into the WorkflowTaskSet its agent reads (workflow/controller/plugin_template.go).
-std::string contextText(std::string_view workflow, const std::string& step,
-                        const Json& parameters) {
-  auto quoted = [](const Json& s) {
-    return s.dump(-1, ' ', false, Json::error_handler_t::replace);
+std::string templateContextText(std::string_view workflow, std::string_view nspace,
+                                std::string_view uid, const Json& tmpl) {
+  const auto quoted = [](const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
   };
-  std::string text = R"({"workflow":{"metadata":{"name":)" + quoted(Json(workflow)) +
-                     R"(}},"template":{"name":)" + quoted(Json(step));
-  if (parameters.is_object() && !parameters.empty()) {
-    Json list = Json::array();
-    for (const auto& [name, value] : parameters.items())
-      list.push_back({{"name", name}, {"value", value.is_string() ? value : Json(quoted(value))}});
-    text += R"(,"inputs":{"parameters":)" + quoted(list) + "}";
-  }
-  return text + "}}";
+  std::string text = R"({"workflow":{"metadata":{"name":)" + quoted(Json(workflow));
+  if (!nspace.empty()) text += R"(,"namespace":)" + quoted(Json(nspace));
+  if (!uid.empty()) text += R"(,"uid":)" + quoted(Json(uid));
+  return text + R"(}},"template":)" + quoted(tmpl) + "}";
 }
-
-}  // namespace
 
 PluginCalls::PluginCalls(Dispatcher& dispatcher) : dispatcher_(dispatcher) {}
 
@@ -73,7 +82,8 @@ Dispatch PluginCalls::call(StepCall call, CallControl& control) {
   request.version = step.version;
   request.rpc = step.rpc;
   request.args = std::move(call.args);
-  request.context_text = contextText(call.workflow, step.id, call.parameters);
+  request.context_text =
+      templateContextText(call.workflow, {}, {}, stepTemplate(step.id, call.parameters));
   const auto r = route(step);
   CallOptions how;
   if (r->kind == Route::Kind::kTarget) {

@@ -22,6 +22,18 @@
 
 namespace plugboard::core {
 
+// The first problem of `args` against the input schema `manifest` declares for `rpc`,
+// naming the plugin; nullopt when they pass or it declares none.
+std::optional<std::string> schemaProblem(const Manifest& manifest, const std::string& rpc,
+                                         const Json& args);
+
+// The members a workflow's plugin call adds to its request, as JSON text, as Argo's agent
+// sends them (ExecuteTemplateArgs; pkg/plugins/executor/objectmeta.go):
+// {"workflow":{"metadata":{"name":W[,"namespace":N,"uid":U]}},"template":T}; namespace
+// and uid when not empty. The one place a workflow's request context is written.
+std::string templateContextText(std::string_view workflow, std::string_view nspace,
+                                std::string_view uid, const Json& tmpl);
+
 class PluginCalls final : public StepCalls {
  public:
   explicit PluginCalls(Dispatcher& dispatcher);

@@ -77,23 +77,6 @@ std::string jsonList(const std::vector<std::string>& items) { return Json(items)
 
 }  // namespace
 
-TemporaryDirectory::TemporaryDirectory(const std::string& prefix) {
-  std::error_code ec;
-  fs::path base = fs::temp_directory_path(ec);
-  if (ec) base = "/tmp";
-  std::string pattern = (base / (prefix + "XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("cannot make a directory in " + base.string() + ": " +
-                             std::strerror(errno));
-  }
-  path_ = pattern;
-}
-
-TemporaryDirectory::~TemporaryDirectory() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
 Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::string container,
                  plugboard::Logger log, const plugboard::Cancellation& cancel)
     : spec_(spec),

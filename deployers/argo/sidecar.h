@@ -52,20 +52,7 @@ struct SidecarOptions {
   std::chrono::milliseconds start_timeout{30000};
 };
 
-// A directory of its own in $TMPDIR (else /tmp), removed with what it holds when this is
-// destroyed.
-class TemporaryDirectory {
- public:
-  // Throws std::runtime_error saying why it cannot be made.
-  explicit TemporaryDirectory(const std::string& prefix);
-  ~TemporaryDirectory();
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using deployer_common::TemporaryDirectory;
 
 class Sidecar {
  public:

@@ -98,6 +98,16 @@ bool applyContainerRunOption(ContainerRunSettings& s, const std::string& key, co
   return true;
 }
 
+void appendContainerLimits(std::vector<std::string>& argv, const ContainerRunSettings& s) {
+  if (s.init) argv.push_back("--init");
+  for (const auto& u : s.ulimits) argv.insert(argv.end(), {"--ulimit", u});
+  if (!s.memory.empty()) argv.insert(argv.end(), {"--memory", s.memory});
+  if (!s.cpus.empty()) argv.insert(argv.end(), {"--cpus", s.cpus});
+  for (const auto& [k, v] : s.env) argv.insert(argv.end(), {"--env", k + "=" + v});
+  for (const auto& m : s.mounts) argv.insert(argv.end(), {"--volume", m + ":ro"});
+  if (!s.user.empty()) argv.insert(argv.end(), {"--user", s.user});
+}
+
 void configureContainerLaunch(Launch& launch, const ContainerRunSettings& s,
                               const std::string& image, const std::vector<std::string>& command,
                               const std::string& base_name,
@@ -121,13 +131,7 @@ void configureContainerLaunch(Launch& launch, const ContainerRunSettings& s,
     } else {  // stdin and stdout, relayed by podman
       argv.push_back("--interactive");
     }
-    if (s.init) argv.push_back("--init");
-    for (const auto& u : s.ulimits) argv.insert(argv.end(), {"--ulimit", u});
-    if (!s.memory.empty()) argv.insert(argv.end(), {"--memory", s.memory});
-    if (!s.cpus.empty()) argv.insert(argv.end(), {"--cpus", s.cpus});
-    for (const auto& [k, v] : s.env) argv.insert(argv.end(), {"--env", k + "=" + v});
-    for (const auto& m : s.mounts) argv.insert(argv.end(), {"--volume", m + ":ro"});
-    if (!s.user.empty()) argv.insert(argv.end(), {"--user", s.user});
+    appendContainerLimits(argv, s);
     argv.insert(argv.end(), s.args.begin(), s.args.end());
     argv.push_back(image);
     argv.insert(argv.end(), command.begin(), command.end());

@@ -62,6 +62,11 @@ bool isContainerRunOption(const std::string& key);
 // std::invalid_argument naming the option when its value is wrong.
 bool applyContainerRunOption(ContainerRunSettings& s, const std::string& key, const Json& value);
 
+// Appends what every container of these settings gets, after `podman run` and its own
+// flags: --init, --ulimit, --memory, --cpus, --env, --volume (read-only), --user; not
+// option 'args' (the caller places them, before the image).
+void appendContainerLimits(std::vector<std::string>& argv, const ContainerRunSettings& s);
+
 // Makes `launch` run `image` [`command`] as the top of this file shows, with `s.podman`
 // (its binary absolute), each start in a container named `base_name` + a number from
 // `sequence`, removed with `podman rm` after an unclean end.

@@ -1,9 +1,12 @@
 #include "deployers/common/podman.h"
 
 #include <signal.h>
+#include <stdlib.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -167,6 +170,23 @@ void LiveContainer::add(const std::string& name, const Podman& podman, std::stri
 
 LiveContainer::~LiveContainer() {
   if (!name_.empty()) LiveContainers::instance().remove(name_);
+}
+
+TemporaryDirectory::TemporaryDirectory(const std::string& prefix) {
+  std::error_code ec;
+  std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+  if (ec) base = "/tmp";
+  std::string pattern = (base / (prefix + "XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot make a directory in " + base.string() + ": " +
+                             std::strerror(errno));
+  }
+  path_ = pattern;
+}
+
+TemporaryDirectory::~TemporaryDirectory() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
 }
 
 void checkImageFiles(const std::string& image, const host::TrustRules& rules) {

@@ -103,6 +103,21 @@ class LiveContainer {
   std::string name_;
 };
 
+// A directory of its own in $TMPDIR (else /tmp), removed with what it holds when this is
+// destroyed.
+class TemporaryDirectory {
+ public:
+  // Throws std::runtime_error saying why it cannot be made.
+  explicit TemporaryDirectory(const std::string& prefix);
+  ~TemporaryDirectory();
+  TemporaryDirectory(const TemporaryDirectory&) = delete;
+  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // An image that podman reads from a file or directory of this machine (a transport such as
 // oci-archive:/p/x.tar[:ref]) becomes code like a plugin file: it is checked with the same
 // rules; throws std::runtime_error with the refusal. Images named in a container store or

@@ -15,6 +15,10 @@
 // a failed start) is removed with `podman rm -f` before the child is gone, so that no
 // container outlives its plugin. Options are described in the manifest at the bottom and
 // in docs/containers.md.
+//
+// Artifact kind "container-run" ({"mode": "run-to-end"}): no plugin, but the container and
+// script templates of workflows, each call one container run to its end
+// (template_run.h).
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -34,6 +38,7 @@
 #include "deployers/common/handle.h"
 #include "deployers/common/launch.h"
 #include "deployers/common/settings.h"
+#include "deployers/container/template_run.h"
 
 namespace plugboard::container_deployer {
 namespace {
@@ -76,6 +81,7 @@ class ContainerDeployer : public plugboard::Deployer {
   plugboard::Deployed start(const Json& artifact, const Json& options,
                             const plugboard::Cancellation& cancel) override {
     if (!artifact.is_object()) throw std::invalid_argument("the artifact must be a table");
+    if (artifact.value("mode", std::string()) == kRunMode) return runToEnd(artifact, options);
     const auto image_it = artifact.find("image");
     if (image_it == artifact.end() || !image_it->is_string() ||
         image_it->get_ref<const std::string&>().empty()) {
@@ -110,6 +116,22 @@ class ContainerDeployer : public plugboard::Deployer {
     }
   }
 
+  // The "container-run" artifact: a handle that runs each template call's container to
+  // its end (template_run.h).
+  plugboard::Deployed runToEnd(const Json& artifact, const Json& options) {
+    ContainerSettings s = defaults_;
+    applyContainerOptions(s, options);
+    const std::string podman = s.run.podman.binary == defaults_.run.podman.binary
+                                   ? podman_
+                                   : deployer_common::findPodman(s.run.podman.binary);
+    const host::TrustRules rules = host::rulesOf(artifact);
+    deployer_common::requireTrusted(podman, host::checkFile(podman, rules));
+    s.run.podman.binary = podman;
+    auto handle = std::make_unique<TemplateRunHandle>(s.run, "plugboard-step-" + run_id_ + "-",
+                                                      rules, log());
+    return {TemplateRunHandle::manifest(), std::move(handle)};
+  }
+
   void abandon() override { deployer_common::LiveContainers::instance().removeAll(); }
 
  private:
@@ -123,8 +145,8 @@ class ContainerDeployer : public plugboard::Deployer {
 }  // namespace plugboard::container_deployer
 
 PLUGBOARD_DEPLOYER(plugboard::container_deployer::ContainerDeployer, R"({
-  "name": "container", "version": "1.0.0", "deploys": ["container"], "priority": 30,
-  "description": "Runs a plugin from a container image with podman, one long-lived container per plugin, removed when the plugin ends however it ends",
+  "name": "container", "version": "1.0.0", "deploys": ["container", "container-run"], "priority": 30,
+  "description": "Runs a plugin from a container image with podman, one long-lived container per plugin, removed when the plugin ends however it ends; and runs the container and script templates of workflows to their end, as artifact kind container-run",
   "config": {
     )" PLUGBOARD_CONTAINER_RUN_OPTIONS R"(,
     "channel": {"type": "string", "description": "how the protocol reaches the plugin: 'fds' (default), descriptors 3 and 4 passed into the container and named by PLUGBOARD_PROTOCOL_FDS, which plugboard-host and the Python SDK honour; or 'stdio', the container's stdin and stdout relayed by podman"},

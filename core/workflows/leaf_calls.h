@@ -1,0 +1,70 @@
+// core/workflows/leaf_calls.h: the engine's leaves (core/workflows/engine.h) run for real.
+//
+// Plugin leaves go through the dispatcher as the TOML runner's steps do
+// (core/workflows/plugin_calls.h): resolved once per template and key (name, version,
+// RPC, the deployer it chooses, registry plugins by name), args checked against the input
+// schema of the plugin's manifest (before the call when the manifest is known without
+// starting it, else once started), and called with the request Argo's agent sends:
+// {"workflow":{"metadata":{"name","namespace","uid"}},"template":<the filled template>},
+// plus rpc, key, via and args. A key that names no plugin polls the providers of the RPC
+// only when the template says so (PluginCall::poll).
+//
+// Container and script leaves go to the deployer that declares artifact kind
+// "container-run" (the first by priority: DeployerSet::forKind), opened once with the
+// artifact {"mode":"run-to-end"}; each call runs one container to its end with the same
+// request, its template Argo's container or script template with every tag filled
+// (docs/containers.md, "Container and script templates"). No such deployer: check() ends
+// the leaf with an Error that says so.
+//
+// Thread-safety: check() on the scheduling thread, call() on several workers at once.
+// The dispatcher must outlive this object and any call it abandoned.
+#ifndef PLUGBOARD_CORE_WORKFLOWS_LEAF_CALLS_H_
+#define PLUGBOARD_CORE_WORKFLOWS_LEAF_CALLS_H_
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/routing/dispatcher.h"
+#include "core/workflows/engine.h"
+
+namespace plugboard::core {
+
+// The artifact kind of a deployer that runs container and script templates to their end,
+// and the artifact it is opened with.
+inline constexpr char kContainerRunKind[] = "container-run";
+Json containerRunArtifact();  // {"mode":"run-to-end"}
+
+// The namespace a local run's requests name (Argo's agent always sends one): Kubernetes'
+// default.
+inline constexpr char kLocalNamespace[] = "default";
+
+// The template a container or script leaf's deployer receives: Argo's, as `call.filled`
+// holds it, with its container (or script) fields those of `call.container` and, when it
+// has none, outputs.parameters from the template's valueFrom.path outputs.
+Json containerTemplate(const LeafCall& call);
+
+class DispatchedLeafCalls final : public LeafCalls {
+ public:
+  explicit DispatchedLeafCalls(Dispatcher& dispatcher);
+
+  std::optional<Outcome> check(const LeafCall& call) override;
+  Dispatch call(const LeafCall& call, CallControl& control) override;
+
+ private:
+  // Where a plugin leaf's calls go, resolved once per template and key.
+  std::shared_ptr<const Route> pluginRoute(const LeafCall& call);
+  // Where container and script leaves go, resolved once.
+  std::shared_ptr<const Route> containerRoute();
+
+  Dispatcher& dispatcher_;
+  std::mutex mu_;  // guards routes_ and container_
+  std::map<std::pair<const Template*, std::string>, std::shared_ptr<const Route>> routes_;
+  std::shared_ptr<const Route> container_;
+};
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_WORKFLOWS_LEAF_CALLS_H_
