@@ -2,6 +2,7 @@
 // entry points. docs/decisions.md, "Argo expressions", says which rules come from where.
 #include "core/workflows/expression.h"
 
+#include <charconv>
 #include <cmath>
 
 #include <re2/re2.h>
@@ -9,6 +10,16 @@
 #include "core/workflows/expression_tree.h"
 
 namespace plugboard::core {
+
+namespace {
+
+bool isIndex(std::string_view part, std::size_t& i) {
+  const char* end = part.data() + part.size();
+  auto r = std::from_chars(part.data(), end, i);
+  return !part.empty() && r.ec == std::errc{} && r.ptr == end;
+}
+
+}  // namespace
 
 std::optional<Json> JsonScope::lookup(std::string_view dotted) const {
   const Json* at = &root_;
@@ -20,10 +31,8 @@ std::optional<Json> JsonScope::lookup(std::string_view dotted) const {
       auto it = at->find(part);
       if (it == at->end()) return std::nullopt;
       at = &*it;
-    } else if (at->is_array() && !part.empty() &&
-               part.find_first_not_of("0123456789") == std::string::npos &&
-               std::stoull(part) < at->size()) {
-      at = &(*at)[std::stoull(part)];
+    } else if (std::size_t i = 0; at->is_array() && isIndex(part, i) && i < at->size()) {
+      at = &(*at)[i];
     } else {
       return std::nullopt;
     }

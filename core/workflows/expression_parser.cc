@@ -27,7 +27,7 @@ bool isNameChar(char c) { return isNameStart(c) || std::isdigit(static_cast<unsi
 constexpr std::string_view kOps[] = {"?.", "??", "==", "!=", "<=", ">=", "&&", "||", "**", "=~",
                                      "!~", "+",  "-",  "*",  "/",  "%",  "^",  "!",  "<",  ">",
                                      "(",  ")",  "[",  "]",  "{",  "}",  ",",  ":",  "?",  ".",
-                                     "#"};
+                                     "#",  "|"};
 
 class Lexer {
  public:
@@ -201,6 +201,8 @@ class Lexer {
   std::size_t i_ = 0;
 };
 
+constexpr int kMaxDepth = 200;
+
 NodePtr makeNode(Node::Kind kind, std::size_t pos, std::string text = {}) {
   auto n = std::make_unique<Node>();
   n->kind = kind;
@@ -252,9 +254,34 @@ class Parser {
     return false;
   }
 
+  // Counts the parser's own recursion (parentheses, prefixes) while it lasts.
+  struct Nesting {
+    explicit Nesting(int& d) : depth(++d) {}
+    ~Nesting() { --depth; }
+    int& depth;
+  };
+
+  // `n` with its depth from its kids'; an error past kMaxDepth.
+  NodePtr deepest(NodePtr n) {
+    for (const auto& kid : n->kids) n->depth = std::max(n->depth, kid->depth + 1);
+    if (n->depth > kMaxDepth) return fail("expression nested too deeply", n->pos);
+    return n;
+  }
+
   NodePtr expression() {
-    if (++depth_ > 200) return fail("expression nested too deeply", peek().pos);
+    Nesting nesting(depth_);
+    if (depth_ > kMaxDepth) return fail("expression nested too deeply", peek().pos);
     NodePtr cond = binary(0);
+    // expr's pipe: `a | f(b)` is f(a, b).
+    while (cond && dialect_ == Dialect::kExpr && isOp("|")) {
+      ++k_;
+      if (peek().type != Token::Type::kName || !isOp("(", 1)) {
+        return fail("expected a function call after '|', found " + describe(peek()), peek().pos);
+      }
+      auto callee = makeNode(Node::Kind::kName, peek().pos, peek().text);
+      ++k_;
+      cond = call(std::move(callee), std::move(cond));
+    }
     if (cond && isOp("?")) {
       auto n = makeNode(Node::Kind::kTernary, cond->pos);
       ++k_;
@@ -265,9 +292,8 @@ class Parser {
       n->kids.push_back(std::move(cond));
       n->kids.push_back(std::move(yes));
       n->kids.push_back(std::move(no));
-      cond = std::move(n);
+      cond = deepest(std::move(n));
     }
-    --depth_;
     return cond;
   }
 
@@ -332,7 +358,7 @@ class Parser {
       auto n = makeNode(Node::Kind::kBinary, pos, op);
       n->kids.push_back(std::move(left));
       n->kids.push_back(std::move(rhs));
-      left = std::move(n);
+      left = deepest(std::move(n));
     }
     return left;
   }
@@ -349,13 +375,15 @@ class Parser {
       prec = 90;
     }
     if (op.empty()) return postfix(primary());
+    Nesting nesting(depth_);
+    if (depth_ > kMaxDepth) return fail("expression nested too deeply", t.pos);
     auto n = makeNode(Node::Kind::kUnary, t.pos, op);
     ++k_;
     // govaluate's prefixes bind tighter than every binary operator.
     NodePtr operand = dialect_ == Dialect::kCondition ? unary() : binary(prec);
     if (!operand) return nullptr;
     n->kids.push_back(std::move(operand));
-    return n;
+    return deepest(std::move(n));
   }
 
   NodePtr primary() {
@@ -445,7 +473,7 @@ class Parser {
       if (!isOp(",")) break;
       ++k_;
     }
-    return expect("]") ? std::move(n) : nullptr;
+    return expect("]") ? deepest(std::move(n)) : nullptr;
   }
 
   NodePtr map() {
@@ -472,7 +500,7 @@ class Parser {
       if (!isOp(",")) break;
       ++k_;
     }
-    return expect("}") ? std::move(n) : nullptr;
+    return expect("}") ? deepest(std::move(n)) : nullptr;
   }
 
   // The dotted name of a chain of names (sprig.upper), for a call.
@@ -504,7 +532,7 @@ class Parser {
         auto m = makeNode(Node::Kind::kMember, peek().pos, peek().text);
         m->optional = optional;
         m->kids.push_back(std::move(n));
-        n = std::move(m);
+        n = deepest(std::move(m));
         ++k_;
       } else if (isOp("[")) {
         n = index(std::move(n), false);
@@ -538,17 +566,18 @@ class Parser {
         if (!to) return nullptr;
         n->kids.push_back(std::move(to));
       }
-      return expect("]") ? std::move(n) : nullptr;
+      return expect("]") ? deepest(std::move(n)) : nullptr;
     }
     if (!from) return fail("expected an index", peek().pos);
     auto n = makeNode(Node::Kind::kIndex, pos);
     n->optional = optional;
     n->kids.push_back(std::move(of));
     n->kids.push_back(std::move(from));
-    return expect("]") ? std::move(n) : nullptr;
+    return expect("]") ? deepest(std::move(n)) : nullptr;
   }
 
-  NodePtr call(NodePtr callee) {
+  // A call of `callee`; `piped` (a | f()) is its first argument.
+  NodePtr call(NodePtr callee, NodePtr piped = nullptr) {
     std::string fname;
     if (!dottedName(*callee, fname)) return fail("only functions can be called", peek().pos);
     const Node* root = callee.get();
@@ -557,6 +586,7 @@ class Parser {
     if (!f) return fail("unknown function '" + fname + "'", root->pos);
     auto n = makeNode(Node::Kind::kCall, root->pos, fname);
     ++k_;  // (
+    if (piped) n->kids.push_back(std::move(piped));
     while (!isOp(")")) {
       NodePtr arg;
       if (static_cast<int>(n->kids.size()) == f->closure_arg) {
@@ -568,7 +598,7 @@ class Parser {
         --closures_;
         if (!body || (braced && !expect("}"))) return nullptr;
         closure->kids.push_back(std::move(body));
-        arg = std::move(closure);
+        arg = deepest(std::move(closure));
       } else {
         arg = expression();
         if (!arg) return nullptr;
@@ -577,7 +607,7 @@ class Parser {
       if (!isOp(",")) break;
       ++k_;
     }
-    return expect(")") ? std::move(n) : nullptr;
+    return expect(")") ? deepest(std::move(n)) : nullptr;
   }
 
   std::vector<Token> t_;

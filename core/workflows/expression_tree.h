@@ -34,6 +34,7 @@ struct Node {
   std::string text;
   Json value;
   bool optional = false;
+  int depth = 1;  // of the tree under it; the parser bounds it, so evaluation cannot overflow
   std::vector<std::unique_ptr<Node>> kids;
 };
 using NodePtr = std::unique_ptr<Node>;
