@@ -60,6 +60,18 @@ const std::string* memberName(const Node& n) {
   return nullptr;
 }
 
+Expected<Json> access(const Json& base, const Json& key, std::size_t pos, bool& missing);
+
+// base.name: as access() with a string key, without making one.
+Expected<Json> member(const Json& base, const std::string& name, std::size_t pos, bool& missing) {
+  missing = false;
+  if (!base.is_object()) return access(base, Json(name), pos, missing);
+  auto it = base.find(name);
+  if (it != base.end()) return *it;
+  missing = true;
+  return Json();
+}
+
 // base[key] as expr-lang reads it: `missing` is set (and null returned) for an object
 // without the key.
 Expected<Json> access(const Json& base, const Json& key, std::size_t pos, bool& missing) {
@@ -289,7 +301,7 @@ Expected<Json> Evaluator::variable(const Node& node, bool guarded) {
       for (auto it = links.rbegin(); it != links.rend(); ++it) {
         if (value.is_null() && ((*it)->optional || guarded)) return Json();
         bool missing = false;
-        auto next = access(value, Json(*memberName(**it)), (*it)->pos, missing);
+        auto next = member(value, *memberName(**it), (*it)->pos, missing);
         if (!next) return next;
         value = std::move(*next);
       }
@@ -314,7 +326,7 @@ Expected<Json> Evaluator::variable(const Node& node, bool guarded) {
       const Node& link = *links[names.size() - 1 - k];
       if (value.is_null() && (link.optional || guarded)) return Json();
       bool missing = false;
-      auto next = access(value, Json(*names[k]), link.pos, missing);
+      auto next = member(value, *names[k], link.pos, missing);
       if (!next) return next;
       if (missing && !guarded) {
         return errorAt("unknown variable '" + dotted + "'", at->pos, Error::Code::kNotFound);

@@ -39,6 +39,16 @@ struct Node {
 };
 using NodePtr = std::unique_ptr<Node>;
 
+struct Token {
+  enum class Type { kEnd, kNumber, kString, kName, kOp };
+  Type type = Type::kEnd;
+  std::string text;  // name or operator
+  Json value;        // number or string
+  std::size_t pos = 0;  // 1-based
+};
+// The tokens of `text`, ending with one of Type::kEnd.
+Expected<std::vector<Token>> tokenize(std::string_view text, Dialect dialect);
+
 Expected<NodePtr> parse(std::string_view text, Dialect dialect);
 
 // An error "<what> at <pos>"; unknown variables carry Error::Code::kNotFound.
