@@ -1,6 +1,7 @@
 // The functions of the kExpr dialect: expr-lang's builtins that Argo's expressions use, and
 // the ones Argo adds to every `{{=...}}` tag (asInt, asFloat, toJson, jsonpath, sprig.*:
-// Argo's util/expr/env/env.go). Sprig's live in expression_sprig.cc.
+// Argo's util/expr/env/env.go). Those of collections live in expression_lists.cc, Sprig's
+// in expression_sprig.cc.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -12,15 +13,14 @@ namespace plugboard::core::expression {
 
 // expression_sprig.cc
 const Function* findSprigFunction(std::string_view name);
+// expression_lists.cc
+void addListFunctions(std::map<std::string_view, Function>& table);
+// expression_encodings.cc
 Expected<std::string> base64Decode(const std::string& text, std::size_t pos);
 std::string base64Encode(const std::string& text);
 
-namespace {
-
-using Args = std::vector<Json>;
-
-Status arity(const Args& args, std::size_t min, std::size_t max, const char* name,
-             std::size_t pos) {
+Status checkArity(const std::vector<Json>& args, std::size_t min, std::size_t max, const char* name,
+                  std::size_t pos) {
   if (args.size() >= min && args.size() <= max) return Status::Ok();
   std::string want = min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max);
   return errorAt(std::string(name) + "() takes " + want + " argument" + (max == 1 ? "" : "s") +
@@ -32,10 +32,13 @@ Error wrongType(const char* name, const Json& v, std::size_t pos) {
   return errorAt(std::string(name) + "() cannot take " + typeName(v) + " " + toText(v), pos);
 }
 
-#define PB_ARITY(min, max, name)                                   \
-  if (Status st = arity(args, min, max, name, pos); !st) return st.error()
+namespace {
 
-// expr-lang's int(): integers as they are, floats truncated, strings as Go's Atoi reads them.
+using Args = std::vector<Json>;
+
+#define PB_ARITY(min, max, name) \
+  if (Status st = checkArity(args, min, max, name, pos); !st) return st.error()
+
 Expected<Json> toInteger(const Args& args, std::size_t pos) {
   PB_ARITY(1, 1, "int");
   const Json& v = args[0];
@@ -215,46 +218,6 @@ Expected<Json> rounding(const Args& args, std::size_t pos) {
   return Json(F(toDouble(args[0])));
 }
 
-Expected<Json> keysOf(const Args& args, std::size_t pos) {
-  PB_ARITY(1, 1, "keys");
-  if (!args[0].is_object()) return wrongType("keys", args[0], pos);
-  Json out = Json::array();
-  for (auto it = args[0].begin(); it != args[0].end(); ++it) out.push_back(it.key());
-  return out;
-}
-
-Expected<Json> valuesOf(const Args& args, std::size_t pos) {
-  PB_ARITY(1, 1, "values");
-  if (!args[0].is_object()) return wrongType("values", args[0], pos);
-  Json out = Json::array();
-  for (const auto& v : args[0]) out.push_back(v);
-  return out;
-}
-
-Expected<Json> firstOf(const Args& args, std::size_t pos) {
-  PB_ARITY(1, 1, "first");
-  if (!args[0].is_array()) return wrongType("first", args[0], pos);
-  return args[0].empty() ? Json() : args[0].front();
-}
-Expected<Json> lastOf(const Args& args, std::size_t pos) {
-  PB_ARITY(1, 1, "last");
-  if (!args[0].is_array()) return wrongType("last", args[0], pos);
-  return args[0].empty() ? Json() : args[0].back();
-}
-
-Expected<Json> sumOf(const Args& args, std::size_t pos) {
-  PB_ARITY(1, 1, "sum");
-  if (!args[0].is_array()) return wrongType("sum", args[0], pos);
-  Json total = 0;
-  for (const auto& v : args[0]) {
-    if (!isNumber(v)) return wrongType("sum", v, pos);
-    total = total.is_number_integer() && v.is_number_integer()
-                ? Json(total.get<std::int64_t>() + v.get<std::int64_t>())
-                : Json(toDouble(total) + toDouble(v));
-  }
-  return total;
-}
-
 Expected<Json> typeOf(const Args& args, std::size_t pos) {
   PB_ARITY(1, 1, "type");
   return Json(typeName(args[0]));
@@ -274,115 +237,6 @@ Expected<Json> fromBase64(const Args& args, std::size_t pos) {
 }
 
 // filter, map, all, any, none, one, count, find, findIndex, findLast, findLastIndex.
-enum class Walk { kFilter, kMap, kAll, kAny, kNone, kOne, kCount, kFind, kFindIndex, kFindLast, kFindLastIndex };
-
-template <Walk W>
-Expected<Json> walk(Evaluator& e, const Node& call) {
-  if (call.kids.size() != 2) {
-    return errorAt(call.text + "() takes an array and a predicate", call.pos);
-  }
-  auto list = e.eval(*call.kids[0]);
-  if (!list) return list;
-  if (!list->is_array()) {
-    return errorAt(call.text + "() cannot take " + typeName(*list) + " " + toText(*list), call.kids[0]->pos);
-  }
-  const Json& items = *list;
-  Json out = Json::array();
-  std::int64_t count = 0;
-  const bool backwards = W == Walk::kFindLast || W == Walk::kFindLastIndex;
-  for (std::size_t k = 0; k < items.size(); ++k) {
-    const std::size_t i = backwards ? items.size() - 1 - k : k;
-    auto v = e.call(*call.kids[1], items[i]);
-    if (!v) return v;
-    if (W == Walk::kMap) {
-      out.push_back(std::move(*v));
-      continue;
-    }
-    if (!v->is_boolean()) {
-      return errorAt(call.text + "()'s predicate gave " + typeName(*v) + ", not a boolean",
-                     call.kids[1]->pos);
-    }
-    const bool yes = v->get<bool>();
-    if (W == Walk::kFilter && yes) out.push_back(items[i]);
-    if (W == Walk::kAll && !yes) return Json(false);
-    if ((W == Walk::kAny && yes) || (W == Walk::kNone && yes)) return Json(W == Walk::kAny);
-    if ((W == Walk::kFind || W == Walk::kFindLast) && yes) return items[i];
-    if ((W == Walk::kFindIndex || W == Walk::kFindLastIndex) && yes) return Json(i);
-    count += yes;
-  }
-  switch (W) {
-    case Walk::kFilter:
-    case Walk::kMap: return out;
-    case Walk::kAll: return Json(true);
-    case Walk::kAny: return Json(false);
-    case Walk::kNone: return Json(true);
-    case Walk::kOne: return Json(count == 1);
-    case Walk::kCount: return Json(count);
-    case Walk::kFind:
-    case Walk::kFindLast: return Json();
-    default: return Json(-1);
-  }
-}
-
-// get(map or array, key): nil when it is not there.
-Expected<Json> getOf(const Args& args, std::size_t pos) {
-  PB_ARITY(2, 2, "get");
-  const Json& v = args[0];
-  if (v.is_object() && args[1].is_string()) {
-    auto it = v.find(args[1].get<std::string>());
-    return it == v.end() ? Json() : *it;
-  }
-  if (v.is_array() && args[1].is_number_integer()) {
-    std::int64_t i = args[1].get<std::int64_t>();
-    if (i < 0) i += static_cast<std::int64_t>(v.size());
-    return i >= 0 && i < static_cast<std::int64_t>(v.size()) ? v[static_cast<std::size_t>(i)] : Json();
-  }
-  return Json();
-}
-
-Expected<Json> concatOf(const Args& args, std::size_t pos) {
-  Json out = Json::array();
-  for (const auto& a : args) {
-    if (!a.is_array()) return wrongType("concat", a, pos);
-    for (const auto& v : a) out.push_back(v);
-  }
-  return out;
-}
-
-Expected<Json> reverseOf(const Args& args, std::size_t pos) {
-  PB_ARITY(1, 1, "reverse");
-  if (!args[0].is_array()) return wrongType("reverse", args[0], pos);
-  return Json(Json::array_t(args[0].rbegin(), args[0].rend()));
-}
-
-Expected<Json> uniqOf(const Args& args, std::size_t pos) {
-  PB_ARITY(1, 1, "uniq");
-  if (!args[0].is_array()) return wrongType("uniq", args[0], pos);
-  Json out = Json::array();
-  for (const auto& v : args[0]) {
-    if (std::none_of(out.begin(), out.end(), [&](const Json& o) { return equal(o, v); })) out.push_back(v);
-  }
-  return out;
-}
-
-// sort(array[, "asc" | "desc"]) of numbers or of strings.
-Expected<Json> sortOf(const Args& args, std::size_t pos) {
-  PB_ARITY(1, 2, "sort");
-  if (!args[0].is_array()) return wrongType("sort", args[0], pos);
-  Json::array_t items = args[0].get<Json::array_t>();
-  const bool numbers = std::all_of(items.begin(), items.end(), [](const Json& v) { return isNumber(v); });
-  const bool strings = std::all_of(items.begin(), items.end(), [](const Json& v) { return v.is_string(); });
-  if (!numbers && !strings) return errorAt("sort() takes numbers or strings, not a mix", pos);
-  const bool desc = args.size() == 2 && args[1] == "desc";
-  std::stable_sort(items.begin(), items.end(), [&](const Json& a, const Json& b) {
-    const bool less = numbers ? toDouble(a) < toDouble(b) : a.get_ref<const std::string&>() < b.get_ref<const std::string&>();
-    const bool more = numbers ? toDouble(b) < toDouble(a) : b.get_ref<const std::string&>() < a.get_ref<const std::string&>();
-    return desc ? more : less;
-  });
-  return Json(std::move(items));
-}
-
-// The string functions of two strings: indexOf, hasPrefix, trimPrefix, ...
 enum class Pair { kIndexOf, kLastIndexOf, kHasPrefix, kHasSuffix, kTrimPrefix, kTrimSuffix };
 template <Pair P>
 Expected<Json> stringPair(const Args& args, std::size_t pos) {
@@ -429,63 +283,46 @@ Expected<Json> repeatOf(const Args& args, std::size_t pos) {
 #undef PB_ARITY
 
 const std::map<std::string_view, Function>& functions() {
-  static const std::map<std::string_view, Function> table = {
+  static const std::map<std::string_view, Function> table = [] {
+    std::map<std::string_view, Function> t = {
       // Argo's (util/expr/env/env.go)
-      {"asInt", {toInteger}},
-      {"asFloat", {toFloat}},
-      {"toJson", {toJsonCompact}},
-      {"jsonpath", {jsonpathOf}},
+        {"asInt", {toInteger}},
+        {"asFloat", {toFloat}},
+        {"toJson", {toJsonCompact}},
+        {"jsonpath", {jsonpathOf}},
       // expr-lang's
-      {"int", {toInteger}},
-      {"float", {toFloat}},
-      {"string", {toStr}},
-      {"len", {length}},
-      {"toJSON", {toJsonIndented}},
-      {"fromJSON", {fromJson}},
-      {"upper", {upper}},
-      {"lower", {lower}},
-      {"trim", {trim}},
-      {"split", {split}},
-      {"join", {join}},
-      {"replace", {replace}},
-      {"max", {maxOf}},
-      {"min", {minOf}},
-      {"abs", {absOf}},
-      {"ceil", {rounding<std::ceil>}},
-      {"floor", {rounding<std::floor>}},
-      {"round", {rounding<std::round>}},
-      {"keys", {keysOf}},
-      {"values", {valuesOf}},
-      {"first", {firstOf}},
-      {"last", {lastOf}},
-      {"sum", {sumOf}},
-      {"type", {typeOf}},
-      {"toBase64", {toBase64}},
-      {"fromBase64", {fromBase64}},
-      {"get", {getOf}},
-      {"concat", {concatOf}},
-      {"reverse", {reverseOf}},
-      {"uniq", {uniqOf}},
-      {"sort", {sortOf}},
-      {"indexOf", {stringPair<Pair::kIndexOf>}},
-      {"lastIndexOf", {stringPair<Pair::kLastIndexOf>}},
-      {"hasPrefix", {stringPair<Pair::kHasPrefix>}},
-      {"hasSuffix", {stringPair<Pair::kHasSuffix>}},
-      {"trimPrefix", {stringPair<Pair::kTrimPrefix>}},
-      {"trimSuffix", {stringPair<Pair::kTrimSuffix>}},
-      {"repeat", {repeatOf}},
-      {"filter", {nullptr, walk<Walk::kFilter>, 1}},
-      {"map", {nullptr, walk<Walk::kMap>, 1}},
-      {"all", {nullptr, walk<Walk::kAll>, 1}},
-      {"any", {nullptr, walk<Walk::kAny>, 1}},
-      {"none", {nullptr, walk<Walk::kNone>, 1}},
-      {"one", {nullptr, walk<Walk::kOne>, 1}},
-      {"count", {nullptr, walk<Walk::kCount>, 1}},
-      {"find", {nullptr, walk<Walk::kFind>, 1}},
-      {"findIndex", {nullptr, walk<Walk::kFindIndex>, 1}},
-      {"findLast", {nullptr, walk<Walk::kFindLast>, 1}},
-      {"findLastIndex", {nullptr, walk<Walk::kFindLastIndex>, 1}},
-  };
+        {"int", {toInteger}},
+        {"float", {toFloat}},
+        {"string", {toStr}},
+        {"len", {length}},
+        {"toJSON", {toJsonIndented}},
+        {"fromJSON", {fromJson}},
+        {"upper", {upper}},
+        {"lower", {lower}},
+        {"trim", {trim}},
+        {"split", {split}},
+        {"join", {join}},
+        {"replace", {replace}},
+        {"max", {maxOf}},
+        {"min", {minOf}},
+        {"abs", {absOf}},
+        {"ceil", {rounding<std::ceil>}},
+        {"floor", {rounding<std::floor>}},
+        {"round", {rounding<std::round>}},
+        {"type", {typeOf}},
+        {"toBase64", {toBase64}},
+        {"fromBase64", {fromBase64}},
+        {"indexOf", {stringPair<Pair::kIndexOf>}},
+        {"lastIndexOf", {stringPair<Pair::kLastIndexOf>}},
+        {"hasPrefix", {stringPair<Pair::kHasPrefix>}},
+        {"hasSuffix", {stringPair<Pair::kHasSuffix>}},
+        {"trimPrefix", {stringPair<Pair::kTrimPrefix>}},
+        {"trimSuffix", {stringPair<Pair::kTrimSuffix>}},
+        {"repeat", {repeatOf}},
+    };
+    addListFunctions(t);
+    return t;
+  }();
   return table;
 }
 

@@ -87,7 +87,7 @@ const Function* findFunction(std::string_view name);
 bool isNumber(const Json& v);
 double toDouble(const Json& v);
 std::string typeName(const Json& v);
-// Numbers as Go writes them (35.8, 5 for 5.0); compact JSON otherwise.
+// A string as it is; numbers as Go writes them (35.8, 5 for 5.0); other values compact JSON.
 std::string toText(const Json& v);
 // Compact JSON, numbers as Go writes them.
 std::string toJsonText(const Json& v);
