@@ -78,10 +78,9 @@ void EngineRun::releaseGate(std::uint32_t n) {
   if (g == kNoNode) return;
   nodes_[n].gate = kNoNode;
   --nodes_[g].running_children;
-  while (!nodes_[g].gated.empty() && nodes_[g].running_children < *nodes_[g].tmpl->parallelism &&
-         !isEnded(status_[g].phase)) {
-    auto start = std::move(nodes_[g].gated.front());
-    nodes_[g].gated.pop_front();
+  while (nodes_[g].gated_head < nodes_[g].gated.size() &&
+         nodes_[g].running_children < *nodes_[g].tmpl->parallelism && !isEnded(status_[g].phase)) {
+    auto start = std::move(nodes_[g].gated[nodes_[g].gated_head++]);
     ++nodes_[g].running_children;
     const std::uint32_t c = start();
     nodes_[c].gate = g;

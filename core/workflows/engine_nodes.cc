@@ -257,7 +257,9 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
   c.workflow_name = workflow_name_;
   c.workflow_uid = uid_;
   c.inputs = node.inputs.is_null() ? Json::object() : node.inputs;
-  auto filled = fillIn(n, nullptr, n, t.original.is_null() ? leafJson(t) : t.original);
+  // The whole template: tags of fields the engine does not read (e.g. of outputs) stay as
+  // written, as Argo leaves tags it does not own.
+  auto filled = fillIn(n, nullptr, n, t.original.is_null() ? leafJson(t) : t.original, true);
   if (!filled) return filled.error();
   c.filled = std::move(*filled);
   if (t.kind == Template::Kind::kPlugin) {
@@ -471,6 +473,7 @@ void EngineRun::end(std::uint32_t n, NodePhase phase, std::string message, TimeP
     ++unanswered_;
   }
   node.gated.clear();
+  node.gated_head = 0;
   notify(n);
   // Argo's runOnExitNode: a call's exit handler runs once the call completed.
   std::string exit_template;

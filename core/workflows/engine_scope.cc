@@ -265,9 +265,10 @@ std::optional<Json> EngineRun::lookup(std::uint32_t frame, const Json* item, std
 }
 
 Expected<Json> EngineRun::fillIn(std::uint32_t frame, const Json* item, std::uint32_t self,
-                                 const Json& value) const {
+                                 const Json& value, bool keep_unknown) const {
   NodeScope scope(*this, frame, item, self);
   FillOptions options;
+  options.keep_unknown = keep_unknown;
   options.limit = options_.args_limit;
   return fill(value, scope, options);
 }

@@ -89,7 +89,10 @@ struct Node {
   NodePhase fail_phase = NodePhase::kFailed;
   std::string fail_message;
   int running_children = 0;            // counted against tmpl->parallelism
-  std::deque<std::function<std::uint32_t()>> gated;  // children waiting for a place
+  // Children waiting for a place, in order from gated_head (a vector: a deque allocates
+  // its first block even when empty, and most nodes never gate anything).
+  std::vector<std::function<std::uint32_t()>> gated;
+  std::size_t gated_head = 0;
 
   // leaves
   std::shared_ptr<CallControl> control;
@@ -193,7 +196,7 @@ class EngineRun {
 
   // engine_scope.cc
   Expected<Json> fillIn(std::uint32_t frame, const Json* item, std::uint32_t self,
-                        const Json& value) const;
+                        const Json& value, bool keep_unknown = false) const;
   Expected<bool> whenHolds(std::uint32_t frame, const Json* item, const std::string& when) const;
   Status bindInputs(std::uint32_t n, const Json& args);
   Status setOutputs(std::uint32_t n, const Outcome* outcome);
