@@ -195,10 +195,13 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
   }
   const Template* tmpl = it->second;
   // One call: its `when`, its arguments, its node.
-  auto one = [this, c, tmpl, &call](std::string name, std::uint32_t parent_node,
-                                         Json item) -> Expected<std::function<std::uint32_t()>> {
+  // Argo's message for a `when` that is false names it after substitution.
+  std::string when_filled;
+  auto one = [this, c, tmpl, &call, &when_filled](
+                 std::string name, std::uint32_t parent_node,
+                 Json item) -> Expected<std::function<std::uint32_t()>> {
     const Json* item_ptr = item.is_null() ? nullptr : &item;
-    auto go = whenHolds(c, item_ptr, call.when);
+    auto go = whenHolds(c, item_ptr, call.when, &when_filled);
     if (!go) return go.error();
     if (!*go) return std::function<std::uint32_t()>();
     Json args = Json::object();
@@ -215,7 +218,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
                            std::move(item), args, now_);
         });
   };
-  auto whenText = "when '" + call.when + "' evaluated false";
+  auto whenText = [&] { return "when '" + when_filled + "' evaluated false"; };
 
   if (call.loop.kind == Loop::Kind::kNone) {
     auto start = one(base, parent, Json());
@@ -225,7 +228,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     }
     if (!*start) {
       const std::uint32_t n =
-          skippedNode(base, &call, c, parent, slot, NodePhase::kSkipped, whenText, now);
+          skippedNode(base, &call, c, parent, slot, NodePhase::kSkipped, whenText(), now);
       nodes_[c].slots[slot].node = n;
       link(n);
       if (!in_dag) ++nodes_[parent].open;
@@ -276,7 +279,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
       const std::uint32_t n =
           skippedNode(std::move(name), &call, c, item_parent, slot,
                       start ? NodePhase::kSkipped : NodePhase::kError,
-                      start ? whenText : start.error().message(), now);
+                      start ? whenText() : start.error().message(), now);
       nodes_[c].slots[slot].items[i] = n;
       addChild(item_parent, n);
       continue;
@@ -376,6 +379,7 @@ void EngineRun::startDag(std::uint32_t d, TimePoint now) {
   }
   node.slots.resize(ti.calls.size());
   node.waiting.resize(ti.calls.size());
+  node.branch.assign(ti.calls.size(), NodePhase::kPending);
   for (std::size_t t = 0; t < ti.calls.size(); ++t)
     node.waiting[t] = static_cast<std::uint32_t>(ti.deps[t].size());
   if (ti.needed_count == 0) {
@@ -426,7 +430,21 @@ void EngineRun::dagTaskFulfilled(std::uint32_t d, std::uint32_t t, TimePoint now
   ++dag.ended_tasks;
   const std::uint32_t n = dag.slots[t].node;
   const NodePhase phase = n != kNoNode ? status_[n].phase : NodePhase::kError;
-  if (ed::failedOrError(phase) && !continuesOn(ti.calls[t], phase) && dag.tmpl->fail_fast) {
+  // Its branch: its own phase when it completed, else the first failure of the branches
+  // it depends on (assessDAGPhase). failFast acts when a target's branch failed.
+  NodePhase branch = phase;
+  if (phase != NodePhase::kSucceeded && !ed::failedOrError(phase)) {
+    branch = NodePhase::kSucceeded;
+    for (std::uint32_t dep : ti.deps[t]) {
+      if (ed::failedOrError(dag.branch[dep])) {
+        branch = dag.branch[dep];
+        break;
+      }
+    }
+  }
+  dag.branch[t] = branch;
+  if (ed::failedOrError(branch) && !continuesOn(ti.calls[t], branch) && dag.tmpl->fail_fast &&
+      ti.is_target[t]) {
     dag.failing = true;
   }
   for (std::uint32_t dep : ti.dependents[t]) {

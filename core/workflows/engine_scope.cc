@@ -118,6 +118,8 @@ TemplateInfo makeTemplateInfo(const Template& t) {
     }
   }
   ti.needed_count = static_cast<std::uint32_t>(std::count(ti.needed.begin(), ti.needed.end(), 1));
+  ti.is_target.assign(n, 0);
+  for (std::uint32_t t : ti.targets) ti.is_target[t] = 1;
   return ti;
 }
 
@@ -275,11 +277,12 @@ Expected<Json> EngineRun::fillIn(std::uint32_t frame, const Json* item, std::uin
 
 // Argo's shouldExecute: the `when` text with its tags filled, then as govaluate reads it.
 Expected<bool> EngineRun::whenHolds(std::uint32_t frame, const Json* item,
-                                    const std::string& when) const {
+                                    const std::string& when, std::string* filled) const {
   if (when.empty()) return true;
   NodeScope scope(*this, frame, item, frame);
   auto text = fillText(when, scope);
   if (!text) return Error("when: " + text.error().message());
+  if (filled != nullptr) *filled = parameterText(*text);
   static const Json kNothing = Json::object();
   JsonScope none(kNothing);
   auto holds = evaluateCondition(parameterText(*text), Dialect::kCondition, none);

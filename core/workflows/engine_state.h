@@ -44,6 +44,7 @@ struct TemplateInfo {
   std::vector<std::vector<std::uint32_t>> deps, dependents;
   std::vector<std::string> depends;  // the expression, '-' written '_', bare names expanded
   std::vector<char> needed;          // runs for the target (all when none)
+  std::vector<char> is_target;
   std::vector<std::uint32_t> targets, order;  // target tasks; all tasks, dependencies first
   std::uint32_t needed_count = 0;
   std::string problem;  // an unknown dependency or a cycle (checkModel reports them first)
@@ -82,6 +83,7 @@ struct Node {
   std::vector<Slot> slots;
   std::vector<std::uint32_t> kids;     // steps groups: their call nodes (for the next group)
   std::vector<std::uint32_t> waiting;  // dag: dependencies not fulfilled, per task
+  std::vector<NodePhase> branch;       // dag: each fulfilled task's branch phase
   std::uint32_t open = 0;              // children started (or gated) and not fulfilled
   std::uint32_t ended_tasks = 0;       // dag: needed tasks fulfilled
   std::uint32_t group = 0;             // steps: the group running
@@ -197,7 +199,9 @@ class EngineRun {
   // engine_scope.cc
   Expected<Json> fillIn(std::uint32_t frame, const Json* item, std::uint32_t self,
                         const Json& value, bool keep_unknown = false) const;
-  Expected<bool> whenHolds(std::uint32_t frame, const Json* item, const std::string& when) const;
+  // `filled` gets the text after its tags were filled (for the Skipped node's message).
+  Expected<bool> whenHolds(std::uint32_t frame, const Json* item, const std::string& when,
+                           std::string* filled = nullptr) const;
   Status bindInputs(std::uint32_t n, const Json& args);
   Status setOutputs(std::uint32_t n, const Outcome* outcome);
   Json stepRef(std::uint32_t slot_node, const Slot& slot, std::string_view rest,

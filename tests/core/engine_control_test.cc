@@ -52,6 +52,7 @@ TEST_F(EngineTest, RetryPolicyChoosesWhichFailuresAreRetried) {
   EXPECT_EQ(leaves_.records("errs").size(), 2u);
   EXPECT_EQ(phase(r, "wf.b"), "Succeeded");
 
+  leaves_.plan("errs", {LeafAnswer::error("pod deleted"), LeafAnswer::ok()});
   auto r2 = run(workflow("errs", {retried(leaf("errs"), "5", Policy::kOnFailure)}));
   EXPECT_EQ(r2.phase, NodePhase::kError);  // an Error is not retried OnFailure
 }

@@ -70,6 +70,7 @@ class TestLeaves final : public core::LeafCalls {
   void plan(const std::string& tmpl, std::vector<LeafAnswer> answers) {
     std::lock_guard lock(mu_);
     plans_[tmpl] = std::move(answers);
+    counts_[tmpl] = 0;
   }
   void refuse(const std::string& tmpl, core::Outcome o) {
     std::lock_guard lock(mu_);
