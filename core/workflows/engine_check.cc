@@ -211,6 +211,7 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
       if (dag && !c.depends.empty()) {
         std::string expr = c.depends;
         std::replace(expr.begin(), expr.end(), '-', '_');
+        if (!conjunctionTerms(expr).empty()) return;  // names and results joined by &&
         if (auto e = checkExpression(expr, Dialect::kExpr); !e)
           out.push_back({c.where, cs, "depends '" + c.depends + "': " + e.error().message()});
       }

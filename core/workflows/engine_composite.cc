@@ -64,11 +64,11 @@ void EngineRun::gatedStart(std::uint32_t boundary, std::function<std::uint32_t()
     start();
     return;
   }
-  if (b.running_children >= *b.tmpl->parallelism) {
-    b.gated.push_back(std::move(start));
+  if (b.c().running_children >= *b.tmpl->parallelism) {
+    b.c().gated.push_back(std::move(start));
     return;
   }
-  ++b.running_children;
+  ++b.c().running_children;
   const std::uint32_t n = start();
   nodes_[n].gate = boundary;
 }
@@ -77,11 +77,11 @@ void EngineRun::releaseGate(std::uint32_t n) {
   const std::uint32_t g = nodes_[n].gate;
   if (g == kNoNode) return;
   nodes_[n].gate = kNoNode;
-  --nodes_[g].running_children;
-  while (nodes_[g].gated_head < nodes_[g].gated.size() &&
-         nodes_[g].running_children < *nodes_[g].tmpl->parallelism && !isEnded(status_[g].phase)) {
-    auto start = std::move(nodes_[g].gated[nodes_[g].gated_head++]);
-    ++nodes_[g].running_children;
+  --nodes_[g].c().running_children;
+  while (nodes_[g].c().gated_head < nodes_[g].c().gated.size() &&
+         nodes_[g].c().running_children < *nodes_[g].tmpl->parallelism && !isEnded(status_[g].phase)) {
+    auto start = std::move(nodes_[g].c().gated[nodes_[g].c().gated_head++]);
+    ++nodes_[g].c().running_children;
     const std::uint32_t c = start();
     nodes_[c].gate = g;
   }
@@ -185,7 +185,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
   auto fail = [&](const std::string& message) {
     const std::uint32_t n =
         skippedNode(base, &call, c, parent, slot, NodePhase::kError, message, now);
-    nodes_[c].slots[slot].node = n;
+    nodes_[c].c().slots[slot].node = n;
     link(n);
     if (!in_dag) ++nodes_[parent].open;
   };
@@ -229,7 +229,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     if (!*start) {
       const std::uint32_t n =
           skippedNode(base, &call, c, parent, slot, NodePhase::kSkipped, whenText(), now);
-      nodes_[c].slots[slot].node = n;
+      nodes_[c].c().slots[slot].node = n;
       link(n);
       if (!in_dag) ++nodes_[parent].open;
       return;
@@ -238,7 +238,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     gatedStart(c, [this, c, slot, link, start = std::move(*start)]() {
       const std::uint32_t n = start();
       nodes_[n].slot = slot;
-      nodes_[c].slots[slot].node = n;
+      nodes_[c].c().slots[slot].node = n;
       link(n);
       return n;
     });
@@ -253,12 +253,12 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
   if (items->empty()) {
     const std::uint32_t n = skippedNode(base, &call, c, parent, slot, NodePhase::kSkipped,
                                         "Skipped, empty params", now);
-    nodes_[c].slots[slot].node = n;
+    nodes_[c].c().slots[slot].node = n;
     link(n);
     if (!in_dag) ++nodes_[parent].open;
     return;
   }
-  Slot& s = nodes_[c].slots[slot];
+  Slot& s = nodes_[c].c().slots[slot];
   s.loop = true;
   s.items.assign(items->size(), kNoNode);
   std::uint32_t item_parent = parent;
@@ -267,7 +267,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     status_[item_parent].template_name = call.template_name;
     nodes_[item_parent].kind = NodeKind::kTaskGroup;
     nodes_[item_parent].call = &call;
-    nodes_[c].slots[slot].node = item_parent;
+    nodes_[c].c().slots[slot].node = item_parent;
     link(item_parent);
     notify(item_parent);
   }
@@ -280,14 +280,14 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
           skippedNode(std::move(name), &call, c, item_parent, slot,
                       start ? NodePhase::kSkipped : NodePhase::kError,
                       start ? whenText() : start.error().message(), now);
-      nodes_[c].slots[slot].items[i] = n;
+      nodes_[c].c().slots[slot].items[i] = n;
       addChild(item_parent, n);
       continue;
     }
     gatedStart(c, [this, c, slot, i, item_parent, start = std::move(*start)]() {
       const std::uint32_t n = start();
       nodes_[n].slot = slot;
-      nodes_[c].slots[slot].items[i] = n;
+      nodes_[c].c().slots[slot].items[i] = n;
       addChild(item_parent, n);
       return n;
     });
@@ -299,7 +299,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
 void EngineRun::startSteps(std::uint32_t s, TimePoint now) {
   Node& node = nodes_[s];
   node.kind = NodeKind::kSteps;
-  node.slots.resize(info(node.tmpl).calls.size());
+  node.c().slots.resize(info(node.tmpl).calls.size());
   if (node.tmpl->steps.empty()) {
     stepsGroupFulfilled(s, kNoNode, now);
     return;
@@ -308,18 +308,18 @@ void EngineRun::startSteps(std::uint32_t s, TimePoint now) {
 }
 
 void EngineRun::startGroup(std::uint32_t s, std::uint32_t g, TimePoint now) {
-  const std::uint32_t prev = nodes_[s].current;
+  const std::uint32_t prev = nodes_[s].c().current;
   const std::uint32_t grp = newNode(status_[s].name + "[" + std::to_string(g) + "]",
                                     NodeType::kStepGroup, nullptr, s, s, g);
   nodes_[grp].kind = NodeKind::kGroup;
-  nodes_[s].current = grp;
-  nodes_[s].group = g;
+  nodes_[s].c().current = grp;
+  nodes_[s].c().group = g;
   if (prev == kNoNode) {
     addChild(s, grp);
-  } else if (nodes_[prev].kids.empty()) {
+  } else if (nodes_[prev].c().kids.empty()) {
     addChild(prev, grp);
   } else {
-    for (std::uint32_t k : nodes_[prev].kids) addChild(k, grp);
+    for (std::uint32_t k : nodes_[prev].c().kids) addChild(k, grp);
   }
   notify(grp);
   const TemplateInfo& ti = info(nodes_[s].tmpl);
@@ -328,7 +328,7 @@ void EngineRun::startGroup(std::uint32_t s, std::uint32_t g, TimePoint now) {
     expandCall(s, call, status_[grp].name + "." + call.name, grp, slot,
                [this, grp](std::uint32_t n) {
                  addChild(grp, n);
-                 nodes_[grp].kids.push_back(n);
+                 nodes_[grp].c().kids.push_back(n);
                },
                now);
   }
@@ -339,18 +339,18 @@ void EngineRun::groupChildFulfilled(std::uint32_t g, std::uint32_t child, TimePo
   Node& grp = nodes_[g];
   --grp.open;
   const NodePhase phase = status_[child].phase;
-  if (ed::failedOrError(phase) && !continuesOn(nodes_[child].call, phase) && !grp.failing) {
-    grp.failing = true;
-    grp.fail_message = "child '" + status_[child].id + "' failed";
+  if (ed::failedOrError(phase) && !continuesOn(nodes_[child].call, phase) && !grp.c().failing) {
+    grp.c().failing = true;
+    grp.c().fail_message = "child '" + status_[child].id + "' failed";
   }
   if (grp.open == 0) {
-    end(g, grp.failing ? NodePhase::kFailed : NodePhase::kSucceeded, grp.fail_message, now);
+    end(g, grp.c().failing ? NodePhase::kFailed : NodePhase::kSucceeded, grp.c().fail_message, now);
   }
 }
 
 void EngineRun::stepsGroupFulfilled(std::uint32_t s, std::uint32_t g, TimePoint now) {
   if (g != kNoNode) {
-    const NodeStatus& grp = status_[nodes_[s].current];
+    const NodeStatus& grp = status_[nodes_[s].c().current];
     if (ed::failedOrError(grp.phase)) {
       end(s, NodePhase::kFailed, grp.message, now);
       return;
@@ -377,11 +377,11 @@ void EngineRun::startDag(std::uint32_t d, TimePoint now) {
     end(d, NodePhase::kError, ti.problem, now);
     return;
   }
-  node.slots.resize(ti.calls.size());
-  node.waiting.resize(ti.calls.size());
-  node.branch.assign(ti.calls.size(), NodePhase::kPending);
+  node.c().slots.resize(ti.calls.size());
+  node.c().waiting.resize(ti.calls.size());
+  node.c().branch.assign(ti.calls.size(), NodePhase::kPending);
   for (std::size_t t = 0; t < ti.calls.size(); ++t)
-    node.waiting[t] = static_cast<std::uint32_t>(ti.deps[t].size());
+    node.c().waiting[t] = static_cast<std::uint32_t>(ti.deps[t].size());
   if (ti.needed_count == 0) {
     finishDag(d, now);
     return;
@@ -392,7 +392,7 @@ void EngineRun::startDag(std::uint32_t d, TimePoint now) {
 }
 
 void EngineRun::startTask(std::uint32_t d, std::uint32_t t, TimePoint now) {
-  if (nodes_[d].failing || isEnded(status_[d].phase)) return;
+  if (nodes_[d].c().failing || isEnded(status_[d].phase)) return;
   const TemplateInfo& ti = info(nodes_[d].tmpl);
   const TemplateCall& call = *ti.calls[t];
   const std::string base = status_[d].name + "." + call.name;
@@ -403,7 +403,7 @@ void EngineRun::startTask(std::uint32_t d, std::uint32_t t, TimePoint now) {
       return;
     }
     for (std::uint32_t dep : ti.deps[t]) {
-      const std::uint32_t dn = nodes_[d].slots[dep].node;
+      const std::uint32_t dn = nodes_[d].c().slots[dep].node;
       if (dn != kNoNode) addChild(dn, n);
     }
   };
@@ -415,7 +415,7 @@ void EngineRun::startTask(std::uint32_t d, std::uint32_t t, TimePoint now) {
           hold ? "omitted: depends condition not met"
                : "unable to evaluate expression '" + ti.depends[t] + "': " + hold.error().message(),
           now);
-      nodes_[d].slots[t].node = n;
+      nodes_[d].c().slots[t].node = n;
       link(n);
       return;
     }
@@ -427,8 +427,8 @@ void EngineRun::dagTaskFulfilled(std::uint32_t d, std::uint32_t t, TimePoint now
   Node& dag = nodes_[d];
   const TemplateInfo& ti = info(dag.tmpl);
   --dag.open;
-  ++dag.ended_tasks;
-  const std::uint32_t n = dag.slots[t].node;
+  ++dag.c().ended_tasks;
+  const std::uint32_t n = dag.c().slots[t].node;
   const NodePhase phase = n != kNoNode ? status_[n].phase : NodePhase::kError;
   // Its branch: its own phase when it completed, else the first failure of the branches
   // it depends on (assessDAGPhase). failFast acts when a target's branch failed.
@@ -436,23 +436,23 @@ void EngineRun::dagTaskFulfilled(std::uint32_t d, std::uint32_t t, TimePoint now
   if (phase != NodePhase::kSucceeded && !ed::failedOrError(phase)) {
     branch = NodePhase::kSucceeded;
     for (std::uint32_t dep : ti.deps[t]) {
-      if (ed::failedOrError(dag.branch[dep])) {
-        branch = dag.branch[dep];
+      if (ed::failedOrError(dag.c().branch[dep])) {
+        branch = dag.c().branch[dep];
         break;
       }
     }
   }
-  dag.branch[t] = branch;
+  dag.c().branch[t] = branch;
   if (ed::failedOrError(branch) && !continuesOn(ti.calls[t], branch) && dag.tmpl->fail_fast &&
       ti.is_target[t]) {
-    dag.failing = true;
+    dag.c().failing = true;
   }
   for (std::uint32_t dep : ti.dependents[t]) {
-    if (ti.needed[dep] && --nodes_[d].waiting[dep] == 0) startTask(d, dep, now);
+    if (ti.needed[dep] && --nodes_[d].c().waiting[dep] == 0) startTask(d, dep, now);
   }
   Node& again = nodes_[d];
   if (isEnded(status_[d].phase)) return;
-  if (again.ended_tasks == ti.needed_count || (again.failing && again.open == 0))
+  if (again.c().ended_tasks == ti.needed_count || (again.c().failing && again.open == 0))
     finishDag(d, now);
 }
 
@@ -462,7 +462,7 @@ void EngineRun::taskGroupChildFulfilled(std::uint32_t tg, TimePoint now) {
   if (group.open != 0) return;
   // Argo's executeDAGTask: the group takes the phase of its last failed item.
   NodePhase phase = NodePhase::kSucceeded;
-  const Slot& s = nodes_[group.boundary].slots[group.slot];
+  const Slot& s = nodes_[group.boundary].c().slots[group.slot];
   for (std::uint32_t n : s.items) {
     if (n != kNoNode && ed::failedOrError(status_[n].phase)) phase = status_[n].phase;
   }
@@ -477,7 +477,7 @@ void EngineRun::finishDag(std::uint32_t d, TimePoint now) {
   std::vector<NodePhase> branch(ti.calls.size(), NodePhase::kSucceeded);
   for (std::uint32_t t : ti.order) {
     if (!ti.needed[t]) continue;
-    const std::uint32_t n = dag.slots[t].node;
+    const std::uint32_t n = dag.c().slots[t].node;
     const NodePhase own = n != kNoNode ? status_[n].phase : NodePhase::kPending;
     if (own == NodePhase::kSucceeded || ed::failedOrError(own)) {
       branch[t] = own;
@@ -487,7 +487,7 @@ void EngineRun::finishDag(std::uint32_t d, TimePoint now) {
     for (std::uint32_t dep : ti.deps[t]) {
       if (ed::failedOrError(branch[dep]) && !ed::failedOrError(inherited)) inherited = branch[dep];
     }
-    if (own == NodePhase::kPending && dag.failing && inherited == NodePhase::kSucceeded)
+    if (own == NodePhase::kPending && dag.c().failing && inherited == NodePhase::kSucceeded)
       inherited = NodePhase::kFailed;
     branch[t] = inherited;
   }

@@ -200,7 +200,6 @@ void EngineRun::startAttempt(std::uint32_t r, TimePoint now) {
   attempt.attempt = true;
   attempt.caller = rn.caller;
   attempt.item = rn.item;
-  attempt.inputs = rn.inputs;
   attempt.retry_index = i;
   status_[a].inputs = status_[r].inputs;
   ++rn.retry_index;
@@ -256,7 +255,10 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
   c.node_id = status_[n].id;
   c.workflow_name = workflow_name_;
   c.workflow_uid = uid_;
-  c.inputs = node.inputs.is_null() ? Json::object() : node.inputs;
+  c.inputs = Json::object();
+  if (const Json& in = status_[n].inputs; in.is_object() && in.contains("parameters")) {
+    for (const auto& p : in["parameters"]) c.inputs[p["name"].get<std::string>()] = p["value"];
+  }
   // The whole template: tags of fields the engine does not read (e.g. of outputs) stay as
   // written, as Argo leaves tags it does not own.
   auto filled = fillIn(n, nullptr, n, t.original.is_null() ? leafJson(t) : t.original, true);
@@ -472,8 +474,10 @@ void EngineRun::end(std::uint32_t n, NodePhase phase, std::string message, TimeP
     --in_flight_;
     ++unanswered_;
   }
-  node.gated.clear();
-  node.gated_head = 0;
+  if (node.composite) {  // children that waited for a place will not start
+    node.composite->gated.clear();
+    node.composite->gated_head = 0;
+  }
   notify(n);
   // Argo's runOnExitNode: a call's exit handler runs once the call completed.
   std::string exit_template;
@@ -659,6 +663,15 @@ int EngineRun::timersDue(TimePoint now) {
 void EngineRun::start(TimePoint now) {
   now_ = now;
   started_ = now;
+  // Room for a node per call written (what a run of each template once makes), so that
+  // the node arrays do not double past it: a 10,000-task dag holds 10,000 nodes, not 16,384.
+  std::size_t written = 2;
+  for (const auto& t : model_.templates) {
+    written += t.tasks.size() + t.steps.size();
+    for (const auto& g : t.steps) written += g.size();
+  }
+  nodes_.reserve(written);
+  status_.reserve(written);
   if (model_.active_deadline) {
     workflow_deadline_ = now + *model_.active_deadline;
     timers_.push_back({workflow_deadline_, kNoNode, 0, Timer::What::kWorkflow});

@@ -3,6 +3,7 @@
 // addOutputsToGlobalScope), common/ancestry.go (a dependency's bare name),
 // dag.go (evaluateDependsLogic); docs/decisions.md, "Argo's node rules".
 #include <algorithm>
+#include <cctype>
 
 #include "core/workflows/engine_state.h"
 #include "core/workflows/tags.h"
@@ -31,6 +32,31 @@ Json resultItem(const Json& result) {
 
 }  // namespace
 
+std::vector<std::string> conjunctionTerms(std::string_view e) {
+  std::vector<std::string> terms;
+  std::size_t pos = 0;
+  while (pos <= e.size()) {
+    std::size_t next = e.find("&&", pos);
+    if (next == std::string_view::npos) next = e.size();
+    std::string_view term = e.substr(pos, next - pos);
+    while (!term.empty() && term.front() == ' ') term.remove_prefix(1);
+    while (!term.empty() && term.back() == ' ') term.remove_suffix(1);
+    int dots = 0;
+    bool ok = !term.empty() && term.front() != '.' && term.back() != '.';
+    for (char c : term) {
+      if (c == '.') {
+        ++dots;
+      } else if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
+        ok = false;
+      }
+    }
+    if (!ok || dots > 1) return {};
+    terms.emplace_back(term);
+    pos = next + 2;
+  }
+  return terms;
+}
+
 TemplateInfo makeTemplateInfo(const Template& t) {
   TemplateInfo ti;
   if (t.kind == Template::Kind::kSteps) {
@@ -52,6 +78,7 @@ TemplateInfo makeTemplateInfo(const Template& t) {
   ti.deps.resize(n);
   ti.dependents.resize(n);
   ti.depends.resize(n);
+  ti.conjunction.resize(n);
   for (std::uint32_t i = 0; i < n; ++i) {
     const TemplateCall& call = t.tasks[i];
     for (const auto& d : call.depends_on) {
@@ -66,6 +93,7 @@ TemplateInfo makeTemplateInfo(const Template& t) {
       ti.dependents[it->second].push_back(i);
     }
     ti.depends[i] = ed::underscored(call.depends);
+    ti.conjunction[i] = conjunctionTerms(ti.depends[i]);
   }
   // Dependencies first (Kahn); what remains is a cycle.
   std::vector<std::uint32_t> left(n);
@@ -235,13 +263,17 @@ std::optional<Json> EngineRun::lookup(std::uint32_t frame, const Json* item, std
   const Node& f = nodes_[frame];
   if (ed::startsWith(dotted, "inputs.parameters.")) {
     const std::string name(dotted.substr(18));
-    if (f.inputs.is_object() && f.inputs.contains(name)) return f.inputs[name];
+    const Json& in = status_[frame].inputs;
+    if (in.is_object() && in.contains("parameters")) {
+      for (const auto& p : in["parameters"]) {
+        if (p["name"] == name) return p["value"];
+      }
+    }
     return std::nullopt;
   }
-  if (dotted == "inputs.parameters" && f.inputs.is_object()) {
-    Json list = Json::array();
-    for (const auto& [k, v] : f.inputs.items()) list.push_back({{"name", k}, {"value", v}});
-    return list.dump();
+  if (dotted == "inputs.parameters") {
+    const Json& in = status_[frame].inputs;
+    return in.is_object() && in.contains("parameters") ? in["parameters"].dump() : "[]";
   }
   const bool steps = ed::startsWith(dotted, "steps.");
   if ((steps && f.kind == NodeKind::kSteps) || (ed::startsWith(dotted, "tasks.") && f.kind == NodeKind::kDag)) {
@@ -253,9 +285,9 @@ std::optional<Json> EngineRun::lookup(std::uint32_t frame, const Json* item, std
     for (std::size_t dot = rest.size();; dot = rest.rfind('.', dot - 1)) {
       if (dot == std::string_view::npos || dot == 0) break;
       auto it = ti.index.find(std::string(rest.substr(0, dot)));
-      if (it != ti.index.end() && it->second < f.slots.size()) {
+      if (it != ti.index.end() && it->second < f.c().slots.size()) {
         bool found = false;
-        Json v = stepRef(frame, f.slots[it->second],
+        Json v = stepRef(frame, f.c().slots[it->second],
                          dot < rest.size() ? rest.substr(dot + 1) : std::string_view(), found);
         if (found) return v;
         return std::nullopt;
@@ -302,9 +334,9 @@ class DependsScope final : public Scope {
     const std::size_t dot = dotted.find('.');
     const std::string name(dotted.substr(0, dot));
     auto it = ti_.depends_index.find(name);
-    if (it == ti_.depends_index.end() || dag_.slots[it->second].node == kNoNode) return std::nullopt;
+    if (it == ti_.depends_index.end() || dag_.c().slots[it->second].node == kNoNode) return std::nullopt;
     const std::uint32_t task = it->second;
-    const Slot& slot = dag_.slots[task];
+    const Slot& slot = dag_.c().slots[task];
     const NodePhase p = run_.status_[slot.node].phase;
     if (dot == std::string_view::npos) {
       const TemplateCall& c = *ti_.calls[task];
@@ -342,6 +374,15 @@ Expected<bool> EngineRun::dependsHold(std::uint32_t d, std::uint32_t task) const
   const TemplateInfo& ti = *infos_.at(nodes_[d].tmpl);
   if (ti.depends[task].empty()) return true;
   DependsScope scope(*this, nodes_[d], ti);
+  if (!ti.conjunction[task].empty()) {
+    for (const std::string& term : ti.conjunction[task]) {
+      auto v = scope.lookup(term);
+      if (!v) return Error("unknown variable '" + term + "'");
+      if (!v->is_boolean()) return Error("'" + term + "' is not a task result");
+      if (!v->get<bool>()) return false;
+    }
+    return true;
+  }
   return evaluateCondition(ti.depends[task], Dialect::kExpr, scope);
 }
 
@@ -349,7 +390,6 @@ Expected<bool> EngineRun::dependsHold(std::uint32_t d, std::uint32_t task) const
 // argument, or its default; a missing one is an error, as is a value outside `enum`.
 Status EngineRun::bindInputs(std::uint32_t n, const Json& args) {
   Node& node = nodes_[n];
-  node.inputs = Json::object();
   Json list = Json::array();
   for (const ParameterDecl& p : node.tmpl->inputs) {
     Json value;
@@ -372,7 +412,6 @@ Status EngineRun::bindInputs(std::uint32_t n, const Json& args) {
       return Error("inputs.parameters." + p.name + ": value '" + text +
                    "' is not one of the enum values");
     }
-    node.inputs[p.name] = text;
     list.push_back({{"name", p.name}, {"value", std::move(text)}});
   }
   if (!list.empty()) status_[n].inputs = {{"parameters", std::move(list)}};

@@ -42,7 +42,11 @@ struct TemplateInfo {
   std::vector<const TemplateCall*> calls;  // by index
   // dag only
   std::vector<std::vector<std::uint32_t>> deps, dependents;
-  std::vector<std::string> depends;  // the expression, '-' written '_', bare names expanded
+  std::vector<std::string> depends;  // the expression, '-' written '_'
+  // A `depends` that is only terms joined by && (what `dependencies` becomes): its terms,
+  // evaluated one by one without the expression evaluator (no recursion per term, so a
+  // join of 100,000 tasks is fine). Empty for any other expression.
+  std::vector<std::vector<std::string>> conjunction;
   std::vector<char> needed;          // runs for the target (all when none)
   std::vector<char> is_target;
   std::vector<std::uint32_t> targets, order;  // target tasks; all tasks, dependencies first
@@ -51,6 +55,8 @@ struct TemplateInfo {
 };
 // Builds the info of a dag or steps template.
 TemplateInfo makeTemplateInfo(const Template& t);
+// The terms of `expression` if it is TERM && TERM ..., each TERM a name or name.Result.
+std::vector<std::string> conjunctionTerms(std::string_view expression);
 
 enum class NodeKind : std::uint8_t { kLeaf, kRetry, kSteps, kGroup, kDag, kTaskGroup, kDone };
 
@@ -59,6 +65,22 @@ struct Slot {
   std::uint32_t node = kNoNode;
   std::vector<std::uint32_t> items;  // loop children, in item order
   bool loop = false;
+};
+
+struct Composite {
+  std::vector<Slot> slots;
+  std::vector<std::uint32_t> kids;     // steps groups: their call nodes (for the next group)
+  std::vector<std::uint32_t> waiting;  // dag: dependencies not fulfilled, per task
+  std::vector<NodePhase> branch;       // dag: each fulfilled task's branch phase
+  std::uint32_t ended_tasks = 0;       // dag: needed tasks fulfilled
+  std::uint32_t group = 0;             // steps: the group running
+  std::uint32_t current = kNoNode;     // steps: the group node running
+  bool failing = false;                // dag failFast / group: a child failed
+  std::string fail_message;
+  int running_children = 0;            // counted against the template's parallelism
+  // Children waiting for a place, in order from gated_head.
+  std::vector<std::function<std::uint32_t()>> gated;
+  std::size_t gated_head = 0;
 };
 
 struct Node {
@@ -72,29 +94,22 @@ struct Node {
   std::uint32_t boundary = kNoNode;    // the steps/dag node it belongs to
   std::uint32_t gate = kNoNode;        // the composite whose parallelism it counts against
   std::uint32_t exit_node = kNoNode;   // its exit handler's node
-  std::uint32_t current = kNoNode;     // steps: the group node running
   bool attempt = false;                // a retry's attempt (its exit handler is the retry's)
-  Json inputs;                         // template nodes: parameter -> value (strings)
   Json item;                           // the loop item it was made for (null: none)
   TimePoint deadline = TimePoint::max();  // activeDeadline, its own or inherited
   bool fulfilled = false;
 
-  // composites
-  std::vector<Slot> slots;
-  std::vector<std::uint32_t> kids;     // steps groups: their call nodes (for the next group)
-  std::vector<std::uint32_t> waiting;  // dag: dependencies not fulfilled, per task
-  std::vector<NodePhase> branch;       // dag: each fulfilled task's branch phase
-  std::uint32_t open = 0;              // children started (or gated) and not fulfilled
-  std::uint32_t ended_tasks = 0;       // dag: needed tasks fulfilled
-  std::uint32_t group = 0;             // steps: the group running
-  bool failing = false;                // dag failFast / group: a child failed
-  NodePhase fail_phase = NodePhase::kFailed;
-  std::string fail_message;
-  int running_children = 0;            // counted against tmpl->parallelism
-  // Children waiting for a place, in order from gated_head (a vector: a deque allocates
-  // its first block even when empty, and most nodes never gate anything).
-  std::vector<std::function<std::uint32_t()>> gated;
-  std::size_t gated_head = 0;
+  // composites (steps, groups, dag, task groups): their own block, as most nodes are leaves
+  std::uint32_t open = 0;  // children started (or gated) and not fulfilled
+  std::unique_ptr<Composite> composite;
+  Composite& c() {
+    if (!composite) composite = std::make_unique<Composite>();
+    return *composite;
+  }
+  const Composite& c() const {
+    static const Composite kNone;
+    return composite ? *composite : kNone;
+  }
 
   // leaves
   std::shared_ptr<CallControl> control;

@@ -91,6 +91,28 @@ TEST(EngineCheckTest, AMissingUnknownOrOutOfEnumParameterIsAnError) {
   EXPECT_EQ(bad.error().message(), "parameter 'need': value 'c' is not one of: a, b");
 }
 
+// `dependencies` of a join become one long conjunction: it is read term by term, so a
+// join of many tasks neither recurses per term nor costs more than its terms.
+TEST(EngineCheckTest, AJoinOfManyTasksRuns) {
+  VirtualRunEnv env(/*threads=*/false);
+  TestLeaves leaves(env);
+  std::vector<core::TemplateCall> tasks;
+  std::string all;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    tasks.push_back(task("t" + std::to_string(i), "echo"));
+    all += (all.empty() ? "" : " && ") + tasks.back().name;
+  }
+  tasks.push_back(task("join", "echo", all));
+  auto m = workflow("main", {dag("main", tasks), leaf("echo")});
+  EXPECT_TRUE(problems(m).empty());
+  core::Engine engine(leaves, core::EngineOptions{}, nullptr, &env);
+  auto r = engine.run(m, Json::object());
+  EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
+  EXPECT_EQ(r.nodes.size(), static_cast<std::size_t>(n + 2));
+  EXPECT_EQ(leaves.records("echo").back().node_id, r.nodes.back().id);
+}
+
 TEST(EngineCheckTest, SourceRefAndProblemLines) {
   EXPECT_EQ((core::SourceRef{"f.yaml", 3, 5}).text(), "f.yaml:3:5");
   EXPECT_EQ((core::SourceRef{"f.yaml", 3, 0}).text(), "f.yaml:3");

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -197,9 +198,9 @@ inline core::TemplateCall task(std::string name, std::string tmpl, std::string d
   core::TemplateCall c = call(std::move(name), std::move(tmpl), std::move(args));
   c.depends = depends;
   std::string word;
+  std::set<std::string> seen;
   auto flush = [&] {
-    if (!word.empty() && std::find(c.depends_on.begin(), c.depends_on.end(), word) == c.depends_on.end())
-      c.depends_on.push_back(word);
+    if (!word.empty() && seen.insert(word).second) c.depends_on.push_back(word);
     word.clear();
   };
   bool after_dot = false;
