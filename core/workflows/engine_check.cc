@@ -183,6 +183,7 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
       CheckScope scope{&model, &t, &info, c.loop.kind != Loop::Kind::kNone, false,
                        exit_templates.contains(t.name)};
       for (const auto& [k, v] : c.arguments) checkTags(v, scope, c.where, cs, out);
+      for (const auto& [k, v] : c.on_exit_arguments) checkTags(v, scope, c.where, cs, out);
       if (!c.when.empty()) {
         checkTags(Json(c.when), scope, c.where, cs, out);
         if (!hasTags(c.when)) {

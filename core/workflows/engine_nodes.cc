@@ -491,9 +491,23 @@ void EngineRun::end(std::uint32_t n, NodePhase phase, std::string message, TimeP
   if (!exit_template.empty()) {
     auto it = by_name_.find(exit_template);
     if (it != by_name_.end()) {
+      // Its arguments are filled where the call's were: they may name the call's outputs.
+      Json args = Json::object();
+      std::string problem;
+      if (node.call != nullptr && exit_template == node.call->on_exit) {
+        for (const auto& [k, v] : node.call->on_exit_arguments) {
+          auto filled = fillIn(node.caller, &node.item, node.caller, v);
+          if (filled) {
+            args[k] = parameterText(*filled);
+          } else if (problem.empty()) {
+            problem = "hooks.exit arguments.parameters." + k + ": " + filled.error().message();
+          }
+        }
+      }
       const std::uint32_t e =
-          startCall(s.name + ".onExit", it->second, nullptr, n, kExitSlot, node.boundary,
-                    node.caller, node.item, Json::object(), now);
+          startCall(s.name + ".onExit", it->second, nullptr, n, kExitSlot, nodes_[n].boundary,
+                    nodes_[n].caller, nodes_[n].item, args, now);
+      if (!problem.empty()) end(e, NodePhase::kError, problem, now);
       nodes_[n].exit_node = e;
       addChild(n, e);
       return;

@@ -113,6 +113,9 @@ struct TemplateCall {
   bool continue_on_failed = false;
   bool continue_on_error = false;
   std::string on_exit;  // a template run after this call ended (Argo's onExit / hooks.exit)
+  // hooks.exit's arguments: parameter -> value, filled where the call's own arguments are
+  // (so they may name this call's outputs: `{{steps.NAME.outputs.parameters.x}}`).
+  std::vector<std::pair<std::string, Json>> on_exit_arguments;
   SourceRef where;
 };
 

@@ -174,6 +174,20 @@ TEST_F(EngineTest, ACallsExitHandlerRunsAfterItWithItsStatus) {
   EXPECT_EQ(leaves_.records()[2].tmpl, "echo");
 }
 
+TEST_F(EngineTest, AnExitHookGetsArgumentsFromTheCallsOutputs) {
+  leaves_.plan("output", {LeafAnswer::ok({{"parameters", {{"result", "hello world"}}}})});
+  auto c = call("step-1", "output");
+  c.on_exit = "exit";
+  c.on_exit_arguments = {{"message", "{{steps.step-1.outputs.parameters.result}}"}};
+  auto r = run(workflow("main", {steps("main", {{c}}), leaf("output", {}, {output("result")}),
+                                 leaf("exit", {"message"})}));
+  EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
+  auto exits = leaves_.records("exit");
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].inputs, (Json{{"message", "hello world"}}));
+  EXPECT_EQ(exits[0].node_id, node(r, "wf[0].step-1.onExit").id);
+}
+
 TEST_F(EngineTest, TheWorkflowsExitHandlerSeesItsStatusAndFailures) {
   leaves_.plan("bad", {LeafAnswer::failed("exit code 2")});
   auto m = workflow("main", {steps("main", {{call("a", "bad")}}), leaf("bad"),
