@@ -3,6 +3,7 @@
 // "Argo's node rules").
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <random>
 
 #include "core/workflows/engine_state.h"
@@ -70,6 +71,14 @@ EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCal
   globals_["workflow.namespace"] = "default";
   globals_["workflow.serviceAccountName"] = "default";
   globals_["workflow.mainEntrypoint"] = model.entrypoint;
+  {
+    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    globals_["workflow.creationTimestamp"] = std::string(buf);
+  }
   Json list = Json::array();
   for (const auto& [name, value] : parameters.items()) {
     globals_["workflow.parameters." + name] = parameterText(value);
@@ -307,7 +316,7 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
       end(n, NodePhase::kError, call.error().message(), now);
       continue;
     }
-    if (auto refused = calls_.check(*call)) {
+    if (auto refused = first ? calls_.check(*call) : std::nullopt) {  // once per attempt
       end(n, refused->phase == Phase::kFailed ? NodePhase::kFailed : NodePhase::kError,
           std::move(refused->message), now);
       continue;

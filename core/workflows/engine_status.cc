@@ -85,7 +85,6 @@ Json NodeStatus::toJson() const {
   if (!outputs.is_null()) j["outputs"] = outputs;
   if (started) j["startedAt"] = rfc3339(*started);
   if (finished) j["finishedAt"] = rfc3339(*finished);
-  if (!plugin.empty()) j["hostNodeName"] = plugin;  // what ran it, as Argo names the host
   return j;
 }
 

@@ -80,6 +80,7 @@ class TestLeaves final : public core::LeafCalls {
 
   std::optional<core::Outcome> check(const core::LeafCall& call) override {
     std::lock_guard lock(mu_);
+    ++checks_;
     auto it = refusals_.find(call.tmpl->name);
     if (it == refusals_.end()) return std::nullopt;
     return it->second;
@@ -132,6 +133,10 @@ class TestLeaves final : public core::LeafCalls {
     for (const auto& r : records(tmpl)) out.push_back(r.at);
     return out;
   }
+  int checks() {
+    std::lock_guard lock(mu_);
+    return checks_;
+  }
   int maxRunning() {
     std::lock_guard lock(mu_);
     return max_running_;
@@ -144,7 +149,7 @@ class TestLeaves final : public core::LeafCalls {
   std::map<std::string, core::Outcome> refusals_;
   std::map<std::string, std::size_t> counts_;
   std::vector<Record> records_;
-  int running_ = 0, max_running_ = 0;
+  int running_ = 0, max_running_ = 0, checks_ = 0;
 };
 
 // ---- model builders

@@ -277,6 +277,14 @@ TEST_F(EngineTest, AMissingInputErrorsTheNode) {
   EXPECT_EQ(node(r, "wf[0].hi").message, "inputs.parameters.message was not supplied");
 }
 
+TEST_F(EngineTest, CheckIsAskedOncePerAttemptNotPerPoll) {
+  leaves_.plan("poll", {LeafAnswer::running(Millis(100)), LeafAnswer::ok()});
+  auto r = run(workflow("poll", {leaf("poll")}));
+  EXPECT_EQ(r.phase, NodePhase::kSucceeded);
+  EXPECT_EQ(leaves_.checks(), 1);
+  EXPECT_EQ(leaves_.records("poll").size(), 2u);
+}
+
 TEST_F(EngineTest, CheckRefusalEndsTheLeafWithoutACall) {
   leaves_.refuse("say", core::Outcome::error("no deployer runs containers here"));
   auto r = run(workflow("say", {leaf("say")}));
