@@ -250,5 +250,61 @@ TEST_F(EngineTest, RunningIsPolledAgainAfterItsRequeue) {
   EXPECT_EQ(leaves_.times("poll"), (std::vector<Millis>{Millis(0), Millis(300), Millis(600)}));
 }
 
+// Bad values that only a run can see: each ends its node Error naming the field.
+TEST_F(EngineTest, ABadRetryLimitTimeoutOrDurationErrorsTheNode) {
+  auto limit = retried(leaf("a"), "{{workflow.parameters.n}}", Policy::kAlways);
+  auto timeout = leaf("b");
+  timeout.timeout = "{{workflow.parameters.n}}";
+  core::Template wait;
+  wait.name = "c";
+  wait.kind = core::Template::Kind::kSuspend;
+  wait.suspend_for = "{{workflow.parameters.n}}";
+  auto m = workflow("main", {dag("main", {task("a", "a"), task("b", "b"), task("c", "c")}),
+                             limit, timeout, wait});
+  m.parameters.push_back(param("n", "often"));
+  auto r = run(m);
+  EXPECT_EQ(node(r, "wf.a").message, "retryStrategy.limit: 'often' is not a number");
+  EXPECT_EQ(phase(r, "wf.b"), "Error");
+  EXPECT_EQ(node(r, "wf.b").message.rfind("timeout: ", 0), 0u) << node(r, "wf.b").message;
+  EXPECT_EQ(phase(r, "wf.c"), "Error");
+  EXPECT_EQ(node(r, "wf.c").message.rfind("suspend.duration: ", 0), 0u);
+  EXPECT_TRUE(leaves_.records().empty());
+  EXPECT_EQ(r.phase, NodePhase::kError);
+}
+
+TEST_F(EngineTest, ABadSequenceErrorsTheCall) {
+  auto both = call("both", "echo");
+  both.loop.kind = core::Loop::Kind::kSequence;
+  both.loop.count = "2";
+  both.loop.end = "3";
+  auto format = call("format", "echo");
+  format.loop.kind = core::Loop::Kind::kSequence;
+  format.loop.count = "2";
+  format.loop.format = "%s";
+  auto word = call("word", "echo");
+  word.loop.kind = core::Loop::Kind::kSequence;
+  word.loop.count = "two";
+  auto r = run(workflow("main", {steps("main", {{both, format, word}}), leaf("echo")}), Json::object(),
+               /*checked=*/false);
+  EXPECT_EQ(node(r, "wf[0].both").message, "withSequence: only one of count or end can be defined");
+  EXPECT_EQ(node(r, "wf[0].format").message,
+            "withSequence.format: '%s' must hold one integer conversion");
+  EXPECT_EQ(node(r, "wf[0].word").message, "withSequence.count: 'two' is not an integer");
+  EXPECT_EQ(r.phase, NodePhase::kFailed);
+}
+
+TEST_F(EngineTest, AnUnknownTemplateOrBadDependsErrorsTheCallAtRunTime) {
+  auto d = task("b", "echo", "a.Nonsense");
+  auto main = dag("main", {task("a", "echo"), task("ghost", "nope"), d});
+  main.fail_fast = false;  // the first error would stop b from starting
+  auto r = run(workflow("main", {main, leaf("echo")}),
+               Json::object(), /*checked=*/false);
+  EXPECT_EQ(node(r, "wf.ghost").message, "template 'nope' not found");
+  EXPECT_EQ(phase(r, "wf.b"), "Error");
+  EXPECT_NE(node(r, "wf.b").message.find("unable to evaluate expression 'a.Nonsense'"),
+            std::string::npos) << node(r, "wf.b").message;
+  EXPECT_EQ(r.phase, NodePhase::kError);
+}
+
 }  // namespace
 }  // namespace plugboard::testing
