@@ -2,6 +2,7 @@
 // entry points. docs/decisions.md, "Argo expressions", says which rules come from where.
 #include "core/workflows/expression.h"
 
+#include <charconv>
 #include <cmath>
 
 #include <re2/re2.h>
@@ -9,6 +10,16 @@
 #include "core/workflows/expression_tree.h"
 
 namespace plugboard::core {
+
+namespace {
+
+bool isIndex(std::string_view part, std::size_t& i) {
+  const char* end = part.data() + part.size();
+  auto r = std::from_chars(part.data(), end, i);
+  return !part.empty() && r.ec == std::errc{} && r.ptr == end;
+}
+
+}  // namespace
 
 std::optional<Json> JsonScope::lookup(std::string_view dotted) const {
   const Json* at = &root_;
@@ -20,10 +31,8 @@ std::optional<Json> JsonScope::lookup(std::string_view dotted) const {
       auto it = at->find(part);
       if (it == at->end()) return std::nullopt;
       at = &*it;
-    } else if (at->is_array() && !part.empty() &&
-               part.find_first_not_of("0123456789") == std::string::npos &&
-               std::stoull(part) < at->size()) {
-      at = &(*at)[std::stoull(part)];
+    } else if (std::size_t i = 0; at->is_array() && isIndex(part, i) && i < at->size()) {
+      at = &(*at)[i];
     } else {
       return std::nullopt;
     }
@@ -49,6 +58,18 @@ const std::string* memberName(const Node& n) {
     return &n.kids[1]->value.get_ref<const std::string&>();
   }
   return nullptr;
+}
+
+Expected<Json> access(const Json& base, const Json& key, std::size_t pos, bool& missing);
+
+// base.name: as access() with a string key, without making one.
+Expected<Json> member(const Json& base, const std::string& name, std::size_t pos, bool& missing) {
+  missing = false;
+  if (!base.is_object()) return access(base, Json(name), pos, missing);
+  auto it = base.find(name);
+  if (it != base.end()) return *it;
+  missing = true;
+  return Json();
 }
 
 // base[key] as expr-lang reads it: `missing` is set (and null returned) for an object
@@ -280,7 +301,7 @@ Expected<Json> Evaluator::variable(const Node& node, bool guarded) {
       for (auto it = links.rbegin(); it != links.rend(); ++it) {
         if (value.is_null() && ((*it)->optional || guarded)) return Json();
         bool missing = false;
-        auto next = access(value, Json(*memberName(**it)), (*it)->pos, missing);
+        auto next = member(value, *memberName(**it), (*it)->pos, missing);
         if (!next) return next;
         value = std::move(*next);
       }
@@ -305,7 +326,7 @@ Expected<Json> Evaluator::variable(const Node& node, bool guarded) {
       const Node& link = *links[names.size() - 1 - k];
       if (value.is_null() && (link.optional || guarded)) return Json();
       bool missing = false;
-      auto next = access(value, Json(*names[k]), link.pos, missing);
+      auto next = member(value, *names[k], link.pos, missing);
       if (!next) return next;
       if (missing && !guarded) {
         return errorAt("unknown variable '" + dotted + "'", at->pos, Error::Code::kNotFound);

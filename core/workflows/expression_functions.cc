@@ -324,6 +324,108 @@ Expected<Json> walk(Evaluator& e, const Node& call) {
   }
 }
 
+// get(map or array, key): nil when it is not there.
+Expected<Json> getOf(const Args& args, std::size_t pos) {
+  PB_ARITY(2, 2, "get");
+  const Json& v = args[0];
+  if (v.is_object() && args[1].is_string()) {
+    auto it = v.find(args[1].get<std::string>());
+    return it == v.end() ? Json() : *it;
+  }
+  if (v.is_array() && args[1].is_number_integer()) {
+    std::int64_t i = args[1].get<std::int64_t>();
+    if (i < 0) i += static_cast<std::int64_t>(v.size());
+    return i >= 0 && i < static_cast<std::int64_t>(v.size()) ? v[static_cast<std::size_t>(i)] : Json();
+  }
+  return Json();
+}
+
+Expected<Json> concatOf(const Args& args, std::size_t pos) {
+  Json out = Json::array();
+  for (const auto& a : args) {
+    if (!a.is_array()) return wrongType("concat", a, pos);
+    for (const auto& v : a) out.push_back(v);
+  }
+  return out;
+}
+
+Expected<Json> reverseOf(const Args& args, std::size_t pos) {
+  PB_ARITY(1, 1, "reverse");
+  if (!args[0].is_array()) return wrongType("reverse", args[0], pos);
+  return Json(Json::array_t(args[0].rbegin(), args[0].rend()));
+}
+
+Expected<Json> uniqOf(const Args& args, std::size_t pos) {
+  PB_ARITY(1, 1, "uniq");
+  if (!args[0].is_array()) return wrongType("uniq", args[0], pos);
+  Json out = Json::array();
+  for (const auto& v : args[0]) {
+    if (std::none_of(out.begin(), out.end(), [&](const Json& o) { return equal(o, v); })) out.push_back(v);
+  }
+  return out;
+}
+
+// sort(array[, "asc" | "desc"]) of numbers or of strings.
+Expected<Json> sortOf(const Args& args, std::size_t pos) {
+  PB_ARITY(1, 2, "sort");
+  if (!args[0].is_array()) return wrongType("sort", args[0], pos);
+  Json::array_t items = args[0].get<Json::array_t>();
+  const bool numbers = std::all_of(items.begin(), items.end(), [](const Json& v) { return isNumber(v); });
+  const bool strings = std::all_of(items.begin(), items.end(), [](const Json& v) { return v.is_string(); });
+  if (!numbers && !strings) return errorAt("sort() takes numbers or strings, not a mix", pos);
+  const bool desc = args.size() == 2 && args[1] == "desc";
+  std::stable_sort(items.begin(), items.end(), [&](const Json& a, const Json& b) {
+    const bool less = numbers ? toDouble(a) < toDouble(b) : a.get_ref<const std::string&>() < b.get_ref<const std::string&>();
+    const bool more = numbers ? toDouble(b) < toDouble(a) : b.get_ref<const std::string&>() < a.get_ref<const std::string&>();
+    return desc ? more : less;
+  });
+  return Json(std::move(items));
+}
+
+// The string functions of two strings: indexOf, hasPrefix, trimPrefix, ...
+enum class Pair { kIndexOf, kLastIndexOf, kHasPrefix, kHasSuffix, kTrimPrefix, kTrimSuffix };
+template <Pair P>
+Expected<Json> stringPair(const Args& args, std::size_t pos) {
+  static constexpr const char* kNames[] = {"indexOf", "lastIndexOf", "hasPrefix", "hasSuffix", "trimPrefix", "trimSuffix"};
+  const char* name = kNames[static_cast<int>(P)];
+  PB_ARITY(2, 2, name);
+  for (const auto& a : args) {
+    if (!a.is_string()) return wrongType(name, a, pos);
+  }
+  const auto& s = args[0].get_ref<const std::string&>();
+  const auto& t = args[1].get_ref<const std::string&>();
+  const bool prefix = s.rfind(t, 0) == 0;
+  const bool suffix = s.size() >= t.size() && s.compare(s.size() - t.size(), t.size(), t) == 0;
+  switch (P) {
+    case Pair::kIndexOf: {
+      auto at = s.find(t);
+      return Json(at == std::string::npos ? -1 : static_cast<std::int64_t>(at));
+    }
+    case Pair::kLastIndexOf: {
+      auto at = s.rfind(t);
+      return Json(at == std::string::npos ? -1 : static_cast<std::int64_t>(at));
+    }
+    case Pair::kHasPrefix: return Json(prefix);
+    case Pair::kHasSuffix: return Json(suffix);
+    case Pair::kTrimPrefix: return Json(prefix ? s.substr(t.size()) : s);
+    case Pair::kTrimSuffix: return Json(suffix ? s.substr(0, s.size() - t.size()) : s);
+  }
+  return Json();
+}
+
+Expected<Json> repeatOf(const Args& args, std::size_t pos) {
+  PB_ARITY(2, 2, "repeat");
+  if (!args[0].is_string() || !args[1].is_number_integer()) return wrongType("repeat", args[0], pos);
+  const std::int64_t n = args[1].get<std::int64_t>();
+  if (n < 0) return errorAt("repeat() of a negative count", pos);
+  if (static_cast<std::uint64_t>(n) * args[0].get_ref<const std::string&>().size() > (1u << 20)) {
+    return errorAt("repeat() would make more than 1 MiB", pos);
+  }
+  std::string out;
+  for (std::int64_t i = 0; i < n; ++i) out += args[0].get_ref<const std::string&>();
+  return Json(out);
+}
+
 #undef PB_ARITY
 
 const std::map<std::string_view, Function>& functions() {
@@ -360,6 +462,18 @@ const std::map<std::string_view, Function>& functions() {
       {"type", {typeOf}},
       {"toBase64", {toBase64}},
       {"fromBase64", {fromBase64}},
+      {"get", {getOf}},
+      {"concat", {concatOf}},
+      {"reverse", {reverseOf}},
+      {"uniq", {uniqOf}},
+      {"sort", {sortOf}},
+      {"indexOf", {stringPair<Pair::kIndexOf>}},
+      {"lastIndexOf", {stringPair<Pair::kLastIndexOf>}},
+      {"hasPrefix", {stringPair<Pair::kHasPrefix>}},
+      {"hasSuffix", {stringPair<Pair::kHasSuffix>}},
+      {"trimPrefix", {stringPair<Pair::kTrimPrefix>}},
+      {"trimSuffix", {stringPair<Pair::kTrimSuffix>}},
+      {"repeat", {repeatOf}},
       {"filter", {nullptr, walk<Walk::kFilter>, 1}},
       {"map", {nullptr, walk<Walk::kMap>, 1}},
       {"all", {nullptr, walk<Walk::kAll>, 1}},

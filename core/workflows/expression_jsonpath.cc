@@ -38,7 +38,11 @@ class PathWalk {
       at = std::move(next);
     }
     if (!definite_) return Json(std::move(at));
-    if (at.empty()) return fail("nothing at this path in " + toJsonText(document));
+    if (at.empty()) {
+      std::string text = toJsonText(document);
+      if (text.size() > 200) text = text.substr(0, 200) + "...";
+      return fail("nothing at this path in " + text);
+    }
     return at.front();
   }
 

@@ -1,8 +1,6 @@
-// The lexers and the one precedence-climbing parser of both dialects
-// (core/workflows/expression_tree.h). docs/decisions.md, "Argo expressions", names the
+// The one precedence-climbing parser of both dialects (core/workflows/expression_tree.h);
+// their tokens come from expression_lexer.cc. docs/decisions.md, "Argo expressions", names the
 // rules each dialect follows and where they come from.
-#include <cctype>
-#include <charconv>
 #include <optional>
 
 #include "core/workflows/expression_tree.h"
@@ -10,196 +8,7 @@
 namespace plugboard::core::expression {
 namespace {
 
-struct Token {
-  enum class Type { kEnd, kNumber, kString, kName, kOp };
-  Type type = Type::kEnd;
-  std::string text;  // name or operator
-  Json value;        // number or string
-  std::size_t pos = 0;
-};
-
-bool isNameStart(char c) {
-  return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
-         static_cast<unsigned char>(c) >= 0x80;
-}
-bool isNameChar(char c) { return isNameStart(c) || std::isdigit(static_cast<unsigned char>(c)); }
-
-constexpr std::string_view kOps[] = {"?.", "??", "==", "!=", "<=", ">=", "&&", "||", "**", "=~",
-                                     "!~", "+",  "-",  "*",  "/",  "%",  "^",  "!",  "<",  ">",
-                                     "(",  ")",  "[",  "]",  "{",  "}",  ",",  ":",  "?",  ".",
-                                     "#"};
-
-class Lexer {
- public:
-  Lexer(std::string_view s, Dialect d) : s_(s), dialect_(d) {}
-
-  Expected<std::vector<Token>> run() {
-    std::vector<Token> out;
-    while (true) {
-      while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
-      Token t;
-      t.pos = i_ + 1;
-      if (i_ == s_.size()) {
-        out.push_back(std::move(t));
-        return out;
-      }
-      const char c = s_[i_];
-      if (std::isdigit(static_cast<unsigned char>(c))) {
-        if (auto st = number(t); !st) return st.error();
-      } else if (c == '\'' || c == '"' || (c == '`' && dialect_ == Dialect::kExpr)) {
-        if (auto st = quoted(t); !st) return st.error();
-      } else if (c == '[' && dialect_ == Dialect::kCondition) {
-        // govaluate's [escaped name]: a variable, which Argo's `when` reads as a string.
-        auto end = s_.find(']', i_);
-        if (end == std::string_view::npos) return errorAt("'[' without ']'", t.pos);
-        t.type = Token::Type::kString;
-        t.value = std::string(s_.substr(i_ + 1, end - i_ - 1));
-        i_ = end + 1;
-      } else if (isNameStart(c) && !(c == '$' && dialect_ == Dialect::kCondition)) {
-        std::size_t start = i_;
-        while (i_ < s_.size() && (isNameChar(s_[i_]) ||
-                                  (dialect_ == Dialect::kCondition && s_[i_] == '.'))) {
-          ++i_;
-        }
-        t.type = Token::Type::kName;
-        t.text = std::string(s_.substr(start, i_ - start));
-      } else {
-        for (std::string_view op : kOps) {
-          if (s_.substr(i_, op.size()) == op) {
-            t.type = Token::Type::kOp;
-            t.text = std::string(op);
-            break;
-          }
-        }
-        if (t.type != Token::Type::kOp) {
-          return errorAt(std::string("unexpected character '") + c + "'", t.pos);
-        }
-        // "?." before a digit is a ternary's '?' and a number (a ?.5 : 1).
-        if (t.text == "?." && i_ + 2 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_ + 2]))) {
-          t.text = "?";
-        }
-        i_ += t.text.size();
-      }
-      out.push_back(std::move(t));
-    }
-  }
-
- private:
-  Status number(Token& t) {
-    std::size_t start = i_;
-    bool fraction = false;
-    if (s_.substr(i_, 2) == "0x" || s_.substr(i_, 2) == "0X") {
-      i_ += 2;
-      while (i_ < s_.size() && std::isxdigit(static_cast<unsigned char>(s_[i_]))) ++i_;
-      std::int64_t v = 0;
-      auto text = s_.substr(start + 2, i_ - start - 2);
-      if (std::from_chars(text.data(), text.data() + text.size(), v, 16).ec != std::errc{}) {
-        return errorAt("bad number '" + std::string(s_.substr(start, i_ - start)) + "'", t.pos);
-      }
-      t.type = Token::Type::kNumber;
-      t.value = dialect_ == Dialect::kCondition ? Json(static_cast<double>(v)) : Json(v);
-      return Status::Ok();
-    }
-    std::string digits;
-    auto take = [&] {
-      while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_')) {
-        if (s_[i_] != '_') digits += s_[i_];
-        ++i_;
-      }
-    };
-    take();
-    if (i_ + 1 < s_.size() && s_[i_] == '.' && std::isdigit(static_cast<unsigned char>(s_[i_ + 1]))) {
-      fraction = true;
-      digits += s_[i_++];
-      take();
-    }
-    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
-      std::size_t save = i_;
-      std::string exp = "e";
-      ++i_;
-      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) exp += s_[i_++];
-      if (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) {
-        fraction = true;
-        digits += exp;
-        take();
-      } else {
-        i_ = save;
-      }
-    }
-    if (i_ < s_.size() && isNameStart(s_[i_])) {
-      while (i_ < s_.size() && isNameChar(s_[i_])) ++i_;
-      return errorAt("bad number '" + std::string(s_.substr(start, i_ - start)) + "'", t.pos);
-    }
-    t.type = Token::Type::kNumber;
-    if (fraction || dialect_ == Dialect::kCondition) {
-      double d = 0;
-      std::from_chars(digits.data(), digits.data() + digits.size(), d);
-      t.value = d;
-    } else {
-      std::int64_t v = 0;
-      if (std::from_chars(digits.data(), digits.data() + digits.size(), v).ec != std::errc{}) {
-        return errorAt("number '" + digits + "' is too large", t.pos);
-      }
-      t.value = v;
-    }
-    return Status::Ok();
-  }
-
-  Status quoted(Token& t) {
-    const char quote = s_[i_++];
-    std::string out;
-    while (i_ < s_.size() && s_[i_] != quote) {
-      char c = s_[i_++];
-      if (c != '\\' || quote == '`') {
-        out += c;
-        continue;
-      }
-      if (i_ == s_.size()) break;
-      c = s_[i_++];
-      if (dialect_ == Dialect::kCondition) {  // govaluate: a backslash keeps the next character
-        out += c;
-        continue;
-      }
-      switch (c) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case '0': out += '\0'; break;
-        case 'u': {
-          unsigned code = 0;
-          auto hex = s_.substr(i_, 4);
-          if (hex.size() != 4 ||
-              std::from_chars(hex.data(), hex.data() + 4, code, 16).ptr != hex.data() + 4) {
-            return errorAt("bad \\u escape", t.pos);
-          }
-          i_ += 4;
-          // UTF-8 of one code point below 0x10000.
-          if (code < 0x80) {
-            out += static_cast<char>(code);
-          } else if (code < 0x800) {
-            out += static_cast<char>(0xC0 | (code >> 6));
-            out += static_cast<char>(0x80 | (code & 0x3F));
-          } else {
-            out += static_cast<char>(0xE0 | (code >> 12));
-            out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-            out += static_cast<char>(0x80 | (code & 0x3F));
-          }
-          break;
-        }
-        default: out += c;  // \\ \' \" and the rest as written
-      }
-    }
-    if (i_ >= s_.size()) return errorAt(std::string("string without its closing ") + quote, t.pos);
-    ++i_;
-    t.type = Token::Type::kString;
-    t.value = std::move(out);
-    return Status::Ok();
-  }
-
-  std::string_view s_;
-  Dialect dialect_;
-  std::size_t i_ = 0;
-};
+constexpr int kMaxDepth = 200;
 
 NodePtr makeNode(Node::Kind kind, std::size_t pos, std::string text = {}) {
   auto n = std::make_unique<Node>();
@@ -252,9 +61,34 @@ class Parser {
     return false;
   }
 
+  // Counts the parser's own recursion (parentheses, prefixes) while it lasts.
+  struct Nesting {
+    explicit Nesting(int& d) : depth(++d) {}
+    ~Nesting() { --depth; }
+    int& depth;
+  };
+
+  // `n` with its depth from its kids'; an error past kMaxDepth.
+  NodePtr deepest(NodePtr n) {
+    for (const auto& kid : n->kids) n->depth = std::max(n->depth, kid->depth + 1);
+    if (n->depth > kMaxDepth) return fail("expression nested too deeply", n->pos);
+    return n;
+  }
+
   NodePtr expression() {
-    if (++depth_ > 200) return fail("expression nested too deeply", peek().pos);
+    Nesting nesting(depth_);
+    if (depth_ > kMaxDepth) return fail("expression nested too deeply", peek().pos);
     NodePtr cond = binary(0);
+    // expr's pipe: `a | f(b)` is f(a, b).
+    while (cond && dialect_ == Dialect::kExpr && isOp("|")) {
+      ++k_;
+      if (peek().type != Token::Type::kName || !isOp("(", 1)) {
+        return fail("expected a function call after '|', found " + describe(peek()), peek().pos);
+      }
+      auto callee = makeNode(Node::Kind::kName, peek().pos, peek().text);
+      ++k_;
+      cond = call(std::move(callee), std::move(cond));
+    }
     if (cond && isOp("?")) {
       auto n = makeNode(Node::Kind::kTernary, cond->pos);
       ++k_;
@@ -265,9 +99,8 @@ class Parser {
       n->kids.push_back(std::move(cond));
       n->kids.push_back(std::move(yes));
       n->kids.push_back(std::move(no));
-      cond = std::move(n);
+      cond = deepest(std::move(n));
     }
-    --depth_;
     return cond;
   }
 
@@ -332,7 +165,7 @@ class Parser {
       auto n = makeNode(Node::Kind::kBinary, pos, op);
       n->kids.push_back(std::move(left));
       n->kids.push_back(std::move(rhs));
-      left = std::move(n);
+      left = deepest(std::move(n));
     }
     return left;
   }
@@ -349,13 +182,15 @@ class Parser {
       prec = 90;
     }
     if (op.empty()) return postfix(primary());
+    Nesting nesting(depth_);
+    if (depth_ > kMaxDepth) return fail("expression nested too deeply", t.pos);
     auto n = makeNode(Node::Kind::kUnary, t.pos, op);
     ++k_;
     // govaluate's prefixes bind tighter than every binary operator.
     NodePtr operand = dialect_ == Dialect::kCondition ? unary() : binary(prec);
     if (!operand) return nullptr;
     n->kids.push_back(std::move(operand));
-    return n;
+    return deepest(std::move(n));
   }
 
   NodePtr primary() {
@@ -445,7 +280,7 @@ class Parser {
       if (!isOp(",")) break;
       ++k_;
     }
-    return expect("]") ? std::move(n) : nullptr;
+    return expect("]") ? deepest(std::move(n)) : nullptr;
   }
 
   NodePtr map() {
@@ -472,7 +307,7 @@ class Parser {
       if (!isOp(",")) break;
       ++k_;
     }
-    return expect("}") ? std::move(n) : nullptr;
+    return expect("}") ? deepest(std::move(n)) : nullptr;
   }
 
   // The dotted name of a chain of names (sprig.upper), for a call.
@@ -504,7 +339,7 @@ class Parser {
         auto m = makeNode(Node::Kind::kMember, peek().pos, peek().text);
         m->optional = optional;
         m->kids.push_back(std::move(n));
-        n = std::move(m);
+        n = deepest(std::move(m));
         ++k_;
       } else if (isOp("[")) {
         n = index(std::move(n), false);
@@ -538,17 +373,18 @@ class Parser {
         if (!to) return nullptr;
         n->kids.push_back(std::move(to));
       }
-      return expect("]") ? std::move(n) : nullptr;
+      return expect("]") ? deepest(std::move(n)) : nullptr;
     }
     if (!from) return fail("expected an index", peek().pos);
     auto n = makeNode(Node::Kind::kIndex, pos);
     n->optional = optional;
     n->kids.push_back(std::move(of));
     n->kids.push_back(std::move(from));
-    return expect("]") ? std::move(n) : nullptr;
+    return expect("]") ? deepest(std::move(n)) : nullptr;
   }
 
-  NodePtr call(NodePtr callee) {
+  // A call of `callee`; `piped` (a | f()) is its first argument.
+  NodePtr call(NodePtr callee, NodePtr piped = nullptr) {
     std::string fname;
     if (!dottedName(*callee, fname)) return fail("only functions can be called", peek().pos);
     const Node* root = callee.get();
@@ -557,6 +393,7 @@ class Parser {
     if (!f) return fail("unknown function '" + fname + "'", root->pos);
     auto n = makeNode(Node::Kind::kCall, root->pos, fname);
     ++k_;  // (
+    if (piped) n->kids.push_back(std::move(piped));
     while (!isOp(")")) {
       NodePtr arg;
       if (static_cast<int>(n->kids.size()) == f->closure_arg) {
@@ -568,7 +405,7 @@ class Parser {
         --closures_;
         if (!body || (braced && !expect("}"))) return nullptr;
         closure->kids.push_back(std::move(body));
-        arg = std::move(closure);
+        arg = deepest(std::move(closure));
       } else {
         arg = expression();
         if (!arg) return nullptr;
@@ -577,7 +414,7 @@ class Parser {
       if (!isOp(",")) break;
       ++k_;
     }
-    return expect(")") ? std::move(n) : nullptr;
+    return expect(")") ? deepest(std::move(n)) : nullptr;
   }
 
   std::vector<Token> t_;
@@ -595,7 +432,7 @@ Error errorAt(std::string what, std::size_t pos, Error::Code code) {
 }
 
 Expected<NodePtr> parse(std::string_view text, Dialect dialect) {
-  auto tokens = Lexer(text, dialect).run();
+  auto tokens = tokenize(text, dialect);
   if (!tokens) return tokens.error();
   return Parser(std::move(*tokens), dialect).run();
 }

@@ -98,7 +98,8 @@ bool isEmpty(const Json& v) {
   if (v.is_null()) return true;
   if (v.is_boolean()) return !v.get<bool>();
   if (v.is_number()) return toDouble(v) == 0;
-  if (v.is_string() || v.is_array() || v.is_object()) return v.empty();
+  if (v.is_string()) return v.get_ref<const std::string&>().empty();
+  if (v.is_array() || v.is_object()) return v.empty();
   return false;
 }
 
@@ -157,13 +158,8 @@ std::string nospaceS(const Args&, std::string s) {
 std::string truncS(const Args& a, std::string s) {
   const std::int64_t n = asInt64(a[0]);
   const auto size = static_cast<std::int64_t>(s.size());
-  if (n < 0) return -n < size ? s.substr(static_cast<std::size_t>(size + n)) : s;
+  if (n < 0) return n > -size ? s.substr(static_cast<std::size_t>(size + n)) : s;
   return n < size ? s.substr(0, static_cast<std::size_t>(n)) : s;
-}
-std::string repeatS(const Args& a, std::string s) {
-  std::string out;
-  for (std::int64_t i = 0; i < std::min<std::int64_t>(asInt64(a[0]), 1 << 16); ++i) out += s;
-  return out;
 }
 std::string replaceS(const Args& a, std::string s) {
   const std::string from = toText(a[0]), to = toText(a[1]);
@@ -174,17 +170,38 @@ std::string replaceS(const Args& a, std::string s) {
 std::string quoteS(const Args&, std::string s) { return Json(s).dump(); }
 std::string squoteS(const Args&, std::string s) { return "'" + s + "'"; }
 std::string b64encS(const Args&, std::string s) { return base64Encode(s); }
-std::string indentS(const Args& a, std::string s) {
-  const std::string pad(static_cast<std::size_t>(std::clamp<std::int64_t>(asInt64(a[0]), 0, 1024)), ' ');
-  std::string out = pad;
+std::string toStringS(const Args&, std::string s) { return s; }
+
+constexpr std::size_t kMadeLimit = 1u << 20;  // what repeat and indent may make
+
+Expected<Json> repeatF(const Args& args, std::size_t pos) {
+  if (Status st = sprigArity(args, 2, 2, "repeat", pos); !st) return st.error();
+  const std::int64_t n = std::max<std::int64_t>(asInt64(args[0]), 0);
+  const std::string s = toText(args[1]);
+  if (static_cast<std::uint64_t>(n) * s.size() > kMadeLimit) return errorAt("sprig.repeat() would make more than 1 MiB", pos);
+  std::string out;
+  for (std::int64_t i = 0; i < n; ++i) out += s;
+  return Json(out);
+}
+
+Expected<Json> indentWith(const Args& args, std::size_t pos, bool newline) {
+  if (Status st = sprigArity(args, 2, 2, newline ? "nindent" : "indent", pos); !st) return st.error();
+  const auto width = static_cast<std::size_t>(std::max<std::int64_t>(asInt64(args[0]), 0));
+  const std::string s = toText(args[1]);
+  const auto lines = static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')) + 1;
+  if (width > kMadeLimit || lines * width + s.size() > kMadeLimit) {
+    return errorAt("sprig.indent() would make more than 1 MiB", pos);
+  }
+  const std::string pad(width, ' ');
+  std::string out = newline ? "\n" + pad : pad;
   for (char c : s) {
     out += c;
     if (c == '\n') out += pad;
   }
-  return out;
+  return Json(out);
 }
-std::string nindentS(const Args& a, std::string s) { return "\n" + indentS(a, std::move(s)); }
-std::string toStringS(const Args&, std::string s) { return s; }
+Expected<Json> indentF(const Args& a, std::size_t p) { return indentWith(a, p, false); }
+Expected<Json> nindentF(const Args& a, std::size_t p) { return indentWith(a, p, true); }
 
 Expected<Json> testString(const Args& args, std::size_t pos, std::string_view name) {
   if (Status st = sprigArity(args, 2, 2, name, pos); !st) return st.error();
@@ -449,10 +466,10 @@ const std::map<std::string_view, Function>& sprig() {
       {"trim", {onString<1, trimS>}}, {"trimAll", {onString<2, trimAllS>}},
       {"trimPrefix", {onString<2, trimPrefixS>}}, {"trimSuffix", {onString<2, trimSuffixS>}},
       {"nospace", {onString<1, nospaceS>}}, {"trunc", {onString<2, truncS>}},
-      {"repeat", {onString<2, repeatS>}}, {"replace", {onString<3, replaceS>}},
+      {"repeat", {repeatF}}, {"replace", {onString<3, replaceS>}},
       {"quote", {onString<1, quoteS>}}, {"squote", {onString<1, squoteS>}},
       {"b64enc", {onString<1, b64encS>}}, {"b64dec", {b64decF}},
-      {"indent", {onString<2, indentS>}}, {"nindent", {onString<2, nindentS>}},
+      {"indent", {indentF}}, {"nindent", {nindentF}},
       {"toString", {onString<1, toStringS>}},
       {"contains", {containsF}}, {"hasPrefix", {hasPrefixF}}, {"hasSuffix", {hasSuffixF}},
       {"add", {integerFold<'+'>}}, {"sub", {integerFold<'-'>}}, {"mul", {integerFold<'*'>}},

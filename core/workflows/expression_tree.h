@@ -34,9 +34,20 @@ struct Node {
   std::string text;
   Json value;
   bool optional = false;
+  int depth = 1;  // of the tree under it; the parser bounds it, so evaluation cannot overflow
   std::vector<std::unique_ptr<Node>> kids;
 };
 using NodePtr = std::unique_ptr<Node>;
+
+struct Token {
+  enum class Type { kEnd, kNumber, kString, kName, kOp };
+  Type type = Type::kEnd;
+  std::string text;  // name or operator
+  Json value;        // number or string
+  std::size_t pos = 0;  // 1-based
+};
+// The tokens of `text`, ending with one of Type::kEnd.
+Expected<std::vector<Token>> tokenize(std::string_view text, Dialect dialect);
 
 Expected<NodePtr> parse(std::string_view text, Dialect dialect);
 

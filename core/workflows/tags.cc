@@ -152,7 +152,10 @@ Expected<Json> fillText(std::string_view text, const Scope& scope, const FillOpt
     return Status::Ok();
   });
   if (!st) return st.error();
-  if (whole) return std::move(*whole);
+  if (whole) {
+    if (expression::toText(*whole).size() > options.limit) return tooLarge(options);
+    return std::move(*whole);
+  }
   out.append(text.substr(copied));
   if (out.size() > options.limit) return tooLarge(options);
   return Json(std::move(out));

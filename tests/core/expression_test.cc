@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/workflows/tags.h"
-
 namespace plugboard::core {
 namespace {
 
@@ -179,170 +177,122 @@ TEST(ExpressionTest, ExprConditionsTakeTheStringsTrueAndFalse) {
   EXPECT_FALSE(evaluateCondition("'true'", Dialect::kCondition, scope).ok());
 }
 
-// Every distinct `when`, `expression` and `{{=...}}` of Argo's examples/ (v4.1.2), written
-// out here with a scope a run of that example would have.
-const Json& exampleScope() {
-  static const Json r = Json::parse(R"JSON({
-    "steps": {"flip-coin": {"outputs": {"result": "heads"}, "status": "Succeeded"},
-              "flip-again": {"outputs": {"result": "tails"}},
-              "heads": {"outputs": {"result": "it was heads"}},
-              "tails": {"outputs": {"result": "it was tails"}},
-              "approval": {"outputs": {"parameters": {"approve": "YES"}}},
-              "submit-resource": {"status": "Failed"},
-              "iterate-counter": {"outputs": {"result": "3"}},
-              "flakey-container": {"status": "Succeeded"},
-              "step-1": {"status": "Running"}, "step2": {"status": "Succeeded"},
-              "fibonacci-helper": {"outputs": {"parameters": {"result": "8"}}}},
-    "tasks": {"flip-coin": {"outputs": {"result": "tails"}},
-              "heads": {"outputs": {"result": "it was heads"}},
-              "tails": {"outputs": {"result": "it was tails"}}},
-    "item": {"evenness": "even"},
-    "status": "Succeeded",
-    "workflow": {"status": "Succeeded", "creationTimestamp": "2026-03-04T05:06:07Z",
-                 "parameters": {"foo": "bar", "json": "[{\"value\": \"true\"}]",
-                   "config": "{\"employees\": [{\"name\": \"Baris\", \"age\":43},{\"name\": \"Mo\", \"age\": 42}, {\"name\": \"Jai\", \"age\" :44}]}",
-                   "abc": "{\"a\": \"1\", \"b\": \"2\", \"c\": \"3\"}",
-                   "weather": "{\"weekWeather\": \"eyJ0ZW1wcyI6IFszNCwgMjcsIDE1LCA1NywgNDZdfQo=\"}"}},
-    "inputs": {"parameters": {"limit": "10", "should-print": "true", "num": "5", "num-1": "1",
-                              "foo": "3", "safe-to-retry": "true",
-                              "week-temps": "{\"avg\":35.8,\"max\":57,\"min\":15}"}},
-    "lastRetry": {"exitCode": "2", "status": "Failed", "duration": "30", "message": "pod deleted"}
-  })JSON");
-  return r;
+TEST(ExpressionTest, ExprBuiltinsAndPipes) {
+  EXPECT_EQ(eval("filter(list, # > 1)"), Json::parse("[2, 3]"));
+  EXPECT_EQ(eval("map(list, {# * 10})"), Json::parse("[10, 20, 30]"));
+  EXPECT_EQ(eval("map([{n: 1}, {n: 2}], .n)"), Json::parse("[1, 2]"));
+  EXPECT_EQ(eval("all(list, # > 0) && any(list, # == 2) && none(list, # > 3) && one(list, # == 3)"),
+            Json(true));
+  EXPECT_EQ(eval("count(list, # >= 2)"), Json(2));
+  EXPECT_EQ(eval("find(list, # > 1)"), Json(2));
+  EXPECT_EQ(eval("findLastIndex(list, # > 1)"), Json(2));
+  EXPECT_EQ(eval("len('héllo') + len(list) + len({a: 1})"), Json(9));
+  EXPECT_EQ(eval("string(1.5) + string(2) + string(true)"), Json("1.52true"));
+  EXPECT_EQ(eval("int('42') + int(2.9)"), Json(44));
+  EXPECT_EQ(eval("float('2.5') * 2"), Json(5.0));
+  EXPECT_EQ(eval("upper('a') + lower('B') + trim('  c ')"), Json("Abc"));
+  EXPECT_EQ(eval("split('a,b', ',')"), Json::parse(R"(["a", "b"])"));
+  EXPECT_EQ(eval("join(['a', 'b'], '-')"), Json("a-b"));
+  EXPECT_EQ(eval("replace('aXbX', 'X', '.')"), Json("a.b."));
+  EXPECT_EQ(eval("max(1, 5, 3) - min([4, 2])"), Json(3));
+  EXPECT_EQ(eval("keys({b: 1, a: 2})"), Json::parse(R"(["a", "b"])"));
+  EXPECT_EQ(eval("fromJSON('{\"a\": [1]}').a[0]"), Json(1));
+  EXPECT_EQ(eval("toBase64('hi') + fromBase64('aGk=')"), Json("aGk=hi"));
+  EXPECT_EQ(eval("get({a: 1}, 'b') ?? 'always'"), Json("always"));
+  EXPECT_EQ(eval("sort([3, 1, 2], 'desc')"), Json::parse("[3, 2, 1]"));
+  EXPECT_EQ(eval("indexOf('heads', 'ad') + (hasPrefix('heads', 'he') ? 1 : 0)"), Json(3));
+  EXPECT_EQ(eval("'[\"a\",\"b\"]' | fromJSON() | join('\",\"')"), Json(R"(a","b)"));
+  EXPECT_EQ(eval("concat(['always'], inputs.parameters.num == '3' ? ['test'] : []) | toJson()"),
+            Json(R"(["always","test"])"));
+  EXPECT_EQ(eval("toJSON({a: 1})"), Json("{\n  \"a\": 1\n}"));
+  EXPECT_EQ(eval("missing?.field ?? 'none'"), Json("none"));
 }
 
-// A `when` as Argo's steps.go takes it: tags filled, then govaluate unless a tag gave the value.
-bool exampleWhen(std::string_view text) {
-  JsonScope scope(exampleScope());
-  auto filled = fillText(text, scope);
-  EXPECT_TRUE(filled.ok()) << text << ": " << filled.error().message();
-  if (!filled.ok()) return false;
-  if (filled->is_boolean()) return filled->get<bool>();
-  auto v = evaluateCondition(filled->get<std::string>(), Dialect::kCondition, scope);
-  EXPECT_TRUE(v.ok()) << text << ": " << v.error().message();
-  return v.ok() && *v;
+TEST(ExpressionTest, SprigFunctionsTakeTheirSubjectLast) {
+  EXPECT_EQ(eval("sprig.upper('abc') + sprig.lower('D') + sprig.trim('  e  ')"), Json("ABCde"));
+  EXPECT_EQ(eval("sprig.replace('bar', 'baz', 'foobar')"), Json("foobaz"));
+  EXPECT_EQ(eval("sprig.trimPrefix('v', 'v1.2') + sprig.trimSuffix('.txt', 'a.txt')"), Json("1.2a"));
+  EXPECT_EQ(eval("sprig.int('12') + sprig.int('x') + sprig.int(2.7) + sprig.int('3.0')"), Json(17));
+  EXPECT_EQ(eval("sprig.add(1, '2', 3.5) + sprig.sub(10, 4) + sprig.mul(2, 3) + sprig.div(7, 2)"),
+            Json(21));
+  EXPECT_EQ(eval("sprig.max(1, 9, '4') + sprig.min(5, '2') + sprig.mod(7, 4) + sprig.add1(0)"),
+            Json(15));
+  EXPECT_EQ(eval("sprig.addf(1, 0.5)"), Json(1.5));
+  EXPECT_EQ(eval("sprig.default('d', '') + sprig.default('d', 'given')"), Json("dgiven"));
+  EXPECT_EQ(eval("sprig.empty('') && !sprig.empty([1])"), Json(true));
+  EXPECT_EQ(eval("sprig.coalesce('', nil, 'x')"), Json("x"));
+  EXPECT_EQ(eval("sprig.ternary('yes', 'no', 1 > 2)"), Json("no"));
+  EXPECT_EQ(eval("sprig.contains('ea', 'heads') && sprig.hasPrefix('he', 'heads')"), Json(true));
+  EXPECT_EQ(eval("sprig.b64enc('hello') + sprig.b64dec('aGk=')"), Json("aGVsbG8=hi"));
+  EXPECT_EQ(eval("sprig.quote('a') + sprig.squote('b') + sprig.cat('c', nil, 'd')"),
+            Json("\"a\"'b'c d"));
+  EXPECT_EQ(eval("sprig.join(',', sprig.splitList(':', 'a:b'))"), Json("a,b"));
+  EXPECT_EQ(eval("sprig.repeat(3, 'ab') + sprig.trunc(2, 'xyz') + sprig.title('hi there')"),
+            Json("ababab" "xy" "Hi There"));
+  EXPECT_EQ(eval("sprig.regexMatch('^h.*s$', 'heads') && sprig.regexFind('[0-9]+', 'ab12c') == '12'"),
+            Json(true));
+  EXPECT_EQ(eval("sprig.regexReplaceAll('a(x*)b', '-ab-axxb-', '${1}W')"), Json("-W-xxW-"));
+  EXPECT_EQ(eval("sprig.toJson(sprig.dict('k', 1)) + sprig.toString(2)"), Json(R"({"k":1}2)"));
+  EXPECT_EQ(eval("sprig.first(sprig.list(1, 2)) + sprig.last([1, 2]) + len(sprig.uniq([1, 1]))"),
+            Json(4));
+  EXPECT_EQ(eval("sprig.has(2, [1, 2]) && sprig.fromJson('{\"a\":1}').a == 1"), Json(true));
+  EXPECT_EQ(eval("sprig.indent(2, 'a\\nb') + sprig.nindent(1, 'c')"), Json("  a\n  b\n c"));
+  EXPECT_EQ(eval("sprig.date('2006-01-02 15:04:05 Mon Jan', 1700000000)"),
+            Json("2023-11-14 22:13:20 Tue Nov"));
+  EXPECT_EQ(eval("sprig.date('02/01/06 3:04PM', '2024-02-29T13:05:00+01:00')"),
+            Json("29/02/24 12:05PM"));
 }
 
-TEST(ExpressionTest, EveryWhenOfArgosExamples) {
-  EXPECT_FALSE(exampleWhen("{{steps.flip-coin.outputs.result}} == tails"));
-  EXPECT_TRUE(exampleWhen("{{steps.flip-coin.outputs.result}} == heads"));
-  EXPECT_TRUE(exampleWhen("{{tasks.flip-coin.outputs.result}} == tails"));
-  EXPECT_FALSE(exampleWhen("{{tasks.flip-coin.outputs.result}} == heads"));
-  EXPECT_TRUE(exampleWhen("{{item.evenness}} == even"));
-  EXPECT_FALSE(exampleWhen("false"));
-  EXPECT_TRUE(exampleWhen(
-      "( {{steps.flip-coin.outputs.result}} == heads &&\n"
-      "  {{steps.flip-again.outputs.result}} == tails\n) ||\n"
-      "( {{steps.flip-coin.outputs.result}} == tails &&\n"
-      "  {{steps.flip-again.outputs.result}} == tails )"));
-  EXPECT_TRUE(exampleWhen("{{steps.approval.outputs.parameters.approve}} == YES"));
-  EXPECT_TRUE(exampleWhen("{{workflow.status}} == Succeeded"));
-  EXPECT_FALSE(exampleWhen("{{workflow.status}} != Succeeded"));
-  EXPECT_TRUE(exampleWhen("{{steps.submit-resource.status}} == Failed"));
-  EXPECT_TRUE(exampleWhen("{{steps.iterate-counter.outputs.result}} < {{inputs.parameters.limit}}"));
-  EXPECT_TRUE(exampleWhen("{{steps.flip-again.outputs.result}} =~ tai"));
-  EXPECT_FALSE(exampleWhen("{{steps.flip-again.outputs.result}} =~ hea"));
-  EXPECT_TRUE(exampleWhen("{{steps.flakey-container.status}} == Succeeded"));
-  EXPECT_FALSE(exampleWhen("{{steps.flakey-container.status}} == Failed"));
-  EXPECT_TRUE(exampleWhen("{{status}} == Succeeded"));
-  EXPECT_TRUE(exampleWhen("{{inputs.parameters.should-print}} == true"));
-  EXPECT_TRUE(exampleWhen("{{inputs.parameters.num}} != 1 && {{inputs.parameters.num}} != 2"));
-  EXPECT_FALSE(exampleWhen("{{inputs.parameters.num-1}} != 1 && {{inputs.parameters.num-1}} != 2"));
-  EXPECT_TRUE(exampleWhen("{{= inputs.parameters[\"should-print\"] == 'true'}}"));
-  EXPECT_TRUE(exampleWhen("{{=jsonpath(workflow.parameters.json, '$[0].value') == 'true'}}"));
+TEST(ExpressionTest, JsonPathNamesOneValueOrMatchesSeveral) {
+  const char* doc = R"('{"a": {"b": [10, 20, 30]}, "c": [{"n": "x", "v": 1}, {"n": "y", "v": 2}]}')";
+  auto path = [&](const std::string& p) { return eval(std::string("jsonpath(") + doc + ", '" + p + "')"); };
+  EXPECT_EQ(path("$.a.b[1]"), Json(20));
+  EXPECT_EQ(eval(std::string("jsonpath(") + doc + R"(, "$['a']['b'][-1]"))"), Json(30));
+  EXPECT_EQ(path("$.a.b[0,2]"), Json::parse("[10, 30]"));
+  EXPECT_EQ(path("$.a.b[:2]"), Json::parse("[10, 20]"));
+  EXPECT_EQ(path("$.c[*].n"), Json::parse(R"(["x", "y"])"));
+  EXPECT_EQ(path("$.c[?(@.v > 1)].n"), Json::parse(R"(["y"])"));
+  EXPECT_EQ(path("$..v"), Json::parse("[1, 2]"));
+  EXPECT_EQ(path("$.a.*"), Json::parse("[[10, 20, 30]]"));
+  EXPECT_EQ(path("$"), eval(std::string("fromJSON(") + doc + ")"));
 }
 
-Json exampleExpr(std::string_view text) {
-  JsonScope scope(exampleScope());
-  auto v = evaluate(text, Dialect::kExpr, scope);
-  EXPECT_TRUE(v.ok()) << text << ": " << v.error().message();
-  return v.ok() ? *v : Json("<error>");
+TEST(ExpressionTest, BadFunctionInputIsAnErrorNamingIt) {
+  EXPECT_EQ(error("jsonpath('{\"a\": 1}', '$.b')"),
+            "jsonpath '$.b': nothing at this path in {\"a\":1} at 1");
+  EXPECT_EQ(error("jsonpath('not json', '$.a')"), "jsonpath(): not JSON: not json at 1");
+  EXPECT_EQ(error("jsonpath('{}', 'a')"), "jsonpath 'a': a JSONPath starts with '$' at 1");
+  EXPECT_EQ(error("jsonpath('[1]', '$[x]')"), "jsonpath '$[x]': bad index 'x' at 1");
+  EXPECT_EQ(error("jsonpath('[1]', '$[0')"), "jsonpath '$[0': '[' without ']' at 1");
+  EXPECT_EQ(error("fromJSON('{')"), "fromJSON(): not JSON: { at 1");
+  EXPECT_EQ(error("sprig.b64dec('@@')"), "not base64: @@ at 1");
+  EXPECT_EQ(error("fromBase64('a=b')"), "not base64: a=b at 1");
+  EXPECT_EQ(error("asFloat('1.5x')"), "'1.5x' is not a number at 1");
+  EXPECT_EQ(error("len(1)"), "len() cannot take int 1 at 1");
+  EXPECT_EQ(error("filter(1, # > 0)"), "filter() cannot take int 1 at 8");
+  EXPECT_EQ(error("filter(list, # + 1)"), "filter()'s predicate gave int, not a boolean at 14");
+  EXPECT_EQ(error("sort([1, 'a'])"), "sort() takes numbers or strings, not a mix at 1");
+  EXPECT_EQ(error("repeat('ab', 1000000)"), "repeat() would make more than 1 MiB at 1");
+  EXPECT_EQ(error("sprig.repeat(1000000, 'ab')"), "sprig.repeat() would make more than 1 MiB at 1");
+  EXPECT_EQ(error("sprig.regexMatch('(', 'a')"), "bad regular expression '(': missing ): ( at 1");
+  EXPECT_EQ(error("sprig.ternary(1, 2)"), "sprig.ternary() takes 3 arguments, not 2 at 1");
+  EXPECT_EQ(error("7 % 0"), "integer divide by zero at 3");
+  EXPECT_EQ(error("(1 + 2)(3)"), "only functions can be called at 8");
+  EXPECT_EQ(error("list | 1"), "expected a function call after '|', found number 1 at 8");
+  EXPECT_EQ(error("{a 1}"), "expected ':', found number 1 at 4");
 }
 
-TEST(ExpressionTest, EveryExpressionOfArgosExamples) {
-  EXPECT_EQ(exampleExpr(R"(workflow.status == "Running")"), Json(false));
-  EXPECT_EQ(exampleExpr("workflow.parameters.foo"), Json("bar"));
-  EXPECT_EQ(exampleExpr(R"(steps["step-1"].status == "Succeeded")"), Json(false));
-  EXPECT_EQ(exampleExpr(R"(steps["step-1"].status == "Running")"), Json(true));
-  EXPECT_EQ(exampleExpr(R"(steps.step2.status == "Succeeded")"), Json(true));
-  EXPECT_EQ(exampleExpr(R"(steps.step2.status == "Running")"), Json(false));
-  EXPECT_EQ(exampleExpr("tasks['flip-coin'].outputs.result == 'heads' ? tasks.heads.outputs.result "
-                        ": tasks.tails.outputs.result"),
-            Json("it was tails"));
-  EXPECT_EQ(exampleExpr("steps['flip-coin'].outputs.result == 'heads' ? steps.heads.outputs.result "
-                        ": steps.tails.outputs.result"),
-            Json("it was heads"));
-  EXPECT_EQ(exampleExpr("asInt(inputs.parameters.num) == 1? 1: asInt(inputs.parameters.num) == 2? 1: "
-                        "steps['fibonacci-helper'].outputs.parameters.result"),
-            Json("8"));
-  // The producer was skipped: its output is not in the scope.
-  EXPECT_EQ(exampleExpr("tasks.producer.outputs.parameters.msg ?? 'expr-fallback'"),
-            Json("expr-fallback"));
-  // retry-conditional.yaml, after its {{inputs.parameters.safe-to-retry}} is filled.
-  JsonScope scope(exampleScope());
-  auto retry = fillText(
-      "asInt(lastRetry.exitCode) > 1 &&\nlastRetry.status != \"Error\" &&\n"
-      "asInt(lastRetry.duration) < 120 &&\n({{inputs.parameters.safe-to-retry}} == true || "
-      "lastRetry.message matches 'imminent node shutdown|pod deleted')",
-      scope);
-  ASSERT_TRUE(retry.ok()) << retry.error().message();
-  EXPECT_TRUE(evaluateCondition(retry->get<std::string>(), Dialect::kExpr, scope).value());
-}
-
-Json exampleTag(std::string_view text) {
-  JsonScope scope(exampleScope());
-  auto v = fillText(text, scope);
-  EXPECT_TRUE(v.ok()) << text << ": " << v.error().message();
-  return v.ok() ? *v : Json("<error>");
-}
-
-TEST(ExpressionTest, EveryExpressionTagOfArgosExamples) {
-  EXPECT_EQ(exampleTag("{{=sprig.date('2006', workflow.creationTimestamp)}}"), Json("2026"));
-  EXPECT_EQ(exampleTag("{{=jsonpath(workflow.parameters.config, '$.employees[?(@.name==\"Baris\")].age')}}"),
-            Json::parse("[43]"));
-  EXPECT_EQ(exampleTag("{{=jsonpath(workflow.parameters.config, '$.employees[?(@.age>42 && @.age<44)].age')}}"),
-            Json::parse("[43]"));
-  EXPECT_EQ(exampleTag("{{=jsonpath(workflow.parameters.config, '$.employees[0:1]')}}"),
-            Json::parse(R"([{"name": "Baris", "age": 43}])"));
-  EXPECT_EQ(exampleTag("{{=jsonpath(workflow.parameters.config, '$.employees[*].name')}}"),
-            Json::parse(R"(["Baris", "Mo", "Jai"])"));
-  EXPECT_EQ(exampleTag("A={{=jsonpath(workflow.parameters.config, '$.employees[0:1]')}}"),
-            Json(R"(A=[{"age":43,"name":"Baris"}])"));
-  EXPECT_EQ(exampleTag("{{=jsonpath(workflow.parameters.abc, '$.a')}}"), Json("1"));
-  EXPECT_EQ(exampleTag("{{=jsonpath(workflow.parameters.abc, '$.b')}}"), Json("2"));
-  EXPECT_EQ(exampleTag("{{=jsonpath(workflow.parameters.abc, '$.c')}}"), Json("3"));
-  EXPECT_EQ(exampleTag("{{=jsonpath(inputs.parameters['week-temps'], '$.min')}}"), Json(15));
-  EXPECT_EQ(exampleTag("{{=jsonpath(inputs.parameters['week-temps'], '$.max')}}"), Json(57));
-  EXPECT_EQ(exampleTag("{{=jsonpath(inputs.parameters['week-temps'], '$.avg')}}"), Json(35.8));
-  EXPECT_EQ(exampleTag("{{=item}}"), exampleScope()["item"]);
-  EXPECT_EQ(exampleTag("hello {{=asInt(inputs.parameters.foo) * 10}} @ "
-                       "{{=sprig.date('2006', workflow.creationTimestamp)}}"),
-            Json("hello 30 @ 2026"));
-  EXPECT_EQ(exampleTag("{{=toJson(filter([1, 3], {# > 1}))}}"), Json("[3]"));
-  // expression-reusing-verbose-snippets.yaml
-  EXPECT_EQ(exampleTag(R"({{=
-    map([
-        jsonpath(sprig.b64dec(jsonpath(workflow.parameters.weather, '$.weekWeather')), '$.temps')
-      ], {
-        toJson({
-          avg: sprig.add(#[0], #[1], #[2], #[3], #[4]) / 5,
-          min: sprig.min(#[0], #[1], #[2], #[3], #[4]),
-          max: sprig.max(#[0], #[1], #[2], #[3], #[4])
-        })
-    })[0]
-  }})"),
-            Json(R"({"avg":35.8,"max":57,"min":15})"));
-}
-
-// cron-when.yaml's `when` belongs to a CronWorkflow: now() and durations are not supported,
-// and say so.
-TEST(ExpressionTest, CronWorkflowTimeFunctionsAreRefusedClearly) {
-  EXPECT_EQ(checkExpression(" cronworkflow.lastScheduledTime == nil || (now() - "
-                            "cronworkflow.lastScheduledTime).Seconds() > 360 ",
-                            Dialect::kExpr)
-                .error()
-                .message(),
-            "unknown function 'now' at 44");
+TEST(ExpressionTest, DeepNestingIsRefusedNotOverflowed) {
+  const std::string parens = std::string(10000, '(') + "1" + std::string(10000, ')');
+  EXPECT_EQ(error(parens), "expression nested too deeply at 201");
+  std::string sum = "1";
+  for (int i = 0; i < 10000; ++i) sum += "+1";
+  EXPECT_EQ(error(sum), "expression nested too deeply at 400");
+  EXPECT_EQ(error(std::string(10000, '!') + "true", Dialect::kCondition),
+            "expression nested too deeply at 200");
+  std::string ok = "1";
+  for (int i = 0; i < 150; ++i) ok += "+1";
+  EXPECT_EQ(eval(ok), Json(151));
 }
 
 }  // namespace

@@ -41,6 +41,12 @@ TEST(TagsTest, SplicesTagsIntoText) {
   ASSERT_TRUE(out.ok()) << out.error().message();
   EXPECT_EQ(*out, Json(R"(hello Ada x3 {"key":"a","value":1.5})"));
   EXPECT_EQ(fillText("{{ inputs.parameters.num-1 }}!", scope).value(), Json("7!"));
+  Json list = {{"l", Json::array({"a", "b"})}};
+  JsonScope by_index(list);
+  EXPECT_EQ(fillText("{{l.1}}", by_index).value(), Json("b"));
+  EXPECT_FALSE(fillText("{{l.2}}", by_index).ok());
+  EXPECT_FALSE(fillText("{{l.99999999999999999999999}}", by_index).ok());
+  EXPECT_FALSE(fillText("{{l.-1}}", by_index).ok());
 }
 
 TEST(TagsTest, AStringThatIsOneTagKeepsTheValuesType) {
@@ -124,6 +130,8 @@ TEST(TagsTest, AFilledValueStaysWithinTheLimit) {
   ASSERT_FALSE(out.ok());
   EXPECT_EQ(out.error().message(), "a filled value is larger than the limit of 1000 bytes");
   EXPECT_FALSE(fillText("{{text}}{{text}}", scope, small).ok());
+  small.limit = 500;
+  EXPECT_FALSE(fillText("{{text}}", scope, small).ok());
 }
 
 }  // namespace
