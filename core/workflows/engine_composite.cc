@@ -281,14 +281,22 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
                       start ? NodePhase::kSkipped : NodePhase::kError,
                       start ? whenText() : start.error().message(), now);
       nodes_[c].c().slots[slot].items[i] = n;
-      addChild(item_parent, n);
+      if (in_dag) {
+        addChild(item_parent, n);
+      } else {
+        link(n);  // a steps group's child, which the next group hangs below
+      }
       continue;
     }
-    gatedStart(c, [this, c, slot, i, item_parent, start = std::move(*start)]() {
+    gatedStart(c, [this, c, slot, i, item_parent, in_dag, link, start = std::move(*start)]() {
       const std::uint32_t n = start();
       nodes_[n].slot = slot;
       nodes_[c].c().slots[slot].items[i] = n;
-      addChild(item_parent, n);
+      if (in_dag) {
+        addChild(item_parent, n);
+      } else {
+        link(n);
+      }
       return n;
     });
   }

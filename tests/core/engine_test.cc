@@ -207,6 +207,10 @@ TEST_F(EngineTest, WithParamLoopsOverAPreviousOutputAndAggregatesTheItems) {
                                  leaf("say", {"message"}, {output("message")}), leaf("gen")}));
   EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
   EXPECT_TRUE(has(r, "wf[1].each(2:c)"));
+  // The next group hangs below each item of the loop before it.
+  EXPECT_EQ(node(r, "wf[1].each(0:a)").children, std::vector<std::string>{node(r, "wf[2]").id});
+  EXPECT_EQ(node(r, "wf[1].each(2:c)").children, std::vector<std::string>{node(r, "wf[2]").id});
+  EXPECT_EQ(node(r, "wf[1]").children.size(), 3u);
   EXPECT_EQ(node(r, "wf[2].sum").inputs["parameters"][0]["value"],
             "[\"a\",\"b\",\"c\"]|[\"a\",\"b\",\"c\"]");
 }
