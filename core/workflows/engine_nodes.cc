@@ -79,12 +79,12 @@ EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCal
     std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
     globals_["workflow.creationTimestamp"] = std::string(buf);
   }
-  Json list = Json::array();
+  Json all = Json::object();  // name -> value, for `workflow.parameters['a-b']`
   for (const auto& [name, value] : parameters.items()) {
     globals_["workflow.parameters." + name] = parameterText(value);
-    list.push_back({{"name", name}, {"value", parameterText(value)}});
+    all[name] = parameterText(value);
   }
-  globals_["workflow.parameters"] = list.dump();
+  globals_["workflow.parameters"] = std::move(all);
   for (const auto& [name, value] : model.labels.items())
     globals_["workflow.labels." + name] = parameterText(value);
   leaf_limit_ = std::max(1, model.parallelism ? std::min(options.parallel, *model.parallelism)

@@ -215,6 +215,13 @@ Json EngineRun::stepRef(std::uint32_t, const Slot& slot, std::string_view rest,
     found = false;
     return Json();
   }
+  if (rest == "outputs.parameters") {  // name -> value, for `outputs.parameters['a-b']`
+    Json all = Json::object();
+    if (s.outputs.is_object() && s.outputs.contains("parameters")) {
+      for (const auto& p : s.outputs["parameters"]) all[p["name"].get<std::string>()] = p["value"];
+    }
+    return all;
+  }
   if (ed::startsWith(rest, "outputs.parameters.")) {
     if (const Json* v = findParameter(s.outputs, rest.substr(19))) return *v;
     // Argo's addSkippedNodeOutputsToScope: a skipped call's declared defaults.
@@ -271,9 +278,13 @@ std::optional<Json> EngineRun::lookup(std::uint32_t frame, const Json* item, std
     }
     return std::nullopt;
   }
-  if (dotted == "inputs.parameters") {
+  if (dotted == "inputs.parameters") {  // name -> value, for `inputs.parameters['a-b']`
+    Json all = Json::object();
     const Json& in = status_[frame].inputs;
-    return in.is_object() && in.contains("parameters") ? in["parameters"].dump() : "[]";
+    if (in.is_object() && in.contains("parameters")) {
+      for (const auto& p : in["parameters"]) all[p["name"].get<std::string>()] = p["value"];
+    }
+    return all;
   }
   const bool steps = ed::startsWith(dotted, "steps.");
   if ((steps && f.kind == NodeKind::kSteps) || (ed::startsWith(dotted, "tasks.") && f.kind == NodeKind::kDag)) {

@@ -255,6 +255,24 @@ TEST_F(EngineTest, OutputParametersDefaultsGlobalsAndCompositeOutputs) {
   EXPECT_EQ(r.outputs, (Json{{"parameters", {{{"name", "shared"}, {"value", "42"}}}}}));
 }
 
+// Names with '-' are reached by index in expressions: the parameters are objects.
+TEST_F(EngineTest, ExpressionsIndexParametersByName) {
+  auto gen = leaf("gen", {}, {output("hello-param")});
+  leaves_.plan("gen", {LeafAnswer::ok({{"parameters", {{"hello-param", "hi"}}}})});
+  auto use = call("use", "say",
+                  {{"message", "{{=steps.gen.outputs.parameters['hello-param'] + workflow.parameters['my-p']}}"}});
+  auto go = call("go", "echo");
+  go.when = "{{=inputs.parameters['should-print'] == 'true'}}";
+  auto main = steps("main", {{call("gen", "gen")}, {use, go}});
+  main.inputs.push_back(param("should-print", "true"));
+  auto m = workflow("main", {main, gen, leaf("say", {"message"}), leaf("echo")});
+  m.parameters.push_back(param("my-p", "!"));
+  auto r = run(m);
+  EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
+  EXPECT_EQ(node(r, "wf[1].use").inputs["parameters"][0]["value"], "hi!");
+  EXPECT_EQ(phase(r, "wf[1].go"), "Succeeded");
+}
+
 TEST_F(EngineTest, AMissingOutputWithoutDefaultIsAnError) {
   leaves_.plan("gen", {LeafAnswer::ok({{"parameters", Json::object()}})});
   auto r = run(workflow("gen", {leaf("gen", {}, {output("x")})}));
