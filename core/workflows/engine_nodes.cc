@@ -128,6 +128,8 @@ std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template
   node.slot = slot;
   node.frame = n;
   node.deadline = parent != kNoNode ? nodes_[parent].deadline : workflow_deadline_;
+  // Exit handlers run past the deadlines of what they handle (Argo's IsPartOfExitHandler).
+  if (slot == kExitSlot || (parent == kNoNode && entry_ != kNoNode)) node.deadline = TimePoint::max();
   nodes_.push_back(std::move(node));
   return n;
 }
@@ -639,7 +641,15 @@ int EngineRun::timersDue(TimePoint now) {
     const Timer t = timers_.back();
     timers_.pop_back();
     if (t.what == Timer::What::kWorkflow) {
-      if (!finished_ && !cancelling_) cancel(now, "Step exceeded its deadline", false);
+      // activeDeadlineSeconds: the leaves that run or wait fail, the nodes above them
+      // end by their rules, and the exit handlers still run (operator.go's
+      // failSuspendedAndPendingNodesAfterDeadlineOrShutdown).
+      if (finished_ || cancelling_) continue;
+      for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
+        if (isEnded(status_[n].phase) || nodes_[n].deadline == TimePoint::max()) continue;
+        // (A retry waiting out its backoff ends when its next attempt would start.)
+        if (nodes_[n].kind == NodeKind::kLeaf) end(n, NodePhase::kFailed, "Step exceeded its deadline", now);
+      }
       continue;
     }
     Node& node = nodes_[t.node];

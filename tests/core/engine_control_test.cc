@@ -123,6 +123,20 @@ TEST_F(EngineTest, ActiveDeadlineOfTheWorkflowFailsWhatRuns) {
   EXPECT_EQ(*node(r, "wf[0].s").finished - env_.start(), Millis(3000));
 }
 
+TEST_F(EngineTest, TheWorkflowsExitHandlerRunsAfterItsDeadline) {
+  leaves_.plan("slow", {LeafAnswer::sleeping(Millis(100000))});
+  auto m = workflow("slow", {leaf("slow"), leaf("say", {"message"}),
+                             steps("exit", {{call("report", "say", {{"message", "{{workflow.status}}"}})}})});
+  m.active_deadline = Millis(3000);
+  m.on_exit = "exit";
+  auto r = run(m);
+  EXPECT_EQ(r.phase, NodePhase::kFailed);
+  EXPECT_EQ(r.message, "Step exceeded its deadline");
+  EXPECT_EQ(phase(r, "wf.onExit"), "Succeeded");
+  ASSERT_EQ(leaves_.records("say").size(), 1u);
+  EXPECT_EQ(leaves_.records("say")[0].inputs["message"], "Failed");
+}
+
 TEST_F(EngineTest, ActiveDeadlineOfATemplateCoversItsRetries) {
   leaves_.plan("bad", {LeafAnswer::failed()});
   auto t = retried(leaf("bad"), "100", Policy::kOnFailure, Millis(1000));
