@@ -533,14 +533,14 @@ void EngineRun::drain(TimePoint now) {
   while (!fulfilled_.empty()) {
     const std::uint32_t n = fulfilled_.front();
     fulfilled_.pop_front();
-    Node& node = nodes_[n];
-    if (node.fulfilled) continue;
-    node.fulfilled = true;
-    releaseGate(n);
-    const std::uint32_t p = node.parent;
+    if (nodes_[n].fulfilled) continue;
+    nodes_[n].fulfilled = true;
+    const std::uint32_t p = nodes_[n].parent;
+    const std::uint32_t slot = nodes_[n].slot;
+    releaseGate(n);  // may start nodes: no reference into nodes_ is held across it
     if (p == kNoNode) {
       rootFulfilled(n, now);
-    } else if (node.slot == kExitSlot) {
+    } else if (slot == kExitSlot) {
       fulfilled_.push_back(p);  // the node whose exit handler this was
     } else if (!isEnded(status_[p].phase)) {
       childFulfilled(p, n, now);
