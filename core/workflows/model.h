@@ -113,8 +113,8 @@ struct TemplateCall {
   bool continue_on_failed = false;
   bool continue_on_error = false;
   std::string on_exit;  // a template run after this call ended (Argo's onExit / hooks.exit)
-  // The exit template's arguments (Argo's hooks.exit.arguments; may hold tags, which see
-  // this call's outputs as `steps.NAME` / `tasks.NAME`).
+  // hooks.exit's arguments: parameter -> value, filled where the call's own arguments are
+  // (so they may name this call's outputs: `{{steps.NAME.outputs.parameters.x}}`).
   std::vector<std::pair<std::string, Json>> on_exit_arguments;
   SourceRef where;
 };

@@ -1,0 +1,108 @@
+// Names and JSON of the engine's nodes and results, as Argo writes its WorkflowStatus
+// (pkg/apis/workflow/v1alpha1/workflow_types.go: NodeStatus, Workflow.NodeID).
+#include <cstdint>
+#include <ctime>
+
+#include "core/workflows/engine.h"
+#include "core/workflows/engine_state.h"
+
+namespace plugboard::core {
+
+std::string_view nodePhaseName(NodePhase phase) {
+  switch (phase) {
+    case NodePhase::kPending: return "Pending";
+    case NodePhase::kRunning: return "Running";
+    case NodePhase::kSucceeded: return "Succeeded";
+    case NodePhase::kFailed: return "Failed";
+    case NodePhase::kError: return "Error";
+    case NodePhase::kSkipped: return "Skipped";
+    case NodePhase::kOmitted: return "Omitted";
+  }
+  return "Unknown";
+}
+
+bool isEnded(NodePhase phase) {
+  return phase != NodePhase::kPending && phase != NodePhase::kRunning;
+}
+
+std::string_view nodeTypeName(NodeType type) {
+  switch (type) {
+    case NodeType::kPod: return "Pod";
+    case NodeType::kPlugin: return "Plugin";
+    case NodeType::kSteps: return "Steps";
+    case NodeType::kStepGroup: return "StepGroup";
+    case NodeType::kDAG: return "DAG";
+    case NodeType::kTaskGroup: return "TaskGroup";
+    case NodeType::kRetry: return "Retry";
+    case NodeType::kSkipped: return "Skipped";
+    case NodeType::kSuspend: return "Suspend";
+  }
+  return "Unknown";
+}
+
+std::string argoNodeId(const std::string& workflow, const std::string& node_name) {
+  if (node_name == workflow) return workflow;
+  std::uint32_t h = 2166136261u;  // FNV-1a, 32 bits
+  for (unsigned char c : node_name) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return workflow + "-" + std::to_string(h);
+}
+
+std::string parameterText(const Json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+namespace {
+
+// RFC 3339 in UTC, seconds: the steady clock's reading placed on the system clock.
+std::string rfc3339(std::chrono::steady_clock::time_point tp) {
+  const auto wall = std::chrono::system_clock::now() +
+                    std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                        tp - std::chrono::steady_clock::now());
+  const std::time_t t = std::chrono::system_clock::to_time_t(wall);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+Json NodeStatus::toJson() const {
+  Json j = {{"id", id},
+            {"name", name},
+            {"displayName", display_name},
+            {"type", std::string(nodeTypeName(type))},
+            {"phase", std::string(nodePhaseName(phase))}};
+  if (!template_name.empty()) j["templateName"] = template_name;
+  if (!message.empty()) j["message"] = message;
+  if (!boundary_id.empty()) j["boundaryID"] = boundary_id;
+  if (!children.empty()) j["children"] = children;
+  if (!inputs.is_null()) j["inputs"] = inputs;
+  if (!outputs.is_null()) j["outputs"] = outputs;
+  if (started) j["startedAt"] = rfc3339(*started);
+  if (finished) j["finishedAt"] = rfc3339(*finished);
+  return j;
+}
+
+Json RunResult::statusJson() const {
+  Json nodes_json = Json::object();
+  for (const auto& n : nodes) nodes_json[n.id] = n.toJson();
+  Json j = {{"phase", std::string(nodePhaseName(phase))}, {"nodes", std::move(nodes_json)}};
+  if (!message.empty()) j["message"] = message;
+  if (!nodes.empty()) {
+    if (nodes[0].started) j["startedAt"] = rfc3339(*nodes[0].started);
+    std::optional<std::chrono::steady_clock::time_point> last;
+    for (const auto& n : nodes) {
+      if (n.finished && (!last || *n.finished > *last)) last = n.finished;
+    }
+    if (last && isEnded(phase)) j["finishedAt"] = rfc3339(*last);
+  }
+  if (outputs.contains("parameters") && !outputs["parameters"].empty()) j["outputs"] = outputs;
+  return j;
+}
+
+}  // namespace plugboard::core
