@@ -130,6 +130,27 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
     out.push_back({{model.file.string()}, "", "entrypoint template '" + model.entrypoint + "' not found"});
   if (!model.on_exit.empty() && !known(model.on_exit))
     out.push_back({{model.file.string()}, "", "onExit template '" + model.on_exit + "' not found"});
+  // Inputs without a value or a default must be given (Argo's validate.go, validateInputs:
+  // "inputs.parameters.X was not supplied"): the entry point's by the workflow's
+  // parameters, a called template's by the call's arguments.
+  auto requireInputs = [&](const std::string& name, const auto& given, const SourceRef& where,
+                           const std::string& subject) {
+    const Template* t = model.find(name);
+    if (t == nullptr) return;
+    for (const ParameterDecl& p : t->inputs) {
+      if (p.value || p.default_value || given(p.name)) continue;
+      out.push_back({where, subject,
+                     "inputs.parameters." + p.name + " of template '" + name + "' was not supplied"});
+    }
+  };
+  if (const Template* entry = model.find(model.entrypoint)) {
+    requireInputs(model.entrypoint,
+                  [&](const std::string& p) {
+                    return std::any_of(model.parameters.begin(), model.parameters.end(),
+                                       [&](const ParameterDecl& d) { return d.name == p; });
+                  },
+                  entry->where, "template '" + model.entrypoint + "'");
+  }
   std::set<std::string> exit_templates;
   if (!model.on_exit.empty()) exit_templates.insert(model.on_exit);
   for (const Template& t : model.templates) {
@@ -178,6 +199,14 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
         out.push_back({c.where, cs, "the name is used twice in " + subject});
       if (!known(c.template_name))
         out.push_back({c.where, cs, "template '" + c.template_name + "' not found"});
+      auto argument = [](const auto& arguments) {
+        return [&arguments](const std::string& p) {
+          return std::any_of(arguments.begin(), arguments.end(),
+                             [&](const auto& a) { return a.first == p; });
+        };
+      };
+      requireInputs(c.template_name, argument(c.arguments), c.where, cs);
+      if (!c.on_exit.empty()) requireInputs(c.on_exit, argument(c.on_exit_arguments), c.where, cs);
       if (!c.on_exit.empty() && !known(c.on_exit))
         out.push_back({c.where, cs, "exit template '" + c.on_exit + "' not found"});
       CheckScope scope{&model, &t, &info, c.loop.kind != Loop::Kind::kNone, false,

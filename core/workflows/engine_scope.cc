@@ -478,6 +478,24 @@ Status EngineRun::setOutputs(std::uint32_t n, const Outcome* outcome) {
     params.push_back({{"name", o.name}, {"value", parameterText(*value)}});
     if (!o.global_name.empty() && succeeded) publishGlobal(o.global_name, parameterText(*value));
   }
+  // A plugin's node keeps every parameter the plugin answered, declared or not, in the
+  // plugin's order: Argo's agent writes the reply's outputs into the node as they are
+  // (workflow/executor/agent.go); a declaration only adds a default and lets lint accept a
+  // reference to it (argo-workflows #9966).
+  if (t.kind == Template::Kind::kPlugin && supplied != nullptr && succeeded) {
+    auto declared = [&](const std::string& name) {
+      return std::any_of(t.outputs.begin(), t.outputs.end(),
+                         [&](const OutputParameterDecl& o) { return o.name == name; });
+    };
+    std::vector<std::string> order = outcome->parameter_order;
+    if (order.empty()) {
+      for (const auto& [name, _] : supplied->items()) order.push_back(name);
+    }
+    for (const auto& name : order) {
+      if (declared(name) || !supplied->contains(name)) continue;
+      params.push_back({{"name", name}, {"value", parameterText((*supplied)[name])}});
+    }
+  }
   if (!params.empty()) out["parameters"] = std::move(params);
   if (!out.empty()) status_[n].outputs = std::move(out);
   return Status::Ok();

@@ -294,7 +294,12 @@ TEST_F(EngineTest, PluginLeavesGetTheirOriginalTemplateFilled) {
 }
 
 TEST_F(EngineTest, AMissingInputErrorsTheNode) {
-  auto r = run(workflow("main", {steps("main", {{call("hi", "say")}}), leaf("say", {"message"})}));
+  const auto model = workflow("main", {steps("main", {{call("hi", "say")}}), leaf("say", {"message"})});
+  const auto problems = core::checkModel(model);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].message, "inputs.parameters.message of template 'say' was not supplied");
+  // What the engine does with it when the check is not made first.
+  auto r = run(model, Json::object(), /*checked=*/false);
   EXPECT_EQ(phase(r, "wf[0].hi"), "Error");
   EXPECT_EQ(node(r, "wf[0].hi").message, "inputs.parameters.message was not supplied");
 }

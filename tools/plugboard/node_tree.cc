@@ -1,12 +1,13 @@
 #include "tools/plugboard/node_tree.h"
 
 #include <algorithm>
-#include <ctime>
+#include <unordered_set>
+#include "tools/plugboard/progress.h"
 
 namespace plugboard::cli {
 namespace {
 
-constexpr auto kRedrawEvery = std::chrono::milliseconds(200);
+constexpr auto kTreeRedrawEvery = std::chrono::milliseconds(200);
 
 // Argo's icons (cmd/argo/commands/get.go's nodeStatusIcon, as the CLI prints them).
 const char* iconOf(core::NodePhase phase) {
@@ -28,9 +29,8 @@ const char* iconOf(core::NodePhase phase) {
   return "◷";
 }
 
-bool isGroup(const core::NodeStatus& n) {
-  return n.type == core::NodeType::kStepGroup || n.type == core::NodeType::kTaskGroup;
-}
+// A steps group draws no line of its own: its calls hang from the group's parent.
+bool isGroup(const core::NodeStatus& n) { return n.type == core::NodeType::kStepGroup; }
 
 std::string durationOf(const core::NodeStatus& n, std::chrono::steady_clock::time_point now) {
   if (!n.started) return "";
@@ -52,7 +52,12 @@ class TreeWriter {
 
   std::vector<std::string> lines() {
     if (nodes_.empty()) return {};
-    add(nodes_[0], " ", "");
+    // Each tree: the entry node's, then an exit handler's, which no node has as a child.
+    std::unordered_set<std::string> reached;
+    for (const auto& n : nodes_) reached.insert(n.children.begin(), n.children.end());
+    for (const auto& n : nodes_) {
+      if (!reached.contains(n.id) && !drawn_.contains(n.id)) add(n, " ", "");
+    }
     std::size_t w_tree = 4, w_tmpl = 8, w_dur = 8;
     for (const auto& r : rows_) {
       w_tree = std::max(w_tree, width(r.tree));
@@ -82,12 +87,41 @@ class TreeWriter {
     const std::size_t have = width(s);
     return have >= w ? s : s + std::string(w - have, ' ');
   }
+  // Whether child `id` of a loop's or a retry's node is one of its items or attempts
+  // ("name(0:a)", "name(1)"), not a task that depends on it.
+  bool isPart(const core::NodeStatus& n, const std::string& id) const {
+    auto it = index_.find(id);
+    return it != index_.end() && nodes_[it->second].name.starts_with(n.name + "(");
+  }
+  bool inDag(const core::NodeStatus& n) const {
+    auto it = index_.find(n.boundary_id);
+    return it != index_.end() && nodes_[it->second].type == core::NodeType::kDAG;
+  }
   std::vector<const core::NodeStatus*> childrenOf(const core::NodeStatus& n) const {
     std::vector<const core::NodeStatus*> out;
+    if (n.type == core::NodeType::kDAG) {
+      // As `argo get` draws a dag: its tasks in a flat list (Argo's children edges run from
+      // a task to the tasks that depend on it); a loop's or a retry's nodes under their own.
+      std::unordered_set<std::string> nested;
+      for (const auto& m : nodes_) {
+        if (m.boundary_id != n.id || m.type == core::NodeType::kDAG) continue;
+        if (m.type != core::NodeType::kTaskGroup && m.type != core::NodeType::kRetry) continue;
+        for (const auto& id : m.children) {
+          if (isPart(m, id)) nested.insert(id);
+        }
+      }
+      for (const auto& m : nodes_) {
+        if (m.boundary_id == n.id && m.id != n.id && !nested.contains(m.id)) out.push_back(&m);
+      }
+      return out;
+    }
+    const bool holds = n.type == core::NodeType::kTaskGroup || n.type == core::NodeType::kRetry;
     for (const auto& id : n.children) {
       auto it = index_.find(id);
       if (it == index_.end()) continue;
       const auto& child = nodes_[it->second];
+      // A dag task's edges to the tasks that depend on it: those are drawn under the dag.
+      if (inDag(n) && child.boundary_id == n.boundary_id && !(holds && isPart(n, id))) continue;
       if (isGroup(child)) {  // a group's children hang from the group's parent
         for (const auto* grand : childrenOf(child)) out.push_back(grand);
       } else {
@@ -97,11 +131,15 @@ class TreeWriter {
     return out;
   }
   void add(const core::NodeStatus& n, const std::string& branch, const std::string& indent) {
+    drawn_.insert(n.id);
     std::string message = n.message;
     if (auto nl = message.find('\n'); nl != std::string::npos) message.resize(nl);
     rows_.push_back({branch + iconOf(n.phase) + " " + n.display_name, n.template_name,
                      durationOf(n, now_), message});
-    const auto children = childrenOf(n);
+    std::vector<const core::NodeStatus*> children;
+    for (const auto* c : childrenOf(n)) {
+      if (!drawn_.contains(c->id)) children.push_back(c);
+    }
     for (std::size_t i = 0; i < children.size(); ++i) {
       const bool last = i + 1 == children.size();
       add(*children[i], indent + (last ? " └─" : " ├─"), indent + (last ? "   " : " │ "));
@@ -111,15 +149,9 @@ class TreeWriter {
   const std::vector<core::NodeStatus>& nodes_;
   std::chrono::steady_clock::time_point now_;
   std::unordered_map<std::string, std::size_t> index_;
+  std::unordered_set<std::string> drawn_;
   std::vector<Row> rows_;
 };
-
-std::string timestamp() {
-  std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&now));
-  return buf;
-}
 
 }  // namespace
 
@@ -140,7 +172,7 @@ void NodeTreeDisplay::nodeChanged(const core::NodeStatus& node) {
     if (!added && it->second == node.phase) return;
     it->second = node.phase;
     if (node.phase == core::NodePhase::kPending) return;
-    std::string line = timestamp() + " " + node.name + " (" + node.template_name + "): " +
+    std::string line = timeOfDay() + " " + node.name + " (" + node.template_name + "): " +
                        std::string(core::nodePhaseName(node.phase));
     if (!node.message.empty()) line += ": " + node.message.substr(0, node.message.find('\n'));
     std::fprintf(out_, "%s\n", line.c_str());
@@ -160,7 +192,7 @@ void NodeTreeDisplay::nodeChanged(const core::NodeStatus& node) {
 void NodeTreeDisplay::tick() {
   if (!live_ || !dirty_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_draw_ < kRedrawEvery) return;
+  if (now - last_draw_ < kTreeRedrawEvery) return;
   redraw(false, nodes_.empty() ? "Pending" : std::string(core::nodePhaseName(nodes_[0].phase)));
 }
 

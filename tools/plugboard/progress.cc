@@ -25,14 +25,14 @@ const char* colorOf(core::StepPhase phase) {
   }
 }
 
-std::string timestamp() {
+}  // namespace
+
+std::string timeOfDay() {
   std::time_t now = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&now));
   return buf;
 }
-
-}  // namespace
 
 ProgressDisplay::ProgressDisplay(const std::vector<std::string>& steps, bool live, std::FILE* out)
     : live_(live), out_(out) {
@@ -132,7 +132,7 @@ void ProgressDisplay::stepChanged(const core::StepStatus& step) {
     return;
   }
   std::string line =
-      timestamp() + " step " + step.id + ": " + std::string(core::stepPhaseName(step.phase));
+      timeOfDay() + " step " + step.id + ": " + std::string(core::stepPhaseName(step.phase));
   if (core::isTerminal(step.phase) && step.started)
     line += " in " + core::formatElapsed(step.elapsed());
   if (core::isTerminal(step.phase) && !step.plugin.empty()) line += " (" + step.plugin + ")";

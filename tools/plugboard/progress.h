@@ -20,6 +20,9 @@
 
 namespace plugboard::cli {
 
+// The local time of day, "14:03:59": how log lines of a run begin.
+std::string timeOfDay();
+
 class ProgressDisplay : public core::RunObserver {
  public:
   static constexpr std::size_t kMaxStepLines = 30;
