@@ -22,9 +22,12 @@ struct Engine::Impl {
     std::mutex mu;
     std::vector<Completion> done;
     bool cancel_requested = false;
-    bool take(std::vector<Completion>& out) {
+    bool resume_requested = false;  // cleared when taken
+    bool take(std::vector<Completion>& out, bool& resume) {
       std::lock_guard lock(mu);
       out.swap(done);
+      resume = resume_requested;
+      resume_requested = false;
       return cancel_requested;
     }
   };
@@ -59,6 +62,14 @@ void Engine::cancel() {
   impl_->env.wake();
 }
 
+void Engine::resume() {
+  {
+    std::lock_guard lock(impl_->events->mu);
+    impl_->events->resume_requested = true;
+  }
+  impl_->env.wake();
+}
+
 RunResult Engine::run(const WorkflowModel& model, const Json& parameters) {
   Impl& m = *impl_;
   RunEnv& env = m.env;
@@ -68,9 +79,11 @@ RunResult Engine::run(const WorkflowModel& model, const Json& parameters) {
   std::vector<Impl::Completion> completions;
 
   auto handleEvents = [&](RunEnv::TimePoint now) {
-    const bool cancel_requested = m.events->take(completions);
+    bool resume = false;
+    const bool cancel_requested = m.events->take(completions, resume);
     for (auto& c : completions) run.leafReturned(c.node, c.token, std::move(c.dispatch), now);
     completions.clear();
+    if (resume) run.resume(now);
     return cancel_requested;
   };
 

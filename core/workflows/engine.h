@@ -134,6 +134,9 @@ class Engine {
   // REQUIRES: `model` passed checkModel(); `parameters` from resolveParameters().
   RunResult run(const WorkflowModel& model, const Json& parameters);
   void cancel();
+  // Resumes every suspended node that waits to be resumed (a suspend template without a
+  // duration, as `argo resume` does); one with a duration ends early too.
+  void resume();
 
  private:
   struct Impl;

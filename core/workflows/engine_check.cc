@@ -187,7 +187,9 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
           out.push_back({o.where, subject, "outputs.parameters." + o.name + ": " + e.error().message()});
       }
     }
-    if (t.retry && !t.retry->expression.empty()) {
+    if (t.retry && !t.retry->expression.empty() && hasTags(t.retry->expression)) {
+      checkTags(Json(t.retry->expression), own, t.retry->where, subject, out);
+    } else if (t.retry && !t.retry->expression.empty()) {
       if (auto e = checkExpression(t.retry->expression, Dialect::kExpr); !e)
         out.push_back({t.retry->where, subject, "retryStrategy.expression: " + e.error().message()});
     }

@@ -11,6 +11,17 @@
 namespace plugboard::core {
 namespace {
 
+// Whether input parameter `name` of `t` has a default (Argo applies it when an argument
+// names an output its producer, skipped, never made: examples/skipped-output-defaults).
+bool hasDefault(const Template& t, const std::string& name) {
+  return std::any_of(t.inputs.begin(), t.inputs.end(), [&](const ParameterDecl& p) {
+    return p.name == name && p.default_value.has_value();
+  });
+}
+
+}  // namespace
+namespace {
+
 
 bool continuesOn(const TemplateCall* call, NodePhase phase) {
   return call != nullptr && ((phase == NodePhase::kFailed && call->continue_on_failed) ||
@@ -207,6 +218,9 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     Json args = Json::object();
     for (const auto& [k, v] : call.arguments) {
       auto filled = fillIn(c, item_ptr, c, v);
+      if (!filled && filled.error().code() == Error::Code::kNotFound && hasDefault(*tmpl, k)) {
+        continue;  // an output a skipped call never made: the input's default applies
+      }
       if (!filled) return Error("arguments.parameters." + k + ": " + filled.error().message());
       args[k] = parameterText(*filled);
     }

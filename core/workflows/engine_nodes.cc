@@ -85,6 +85,16 @@ EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCal
     all[name] = parameterText(value);
   }
   globals_["workflow.parameters"] = std::move(all);
+  // workflow.parameters.json: every parameter as Argo's list of {name, value}, JSON text
+  // (workflow/common/common.go, GlobalVarWorkflowParametersJSON).
+  if (!globals_.contains("workflow.parameters.json")) {
+    Json list = Json::array();
+    for (const ParameterDecl& p : model.parameters) {
+      if (parameters.contains(p.name))
+        list.push_back({{"name", p.name}, {"value", parameterText(parameters[p.name])}});
+    }
+    globals_["workflow.parameters.json"] = list.dump();
+  }
   for (const auto& [name, value] : model.labels.items())
     globals_["workflow.labels." + name] = parameterText(value);
   leaf_limit_ = std::max(1, model.parallelism ? std::min(options.parallel, *model.parallelism)
@@ -136,7 +146,24 @@ std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template
 
 const TemplateInfo& EngineRun::info(const Template* t) {
   auto& slot = infos_[t];
-  if (!slot) slot = std::make_unique<TemplateInfo>(makeTemplateInfo(*t));
+  if (!slot) {
+    // A target given by a tag ("{{workflow.parameters.target}}", dag-targets.yaml) is
+    // filled from the workflow's variables, the only ones a dag's own field can name.
+    std::string target = t->dag_target;
+    if (target.find("{{") != std::string::npos) {
+      struct Globals final : Scope {
+        const Json& flat;  // "workflow.parameters.x" -> value
+        explicit Globals(const Json& f) : flat(f) {}
+        std::optional<Json> lookup(std::string_view dotted) const override {
+          auto it = flat.find(std::string(dotted));
+          return it == flat.end() ? std::nullopt : std::optional<Json>(*it);
+        }
+      } globals(globals_);
+      if (auto filled = fillText(target, globals); filled && filled->is_string())
+        target = filled->get<std::string>();
+    }
+    slot = std::make_unique<TemplateInfo>(makeTemplateInfo(*t, &target));
+  }
   return *slot;
 }
 
@@ -438,7 +465,18 @@ void EngineRun::retryDecide(std::uint32_t r, std::uint32_t a, TimePoint now) {
                         {"lastRetry.duration", std::to_string(took.count())},
                         {"lastRetry.message", last.message}};
     NodeScope scope(*this, r, nullptr, r, &extra);
-    auto go = evaluateCondition(rs.expression, Dialect::kExpr, scope);
+    // The template's tags are filled before the expression is read, as Argo substitutes
+    // the whole template (retry-conditional.yaml names an input parameter there).
+    std::string expression = rs.expression;
+    if (expression.find("{{") != std::string::npos) {
+      auto filled = fillText(expression, scope);
+      if (!filled) {
+        end(r, NodePhase::kError, "retryStrategy.expression: " + filled.error().message(), now);
+        return;
+      }
+      expression = filled->is_string() ? filled->get<std::string>() : filled->dump();
+    }
+    auto go = evaluateCondition(expression, Dialect::kExpr, scope);
     if (!go) {
       end(r, NodePhase::kError, "retryStrategy.expression: " + go.error().message(), now);
       return;
@@ -691,6 +729,18 @@ int EngineRun::timersDue(TimePoint now) {
   }
   drain(now);
   return abandoned;
+}
+
+void EngineRun::resume(TimePoint now) {
+  now_ = now;
+  // Once per `argo resume`: a visit of every node is what it costs.
+  for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
+    if (nodes_[n].tmpl != nullptr && nodes_[n].tmpl->kind == Template::Kind::kSuspend &&
+        status_[n].phase == NodePhase::kRunning) {
+      end(n, NodePhase::kSucceeded, "", now);
+    }
+  }
+  drain(now);
 }
 
 void EngineRun::start(TimePoint now) {

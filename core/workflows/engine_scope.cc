@@ -57,7 +57,7 @@ std::vector<std::string> conjunctionTerms(std::string_view e) {
   return terms;
 }
 
-TemplateInfo makeTemplateInfo(const Template& t) {
+TemplateInfo makeTemplateInfo(const Template& t, const std::string* target_text) {
   TemplateInfo ti;
   if (t.kind == Template::Kind::kSteps) {
     for (const auto& group : t.steps) {
@@ -116,14 +116,15 @@ TemplateInfo makeTemplateInfo(const Template& t) {
   }
   // Targets: dag.target, else the tasks nothing depends on; needed: them and their ancestry.
   ti.needed.assign(n, 0);
-  if (!t.dag_target.empty()) {
+  const std::string& target = target_text != nullptr ? *target_text : t.dag_target;
+  if (!target.empty()) {
     std::size_t pos = 0;
-    while (pos < t.dag_target.size()) {
-      std::size_t next = t.dag_target.find(' ', pos);
-      if (next == std::string::npos) next = t.dag_target.size();
-      std::string name = t.dag_target.substr(pos, next - pos);
+    while (pos < target.size()) {
+      std::size_t next = target.find(' ', pos);
+      if (next == std::string::npos) next = target.size();
+      std::string name = target.substr(pos, next - pos);
       pos = next + 1;
-      if (name.empty()) continue;
+      if (name.empty() || name.find("{{") != std::string::npos) continue;  // filled at run time
       auto it = ti.index.find(name);
       if (it == ti.index.end()) {
         if (ti.problem.empty()) ti.problem = "target task '" + name + "' does not exist";

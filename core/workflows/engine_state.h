@@ -53,8 +53,9 @@ struct TemplateInfo {
   std::uint32_t needed_count = 0;
   std::string problem;  // an unknown dependency or a cycle (checkModel reports them first)
 };
-// Builds the info of a dag or steps template.
-TemplateInfo makeTemplateInfo(const Template& t);
+// Builds the info of a dag or steps template; `target`: its dag.target with any tags
+// filled (nullptr: as written).
+TemplateInfo makeTemplateInfo(const Template& t, const std::string* target = nullptr);
 // The terms of `expression` if it is TERM && TERM ..., each TERM a name or name.Result.
 std::vector<std::string> conjunctionTerms(std::string_view expression);
 
@@ -144,6 +145,7 @@ class EngineRun {
   int timersDue(TimePoint now);  // returns the calls given up on
   std::optional<Launch> nextLaunch(TimePoint now);
   void cancel(TimePoint now, const std::string& message, bool by_user = true);
+  void resume(TimePoint now);  // ends every running suspend node Succeeded
   std::optional<TimePoint> nextTimer() const;
   bool finished() const { return finished_; }
   bool cancelling() const { return cancelling_; }

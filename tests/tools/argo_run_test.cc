@@ -2,6 +2,7 @@
 // bundled plugins: executor-plugin templates routed by key, the control flow Argo's
 // controller gives them, the status as `argo get -o json` prints it, and bad files refused
 // with file:line before anything starts. The workflows are written here in Argo's format.
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,39 @@ TEST_F(ArgoRunTest, RetriesAConditionAndContinueOn) {
   EXPECT_EQ(attempts, 3);  // the first and two retries
   EXPECT_EQ(node(s, "heads")["phase"], "Skipped");
   EXPECT_EQ(node(s, "tails")["phase"], "Succeeded");
+}
+
+TEST_F(ArgoRunTest, ASuspendWaitsItsDurationOrUntilResumed) {
+  RunOptions options;
+  // What `argo resume` is on a cluster: SIGUSR1 to the run, which says so when it waits.
+  options.signals = {{SIGUSR1, "is suspended"}};
+  auto r = plugboard({"run", dir_.write("wf.yaml", std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      steps:
+        - - name: approve
+            template: approve
+        - - name: delay
+            template: delay
+        - - name: after
+            template: echo
+    - name: approve
+      suspend: {}
+    - name: delay
+      suspend:
+        duration: "1"
+    - name: echo
+      plugin:
+        echo: {}
+)"),
+                      "--plugins", pluginDir().string(), "--output", "json"},
+                     options);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.err.find("wf[0].approve is suspended: `kill -USR1"), std::string::npos) << r.err;
+  auto s = Json::parse(r.out)["status"];
+  EXPECT_EQ(node(s, "approve")["type"], "Suspend");
+  EXPECT_EQ(node(s, "delay")["phase"], "Succeeded");
+  EXPECT_EQ(node(s, "after")["phase"], "Succeeded");
 }
 
 TEST_F(ArgoRunTest, AnAttemptPastItsTimeoutFails) {

@@ -1,5 +1,7 @@
 #include "tools/plugboard/node_tree.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <unordered_set>
 #include "tools/plugboard/progress.h"
@@ -115,6 +117,18 @@ class TreeWriter {
       }
       return out;
     }
+    if (n.type == core::NodeType::kSteps) {
+      // Its groups in order, each folded into its calls (Argo links a group to the calls
+      // of the group before it: those edges are drawn here instead).
+      for (const auto& g : nodes_) {
+        if (g.boundary_id != n.id || !isGroup(g)) continue;
+        for (const auto& id : g.children) {
+          auto it = index_.find(id);
+          if (it != index_.end() && !isGroup(nodes_[it->second])) out.push_back(&nodes_[it->second]);
+        }
+      }
+      return out;
+    }
     const bool holds = n.type == core::NodeType::kTaskGroup || n.type == core::NodeType::kRetry;
     for (const auto& id : n.children) {
       auto it = index_.find(id);
@@ -122,11 +136,7 @@ class TreeWriter {
       const auto& child = nodes_[it->second];
       // A dag task's edges to the tasks that depend on it: those are drawn under the dag.
       if (inDag(n) && child.boundary_id == n.boundary_id && !(holds && isPart(n, id))) continue;
-      if (isGroup(child)) {  // a group's children hang from the group's parent
-        for (const auto* grand : childrenOf(child)) out.push_back(grand);
-      } else {
-        out.push_back(&child);
-      }
+      if (!isGroup(child)) out.push_back(&child);  // groups are drawn from their steps node
     }
     return out;
   }
@@ -156,8 +166,12 @@ class TreeWriter {
 }  // namespace
 
 NodeTreeDisplay::NodeTreeDisplay(std::string workflow, core::Json parameters, bool live,
-                                 std::FILE* out)
-    : workflow_(std::move(workflow)), parameters_(std::move(parameters)), live_(live), out_(out) {}
+                                 std::FILE* out, bool quiet)
+    : workflow_(std::move(workflow)),
+      parameters_(std::move(parameters)),
+      live_(live && !quiet),
+      out_(out),
+      quiet_(quiet) {}
 
 std::vector<std::string> NodeTreeDisplay::treeLines(const std::vector<core::NodeStatus>& nodes,
                                                     std::chrono::steady_clock::time_point now) {
@@ -165,6 +179,12 @@ std::vector<std::string> NodeTreeDisplay::treeLines(const std::vector<core::Node
 }
 
 void NodeTreeDisplay::nodeChanged(const core::NodeStatus& node) {
+  if (node.type == core::NodeType::kSuspend && node.phase == core::NodePhase::kRunning &&
+      suspended_.emplace(node.id, true).second) {
+    std::fprintf(stderr, "plugboard: %s is suspended: `kill -USR1 %d` resumes it (as argo resume)\n",
+                 node.name.c_str(), static_cast<int>(getpid()));
+  }
+  if (quiet_) return;
   if (!live_) {
     // A line when a node reaches a phase it was not in; groups say nothing of their own.
     if (isGroup(node)) return;
@@ -190,7 +210,7 @@ void NodeTreeDisplay::nodeChanged(const core::NodeStatus& node) {
 }
 
 void NodeTreeDisplay::tick() {
-  if (!live_ || !dirty_) return;
+  if (quiet_ || !live_ || !dirty_) return;
   const auto now = std::chrono::steady_clock::now();
   if (now - last_draw_ < kTreeRedrawEvery) return;
   redraw(false, nodes_.empty() ? "Pending" : std::string(core::nodePhaseName(nodes_[0].phase)));
@@ -228,6 +248,7 @@ void NodeTreeDisplay::redraw(bool final, const std::string& status) {
 }
 
 void NodeTreeDisplay::close(const core::RunResult& result) {
+  if (quiet_) return;
   std::string status(core::nodePhaseName(result.phase));
   if (result.cancelled) status = "Failed (cancelled)";
   if (live_) {

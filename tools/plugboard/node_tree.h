@@ -25,8 +25,10 @@ class NodeTreeDisplay : public core::EngineObserver {
   static constexpr std::size_t kMaxLines = 60;
 
   // `workflow` and `parameters` (name -> value) for the header; `live` selects the
-  // in-place terminal display.
-  NodeTreeDisplay(std::string workflow, core::Json parameters, bool live, std::FILE* out);
+  // in-place terminal display; `quiet` draws nothing (--output json) but the line on
+  // standard error that says how to resume a suspended node, which every mode prints.
+  NodeTreeDisplay(std::string workflow, core::Json parameters, bool live, std::FILE* out,
+                  bool quiet = false);
 
   void nodeChanged(const core::NodeStatus& node) override;
   void tick() override;
@@ -45,6 +47,8 @@ class NodeTreeDisplay : public core::EngineObserver {
   core::Json parameters_;
   bool live_;
   std::FILE* out_;
+  bool quiet_;
+  std::unordered_map<std::string, bool> suspended_;  // suspend nodes whose line was printed
   std::vector<core::NodeStatus> nodes_;  // live: every node, in creation order
   std::unordered_map<std::string, std::size_t> index_;  // live: position by id
   std::unordered_map<std::string, core::NodePhase> logged_;  // log: last phase printed

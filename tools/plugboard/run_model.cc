@@ -117,18 +117,17 @@ int runModel(const po::variables_map& vm, core::Config config, const core::Engin
     std::cerr << parameters.error().message() << "\n";
     return kExitUsage;
   }
-  NodeTreeDisplay display(loaded->model.name, *parameters, !json && isatty(STDOUT_FILENO), stdout);
+  NodeTreeDisplay display(loaded->model.name, *parameters, isatty(STDOUT_FILENO), stdout, json);
   core::DispatchedLeafCalls calls(runtime->dispatcher());
-  core::Engine engine(calls, options, json ? nullptr : &display);
+  core::Engine engine(calls, options, &display);
   cancel_target->setEngine(engine);
   const core::RunResult result = engine.run(loaded->model, *parameters);
   cancel_target->release();
   if (json) {
     std::fputs(workflowJson(loaded->model, result).dump(2).c_str(), stdout);
     std::fputc('\n', stdout);
-  } else {
-    display.close(result);
   }
+  display.close(result);
   if (result.abandoned > 0) {
     std::fprintf(stdout, "warning: %d call(s) ignored cancellation and were abandoned\n",
                  result.abandoned);

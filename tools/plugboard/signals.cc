@@ -21,9 +21,15 @@ void CancelTarget::setRunner(core::Runner& r) {
   if (cancelled) cancel_run();
 }
 
+void CancelTarget::resume() {
+  std::lock_guard lock(mu);
+  if (resume_run) resume_run();
+}
+
 void CancelTarget::setEngine(core::Engine& e) {
   std::lock_guard lock(mu);
   cancel_run = [&e] { e.cancel(); };
+  resume_run = [&e] { e.resume(); };
   if (cancelled) cancel_run();
 }
 
@@ -48,6 +54,7 @@ void CancelTarget::exitNow(int status) {
 void CancelTarget::release() {
   std::lock_guard lock(mu);
   cancel_run = nullptr;
+  resume_run = nullptr;
   deployers = nullptr;
 }
 
@@ -57,10 +64,18 @@ std::shared_ptr<CancelTarget> handleSignals(const char* cancelling, bool stop_at
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   std::thread([set, target, cancelling, stop_at_once] {
     int signal = 0;
-    sigwait(&set, &signal);
+    // SIGUSR1 resumes suspended nodes and is otherwise ignored.
+    auto next = [&] {
+      do {
+        sigwait(&set, &signal);
+        if (signal == SIGUSR1) target->resume();
+      } while (signal == SIGUSR1);
+    };
+    next();
     const char* what = signal == SIGINT ? "interrupted" : "terminated";
     if (stop_at_once) {
       std::fprintf(stderr, "\nplugboard: %s: stopping\n", what);
@@ -69,7 +84,7 @@ std::shared_ptr<CancelTarget> handleSignals(const char* cancelling, bool stop_at
     std::fprintf(stderr, "\nplugboard: %s: cancelling %s (again to stop at once)\n", what,
                  cancelling);
     target->cancel();
-    sigwait(&set, &signal);
+    next();
     target->exitNow(kExitCancelled);
   }).detach();
   return target;

@@ -23,9 +23,12 @@ struct CancelTarget {
   core::StartControl checking;             // the starts made while the workflow is checked
   bool cancelled = false;                  // guarded by mu
   std::function<void()> cancel_run;        // guarded by mu: Runner::cancel or Engine::cancel
+  std::function<void()> resume_run;        // guarded by mu: Engine::resume
   core::DeployerSet* deployers = nullptr;  // guarded by mu
 
   void cancel();
+  // SIGUSR1: what `argo resume` does to a workflow's suspended nodes.
+  void resume();
   // A run made after a signal came runs cancelled: its steps end Skipped, not run.
   void setRunner(core::Runner& r);
   void setEngine(core::Engine& e);
@@ -37,7 +40,7 @@ struct CancelTarget {
   void release();
 };
 
-// Turns SIGINT and SIGTERM into cancel() on a thread of its own; a second signal (or the
+// Turns SIGINT and SIGTERM into cancel() (and SIGUSR1 into resume()) on a thread of its own; a second signal (or the
 // first, with `stop_at_once`) ends the process, after the deployers removed what their
 // plugins left. Call release() on the result before the runner or the deployers are
 // destroyed. REQUIRES: called before any other thread starts.
