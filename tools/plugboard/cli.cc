@@ -162,7 +162,7 @@ std::optional<std::map<std::string, std::string>> params(const po::variables_map
   return pairs(vm, "param");
 }
 
-std::optional<core::Config> settings(const po::variables_map& vm) {
+std::optional<core::Config> settings(const po::variables_map& vm, bool need_plugin_dirs) {
   core::Config config;
   if (vm.count("config")) {
     auto loaded = core::loadConfig(vm["config"].as<std::string>());
@@ -185,7 +185,7 @@ std::optional<core::Config> settings(const po::variables_map& vm) {
     config.plugin_dirs = splitPath(env);
   }
   if (config.plugin_dirs.empty()) config.plugin_dirs = defaultPluginDirs();
-  if (config.plugin_dirs.empty()) {
+  if (config.plugin_dirs.empty() && need_plugin_dirs) {
     std::cerr << "plugboard: no plugin directory: pass --plugins DIR, set plugin_dirs in the "
                  "--config file, or set PLUGBOARD_PLUGINS\n";
     return std::nullopt;

@@ -106,7 +106,10 @@ std::string configHelp(const std::string& what, const std::string& key,
 // else $PLUGBOARD_PLUGINS (colon-separated), else the system plugin directory when it
 // exists (defaultPluginDirs). Prints what is wrong and returns nullopt on an error, or
 // when there is no plugin directory at all.
-std::optional<core::Config> settings(const boost::program_options::variables_map& vm);
+// `need_plugin_dirs` false: no plugin directory is not an error (an Argo workflow of
+// container templates, or of executor plugins only, needs none).
+std::optional<core::Config> settings(const boost::program_options::variables_map& vm,
+                                     bool need_plugin_dirs = true);
 
 // The deployer directories found next to the binary (build tree) or under its prefix.
 std::vector<std::filesystem::path> defaultDeployerDirs();

@@ -80,7 +80,7 @@ int cmdRun(const Args& args) {
   if (!parseCommandArgs(args, "run", vm, exit_code)) return exit_code;
   const auto output = choice(vm, "output", {"text", "json"});
   if (!output) return kExitUsage;
-  auto config = settings(vm);
+  auto config = settings(vm, core::isTomlWorkflow(vm["workflow"].as<std::string>()));
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
   core::RunOptions run_options;

@@ -25,7 +25,7 @@ int cmdValidate(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseCommandArgs(args, "validate", vm, exit_code)) return exit_code;
-  auto config = settings(vm);
+  auto config = settings(vm, core::isTomlWorkflow(vm["workflow"].as<std::string>()));
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
   const std::string file = vm["workflow"].as<std::string>();
