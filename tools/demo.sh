@@ -4,7 +4,9 @@
 # through the `process` deployer, in child processes; the third adds Python plugins, in a
 # child process and embedded; the fourth runs hello natively, as Python and from a
 # container image, which it first makes with tools/plugin-image.sh; the fifth passes outputs
-# through an Argo executor plugin's sidecar, whose image tools/python-plugin-image.sh makes).
+# through an Argo executor plugin's sidecar, whose image tools/python-plugin-image.sh makes;
+# the last is an Argo Workflow, run unchanged: a dag of plugin templates, a loop, an
+# expression and an exit handler).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/setup.sh
@@ -29,3 +31,5 @@ else
   echo "examples/argo.toml skipped: the argo deployer reaches a sidecar without a network as root;" \
     "with rootless podman, set reach = \"publish\" in examples/registry.toml (docs/argo.md)"
 fi
+echo
+"$build_dir/plugboard" run examples/argo/hello-dag.yaml --plugins "$build_dir/plugins"
