@@ -288,6 +288,29 @@ TEST_F(ArgoRunTest, BadFilesAreRefusedWithFileAndLineBeforeAnythingRuns) {
                 file(), "volumes");
 }
 
+TEST_F(ArgoRunTest, GraphDrawsTheCallsFromTheEntryPoint) {
+  const std::string file = (sourceDir() / "examples/argo/hello-dag.yaml").string();
+  auto dot = plugboard({"graph", file});
+  ASSERT_EQ(dot.exit_code, 0) << dot.err;
+  EXPECT_EQ(dot.out.rfind("digraph \"hello-dag-\"", 0), 0u) << dot.out;
+  EXPECT_NE(dot.out.find("greet-others\\ngreet: plugin hello\\nwithParam"), std::string::npos) << dot.out;
+  EXPECT_NE(dot.out.find("label=\"onExit\""), std::string::npos) << dot.out;
+  auto mermaid = plugboard({"graph", file, "--format", "mermaid"});
+  ASSERT_EQ(mermaid.exit_code, 0) << mermaid.err;
+  EXPECT_NE(mermaid.out.find("flowchart LR"), std::string::npos);
+  // A recursive template is drawn once on each path.
+  auto recursive = plugboard({"graph", dir_.write("wf.yaml", std::string(kHeader) + R"(  entrypoint: flip
+  templates:
+    - name: flip
+      steps:
+        - - name: again
+            template: flip
+            when: "{{workflow.name}} == never"
+)")});
+  ASSERT_EQ(recursive.exit_code, 0) << recursive.err;
+  EXPECT_NE(recursive.out.find("again\\nflip: steps"), std::string::npos) << recursive.out;
+}
+
 TEST_F(ArgoRunTest, ValidateSaysOkOrNamesTheProblem) {
   auto ok = run(std::string(kHeader) + R"(  entrypoint: main
   templates:

@@ -10,6 +10,7 @@
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/graph.h"
+#include "tools/plugboard/run_model.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -52,7 +53,9 @@ CommandOptions graphOptions() {
   auto& options = command.options;
   addPluginDirsOption(options);
   addParamOption(options);
-  options.add_options()("workflow", po::value<std::string>()->required(), "workflow file (TOML)")(
+  addModelOptions(options);
+  options.add_options()("workflow", po::value<std::string>()->required(),
+                        "workflow file: TOML, or an Argo Workflow / WorkflowTemplate (YAML)")(
       "format,f", po::value<std::string>()->default_value("dot")->value_name("dot|mermaid"),
       "dot (Graphviz) or mermaid")(
       "run-output", po::value<std::string>()->value_name("FILE"),
@@ -67,6 +70,23 @@ int cmdGraph(const Args& args) {
   if (!parseCommandArgs(args, "graph", vm, exit_code)) return exit_code;
   const auto format = choice(vm, "format", {"dot", "mermaid"});
   if (!format) return kExitUsage;
+  const std::string file = vm["workflow"].as<std::string>();
+  if (!core::isTomlWorkflow(file)) {
+    if (vm.count("run-output")) {
+      std::cerr << "plugboard: --run-output colours TOML workflows' steps; an Argo run's "
+                   "phases are in its own output (-o json)\n";
+      return kExitUsage;
+    }
+    auto model = core::readModel(
+        file, core::ModelSource{vm.count("entrypoint") ? vm["entrypoint"].as<std::string>() : "",
+                                vm.count("templates") ? vm["templates"].as<std::string>() : ""});
+    if (!model) {
+      std::cerr << model.error().message() << "\n";
+      return kExitUsage;
+    }
+    std::cout << (*format == "dot" ? toDot(*model) : toMermaid(*model));
+    return kExitOk;
+  }
   auto config = settings(vm);
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;

@@ -29,6 +29,14 @@ const std::vector<std::pair<std::string, std::string>>& phaseColours();
 std::string toDot(const core::Workflow& workflow, const std::vector<GraphStep>& steps);
 std::string toMermaid(const core::Workflow& workflow, const std::vector<GraphStep>& steps);
 
+// A model workflow (Argo YAML) as written, from its entry point: a node per call of a
+// template (its name, the template and what it runs, its condition and loop), edges for a
+// dag's dependencies and from each steps group to the next, a dashed edge from a call of
+// a steps or dag template to the calls it makes (a template already being drawn on the
+// way there is not drawn again: recursion), and the exit handlers.
+std::string toDot(const core::WorkflowModel& model);
+std::string toMermaid(const core::WorkflowModel& model);
+
 }  // namespace plugboard::cli
 
 #endif  // PLUGBOARD_TOOLS_GRAPH_H_
