@@ -129,7 +129,9 @@ StepPlace Runtime::place(const WorkflowStep& step) const {
 
 Expected<WorkflowModel> readModel(const std::filesystem::path& file, const ModelSource& source) {
   LoadedModel loaded = loadModel(file, source);
-  if (loaded.model) {
+  // The model's own checks only once the file read cleanly: what the front end could not
+  // read would come back from them as second, derived problems.
+  if (loaded.model && loaded.problems.empty()) {
     for (auto& p : checkModel(*loaded.model)) loaded.problems.push_back(std::move(p));
   }
   std::string problems;

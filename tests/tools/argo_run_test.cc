@@ -311,6 +311,28 @@ TEST_F(ArgoRunTest, GraphDrawsTheCallsFromTheEntryPoint) {
   EXPECT_NE(recursive.out.find("again\\nflip: steps"), std::string::npos) << recursive.out;
 }
 
+TEST_F(ArgoRunTest, AWorkflowTemplateRunsFromTheEntryPointGiven) {
+  const std::string wft = R"(apiVersion: argoproj.io/v1alpha1
+kind: WorkflowTemplate
+metadata:
+  name: greeter
+spec:
+  templates:
+    - name: main
+      plugin:
+        echo:
+          said: hi
+)";
+  auto r = run(wft, {"--entrypoint", "main"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(parameter(status(r)["nodes"]["greeter"], "said"), "hi");
+  auto none = run(wft);
+  EXPECT_EQ(none.exit_code, 2);
+  // One line: the model's checks do not add what follows from it.
+  EXPECT_EQ(none.err, file() + ":6:3: a WorkflowTemplate needs an entry point: give one "
+                               "(--entrypoint) or set spec.entrypoint\n");
+}
+
 TEST_F(ArgoRunTest, ValidateSaysOkOrNamesTheProblem) {
   auto ok = run(std::string(kHeader) + R"(  entrypoint: main
   templates:
