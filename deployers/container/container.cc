@@ -93,16 +93,9 @@ class ContainerDeployer : public plugboard::Deployer {
       command = deployer_common::stringList("command", *c);
       if (command.empty()) throw std::invalid_argument("the artifact's 'command' is empty");
     }
-    ContainerSettings s = defaults_;
-    applyContainerOptions(s, options);
-    const std::string podman = s.run.podman.binary == defaults_.run.podman.binary
-                                   ? podman_
-                                   : deployer_common::findPodman(s.run.podman.binary);
-    const host::TrustRules rules = host::rulesOf(artifact);
-    deployer_common::requireTrusted(podman, host::checkFile(podman, rules));
-    deployer_common::checkImageFiles(image, rules);
-
-    s.run.podman.binary = podman;
+    ContainerSettings s = settingsFor(artifact, options);
+    deployer_common::checkImageFiles(image, host::rulesOf(artifact));
+    const std::string& podman = s.run.podman.binary;
     const std::string base =
         "plugboard-" + run_id_ + "-" + deployer_common::imageNamePart(image) + "-";
     auto launch =
@@ -116,19 +109,25 @@ class ContainerDeployer : public plugboard::Deployer {
     }
   }
 
-  // The "container-run" artifact: a handle that runs each template call's container to
-  // its end (template_run.h).
-  plugboard::Deployed runToEnd(const Json& artifact, const Json& options) {
+  // The deployer's settings with a step's `options` on top, and the podman binary they
+  // name found and checked against the artifact's trust rules.
+  ContainerSettings settingsFor(const Json& artifact, const Json& options) const {
     ContainerSettings s = defaults_;
     applyContainerOptions(s, options);
     const std::string podman = s.run.podman.binary == defaults_.run.podman.binary
                                    ? podman_
                                    : deployer_common::findPodman(s.run.podman.binary);
-    const host::TrustRules rules = host::rulesOf(artifact);
-    deployer_common::requireTrusted(podman, host::checkFile(podman, rules));
+    deployer_common::requireTrusted(podman, host::checkFile(podman, host::rulesOf(artifact)));
     s.run.podman.binary = podman;
+    return s;
+  }
+
+  // The "container-run" artifact: a handle that runs each template call's container to
+  // its end (template_run.h).
+  plugboard::Deployed runToEnd(const Json& artifact, const Json& options) {
+    ContainerSettings s = settingsFor(artifact, options);
     auto handle = std::make_unique<TemplateRunHandle>(s.run, "plugboard-step-" + run_id_ + "-",
-                                                      rules, log());
+                                                      host::rulesOf(artifact), log());
     return {TemplateRunHandle::manifest(), std::move(handle)};
   }
 
