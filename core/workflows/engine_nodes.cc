@@ -302,6 +302,17 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
   auto filled = fillIn(n, nullptr, n, t.original.is_null() ? leafJson(t) : t.original, true);
   if (!filled) return filled.error();
   c.filled = std::move(*filled);
+  // Each input parameter carries the value the node resolved (its argument, else its
+  // default), as Argo's controller writes it before the template reaches the TaskSet
+  // (workflow/common/util.go, ProcessArgs).
+  if (c.filled.is_object() && c.filled.contains("inputs") && c.filled["inputs"].is_object() &&
+      c.filled["inputs"].contains("parameters") && c.filled["inputs"]["parameters"].is_array()) {
+    for (Json& p : c.filled["inputs"]["parameters"]) {
+      if (!p.is_object() || !p.contains("name") || !p["name"].is_string()) continue;
+      if (auto it = c.inputs.find(p["name"].get<std::string>()); it != c.inputs.end())
+        p["value"] = *it;
+    }
+  }
   if (t.kind == Template::Kind::kPlugin) {
     c.plugin = t.plugin;
     auto args = fillIn(n, nullptr, n, t.plugin.args);

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "tests/support/argo.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
+#include "tests/support/podman.h"
 #include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
@@ -337,6 +339,207 @@ TEST_F(ArgoPodTest, TheSidecarServesWithNothingWritable) {
   EXPECT_TRUE(diff.out == "" || diff.out == "C /etc\n") << "the sidecar changed its file system:\n"
                                                          << diff.out;
   EXPECT_EQ(run({"podman", "inspect", "--format", "{{.State.Running}}", sidecar_}).out, "true\n");
+}
+
+// The cluster path of Argo workflows: the same file run locally by `plugboard run` and on
+// Argo with plugboard as the executor-plugin sidecar gives the same nodes. Argo's
+// controller fills every tag of a plugin template and writes it into the TaskSet; its
+// agent posts it to the sidecar. The local run's leaves send the plugin the same request
+// (core/workflows/leaf_calls.h). The plugin of these workflows is the scripted fixture,
+// which the local run loads from a directory and the sidecar image holds (added to it as
+// users add theirs): it answers with the request it received (show_request). The body
+// posted here is the workflow and template of that request, as the agent posts them; the
+// sidecar's node must equal the local run's node, phase, message and outputs, so one
+// field of the template filled differently would show.
+class ArgoPodWorkflowTest : public ArgoPodTest {
+ protected:
+  // Runs `yaml` locally with the scripted fixture as the only plugin.
+  Json runLocally(const std::string& yaml) {
+    const auto plugins = dir_.path() / "plugins";
+    std::filesystem::create_directory(plugins);
+    std::filesystem::copy_file(fixtureDir() / "scripted.so", plugins / "scripted.so",
+                               std::filesystem::copy_options::overwrite_existing);
+    auto r = plugboard({"run", dir_.write("wf.yaml", yaml), "--plugins", plugins.string(),
+                        "--output", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    auto doc = Json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(doc.is_discarded()) << r.out << r.err;
+    return doc.is_discarded() ? Json() : doc;
+  }
+
+  // Outputs as name -> value, whatever the order of the parameters.
+  static Json byName(const Json& outputs) {
+    Json out = Json::object();
+    if (!outputs.is_object() || !outputs.contains("parameters")) return out;
+    for (const auto& p : outputs["parameters"]) out[p.at("name").get<std::string>()] = p.at("value");
+    return out;
+  }
+
+  // For every Plugin node of the local run: the agent's body from the request the plugin
+  // received, posted to the sidecar, answers the node the local run has. Returns how many.
+  int replayOnTheSidecar(const Json& status) {
+    auto started = run(sidecarArgs("", true, kAddedImage));
+    EXPECT_EQ(started.exit_code, 0) << started.err;
+    std::string log;
+    if (!waitServing(log)) {
+      ADD_FAILURE() << log << run({"podman", "logs", sidecar_}).err;
+      return 0;
+    }
+    int replayed = 0;
+    for (const auto& [id, local] : status.at("nodes").items()) {
+      if (local.value("type", "") != "Plugin") continue;
+      const Json params = byName(local.value("outputs", Json()));
+      if (!params.contains("request")) {
+        ADD_FAILURE() << "node " << id << " has no recorded request: " << local.dump(2);
+        continue;
+      }
+      const Json request = Json::parse(params["request"].get<std::string>());
+      // ExecuteTemplateArgs, as the agent posts them (workflow/executor/agent.go).
+      const Json body = {{"workflow", request.at("workflow")}, {"template", request.at("template")}};
+      EXPECT_EQ(body["workflow"]["metadata"]["name"], status_name_);
+      EXPECT_EQ(body["template"]["name"], local["templateName"]);
+      const Reply reply = agentPost(token_, body.dump());
+      if (reply.status != 200) {
+        ADD_FAILURE() << id << ": HTTP " << reply.status << " " << reply.body;
+        continue;
+      }
+      const Json node = Json::parse(reply.body).at("node");
+      EXPECT_EQ(node.value("phase", ""), local.value("phase", "")) << id << reply.body;
+      EXPECT_EQ(node.value("message", ""), local.value("message", "")) << id << reply.body;
+      EXPECT_EQ(byName(node.value("outputs", Json())), params)
+          << id << "\nsidecar: " << reply.body << "\nlocal: " << local.dump(2);
+      ++replayed;
+    }
+    return replayed;
+  }
+
+  std::string status_name_;
+};
+
+// Argo's test/e2e/testdata/plugins/executor/template-executor-workflow.yaml, in shape: one
+// plugin template as the entry point.
+TEST_F(ArgoPodWorkflowTest, ATemplateExecutorWorkflowGivesTheSameNodeOnTheSidecar) {
+  auto doc = runLocally(R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: template-executor-
+spec:
+  entrypoint: main
+  templates:
+    - name: main
+      plugin:
+        scripted: {show_request: true, message: "Hello template from {{workflow.name}}!"}
+)");
+  ASSERT_EQ(doc["status"]["phase"], "Succeeded") << doc.dump(2);
+  status_name_ = doc["metadata"]["name"];
+  const Json entry = doc["status"]["nodes"][status_name_];
+  EXPECT_EQ(entry["message"], "Hello template from " + status_name_ + "!") << entry.dump(2);
+  EXPECT_EQ(replayOnTheSidecar(doc["status"]), 1);
+}
+
+// Argo's massive-executor-workflow.yaml, in shape: fifteen calls from a withSequence under
+// parallelism 6, each template with its own input parameter filled in.
+TEST_F(ArgoPodWorkflowTest, AMassiveExecutorWorkflowGivesTheSameFifteenNodesOnTheSidecar) {
+  auto doc = runLocally(R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: massive-executor-
+spec:
+  entrypoint: main
+  parallelism: 6
+  templates:
+    - name: main
+      steps:
+        - - name: fanout
+            template: massive-plugin
+            withSequence:
+              count: "15"
+            arguments:
+              parameters:
+                - name: idx
+                  value: "{{item}}"
+    - name: massive-plugin
+      inputs:
+        parameters:
+          - name: idx
+          - name: of
+            value: "15"
+      plugin:
+        scripted:
+          show_request: true
+          id: "{{inputs.parameters.idx}}"
+          message: "call {{inputs.parameters.idx}} of {{inputs.parameters.of}}"
+)");
+  ASSERT_EQ(doc["status"]["phase"], "Succeeded") << doc.dump(2);
+  status_name_ = doc["metadata"]["name"];
+  std::set<std::string> messages;
+  for (const auto& [id, n] : doc["status"]["nodes"].items()) {
+    if (n["type"] != "Plugin") continue;
+    messages.insert(n["message"].get<std::string>());
+    // Each input parameter with the value the node resolved, as Argo's controller writes
+    // the template (workflow/common/util.go, ProcessArgs): its argument, or its own value.
+    const Json request = Json::parse(byName(n["outputs"])["request"].get<std::string>());
+    EXPECT_EQ(request["template"]["inputs"]["parameters"],
+              Json::parse(R"([{"name": "idx", "value": ")" + n["inputs"]["parameters"][0]["value"].get<std::string>() +
+                          R"("}, {"name": "of", "value": "15"}])"))
+        << request.dump(2);
+  }
+  EXPECT_EQ(messages.size(), 15u);
+  EXPECT_EQ(messages.count("call 14 of 15"), 1u);
+  EXPECT_EQ(replayOnTheSidecar(doc["status"]), 15);
+}
+
+// Argo's workflow-level-template-executor-workflow.yaml, in shape: the workflow brings its
+// executor plugin itself (spec.executorPlugins), here plugboard's sidecar as
+// tools/argo/plugin.yaml describes it, from the image with the scripted fixture. The local
+// run starts that sidecar through the argo deployer and posts it the filled template; the
+// agent pod's sidecar, given the same body, answers the same node.
+TEST_F(ArgoPodWorkflowTest, AWorkflowBringingPlugboardAsItsOwnPluginGivesTheSameNode) {
+  auto doc = runLocally(std::string(R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  generateName: workflow-level-template-executor-
+spec:
+  entrypoint: main
+  arguments:
+    parameters:
+      - name: greeting
+        value: Workflow-level hello
+  executorPlugins:
+    - metadata:
+        name: plugboard
+      spec:
+        sidecar:
+          container:
+            name: plugboard-executor-plugin
+            image: )") + kAddedImage + R"(
+            imagePullPolicy: Never
+            args: [--log-level, info]
+            ports:
+              - containerPort: 7878
+            resources:
+              limits: {cpu: "1", memory: 256Mi}
+              requests: {cpu: 100m, memory: 64Mi}
+            securityContext:
+              runAsUser: 8737
+              runAsGroup: 8737
+              runAsNonRoot: true
+              allowPrivilegeEscalation: false
+              readOnlyRootFilesystem: true
+              capabilities: {drop: [ALL]}
+  templates:
+    - name: main
+      plugin:
+        scripted:
+          show_request: true
+          message: "{{workflow.parameters.greeting}} template!"
+)");
+  ASSERT_EQ(doc["status"]["phase"], "Succeeded") << doc.dump(2);
+  EXPECT_EQ(containersLeft("name=^plugboard-argo-"), "") << "the local run left its sidecar";
+  status_name_ = doc["metadata"]["name"];
+  const Json entry = doc["status"]["nodes"][status_name_];
+  EXPECT_EQ(entry["message"], "Workflow-level hello template!") << entry.dump(2);
+  EXPECT_EQ(replayOnTheSidecar(doc["status"]), 1);
 }
 
 TEST_F(ArgoPodTest, NobodyCannotReadTheToken) {
