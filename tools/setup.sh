@@ -13,7 +13,7 @@ packages=(
   libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libre2-dev libyaml-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   libcbor-dev python3-cbor2
-  busybox-static  # the stand-ins for the images of Argo's examples (tests/support/make_argo_example_images.sh)
+  busybox-static nodejs  # the stand-ins for the images of Argo's examples (tests/support/make_argo_example_images.sh)
   time curl ccache graphviz
   dpkg-dev lintian
 )

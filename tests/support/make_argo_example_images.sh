@@ -9,6 +9,8 @@
 #     (and alpine:latest)
 #   docker.io/library/python:alpine3.23   that, with this machine's python3 (the Debian
 #                                          package's) as python3 and python
+#   docker.io/library/node:9.1-alpine  that, with this machine's node (the package nodejs)
+#                                      and the libraries it links
 #   docker.io/argoproj/argosay:v2      that, with bash and /argosay (tests/support/argosay),
 #                                      which does what Argo's test image's argosay does
 #   docker.io/argoproj/argosay:v1      busybox with a cowsay (tests/support/cowsay)
@@ -34,15 +36,18 @@ if ! [ -x "$busybox" ]; then
 fi
 python=$(readlink -f /usr/bin/python3)
 bash_bin=$(readlink -f /bin/bash)
+node=$(readlink -f "$(command -v node || command -v nodejs || echo /usr/bin/node)")
 
 # What the images are made of: an image made from the same is not made again.
 stamp=$(cat "$0" "$here/argosay" "$here/cowsay" "$busybox" "$python" "$bash_bin" | sha256sum | cut -c1-16)
+# The node image's own: a new nodejs package remakes it alone.
+node_stamp=$(cat "$0" "$node" 2>/dev/null | sha256sum | cut -c1-16)
 note="stand-in made by plugboard from Debian packages; not the registry's image"
 
-# made IMAGE: whether IMAGE exists and was made from the same files.
+# made IMAGE [STAMP]: whether IMAGE exists and was made from the same files.
 made() {
   [ "$("$podman" image inspect --format '{{index .Labels "org.plugboard.stand-in"}}' "$1" \
-    2>/dev/null || true)" = "$stamp" ]
+    2>/dev/null || true)" = "${2:-$stamp}" ]
 }
 
 # busybox_root ROOTFS: busybox with a link per applet in /bin, /etc/passwd and /etc/group
@@ -66,7 +71,7 @@ build() {
   rootfs_import "$rootfs" "$image" "$podman" \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
     --change "CMD $cmd" \
-    --change "LABEL org.plugboard.stand-in=$stamp" \
+    --change "LABEL org.plugboard.stand-in=${image_stamp:-$stamp}" \
     --change "LABEL org.plugboard.stand-in.note=\"$note\"" "${extra[@]}"
   local tag
   for tag in "$@"; do "$podman" tag "$image" "$tag"; done
@@ -100,6 +105,22 @@ if ! made docker.io/library/python:alpine3.23; then
   extra=(--change 'ENV PYTHONDONTWRITEBYTECODE=1')
   build docker.io/library/python:alpine3.23 '["python3"]'
   extra=()
+  rootfs_cleanup "$rootfs"
+fi
+
+if ! made docker.io/library/node:9.1-alpine "$node_stamp"; then
+  if ! [ -x "$node" ]; then
+    echo "make_argo_example_images: no node: install the Debian package nodejs (tools/setup.sh does)" >&2
+    exit 1
+  fi
+  rootfs=$(rootfs_new)
+  busybox_root "$rootfs"
+  rootfs_install "$rootfs" 0755 "$node" /usr/local/bin/node
+  rootfs_add_libraries "$rootfs" "$node"
+  ln -s node "$rootfs/usr/local/bin/nodejs"
+  image_stamp=$node_stamp
+  build docker.io/library/node:9.1-alpine '["node"]'
+  image_stamp=""
   rootfs_cleanup "$rootfs"
 fi
 
