@@ -8,7 +8,8 @@
 #   docker.io/library/alpine:3.23      the same busybox as /bin/sh and the usual tools
 #     (and alpine:latest)
 #   docker.io/library/python:alpine3.23   that, with this machine's python3 (the Debian
-#                                          package's) as python3 and python
+#                                          package's) as python3 and python, its standard
+#                                          library byte-compiled
 #   docker.io/library/node:9.1-alpine  that, with this machine's node (the package nodejs)
 #                                      and the libraries it links
 #   docker.io/argoproj/argosay:v2      that, with bash and /argosay (tests/support/argosay),
@@ -99,7 +100,10 @@ fi
 if ! made docker.io/library/python:alpine3.23; then
   rootfs=$(rootfs_new)
   busybox_root "$rootfs"
-  rootfs_add_python "$rootfs" >/dev/null
+  stdlib=$(rootfs_add_python "$rootfs")
+  # Byte-compiled, as the registry's image ships its standard library: its root is
+  # read-only in Argo's sidecars, so a start would compile every module it imports.
+  "$python" -m compileall -q -j 0 -d "$stdlib" "$rootfs$stdlib" >/dev/null
   ln -s /usr/bin/python3 "$rootfs/usr/local/bin/python3"
   ln -s /usr/bin/python3 "$rootfs/usr/local/bin/python"
   extra=(--change 'ENV PYTHONDONTWRITEBYTECODE=1')
