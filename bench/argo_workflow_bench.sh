@@ -73,11 +73,12 @@ floor() {
 
 declare -a massive_first massive_total hello_first hello_total bare
 for ((i = 0; i < runs; i++)); do
-  read -r f t < <(timed "$workflows/massive-executor-workflow.yaml")
-  massive_first+=("$f") massive_total+=("$t")
-  read -r f t < <(timed "$workflows/template-executor-workflow.yaml")
-  hello_first+=("$f") hello_total+=("$t")
-  bare+=("$(floor)")
+  r=$(timed "$workflows/massive-executor-workflow.yaml")
+  massive_first+=("${r% *}") massive_total+=("${r#* }")
+  r=$(timed "$workflows/template-executor-workflow.yaml")
+  hello_first+=("${r% *}") hello_total+=("${r#* }")
+  r=$(floor)
+  bare+=("$r")
 done
 
 # stats VALUES...: "median (min-max)", seconds to two decimals.
