@@ -293,6 +293,25 @@ TEST_F(EngineTest, PluginLeavesGetTheirOriginalTemplateFilled) {
   EXPECT_EQ(calls[0].node_id, node(r, "wf[0].hi").id);
 }
 
+// As Argo's controller writes a template into the TaskSet (workflow/common/util.go,
+// ProcessArgs): each input parameter with the value the node resolved, its argument or
+// else its default, the rest of the parameter as written.
+TEST_F(EngineTest, APluginLeafsTemplateCarriesEachInputsResolvedValue) {
+  auto say = leaf("say", {"message", "greeting"});
+  say.inputs[1] = param("greeting", "Hello");
+  say.original["inputs"] = {{"parameters", {{{"name", "message"}}, {{"name", "greeting"}, {"default", "Hello"}}}}};
+  auto m = workflow("main", {steps("main", {{call("hi", "say", {{"message", "{{workflow.parameters.who}}"}})}}), say});
+  m.parameters.push_back(param("who", "world"));
+  auto r = run(m, Json{{"who", "Ada"}});
+  EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
+  auto calls = leaves_.records("say");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].filled["inputs"],
+            Json::parse(R"({"parameters": [{"name": "message", "value": "Ada"},
+                                           {"name": "greeting", "default": "Hello", "value": "Hello"}]})"));
+  EXPECT_EQ(calls[0].filled["plugin"], (Json{{"test", {{"message", "Ada"}, {"greeting", "Hello"}}}}));
+}
+
 TEST_F(EngineTest, AMissingInputErrorsTheNode) {
   const auto model = workflow("main", {steps("main", {{call("hi", "say")}}), leaf("say", {"message"})});
   const auto problems = core::checkModel(model);
