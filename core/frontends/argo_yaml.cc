@@ -33,8 +33,12 @@ std::optional<double> realNumber(const std::string& text) {
 
 YAML::Node member(const YAML::Node& node, const std::string& key) {
   if (!node.IsDefined() || !node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  const YAML::Node found = node[key];
-  return found.IsDefined() ? found : YAML::Node(YAML::NodeType::Undefined);
+  // The keys compared as the text they are: yaml-cpp's own lookup converts each key it
+  // passes through a string stream, most of a large file's reading time.
+  for (const auto& kv : node) {
+    if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.second;
+  }
+  return YAML::Node(YAML::NodeType::Undefined);
 }
 
 namespace {
