@@ -27,6 +27,7 @@
 #include "core/workflows/leaf_calls.h"  // run: model workflows
 #include "core/workflows/plugin_calls.h"  // run
 #include "core/workflows/runner.h"   // run, signals, progress
+#include "core/workflows/step_report.h"  // run: TOML workflows on the engine
 #include "core/workflows/workflow.h"  // graph
 
 #endif  // PLUGBOARD_CORE_RUNTIME_EXPORTS_H_

@@ -81,8 +81,9 @@ EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCal
   }
   Json all = Json::object();  // name -> value, for `workflow.parameters['a-b']`
   for (const auto& [name, value] : parameters.items()) {
-    globals_["workflow.parameters." + name] = parameterText(value);
-    all[name] = parameterText(value);
+    const Json v = model.typed_parameters ? value : Json(parameterText(value));
+    globals_["workflow.parameters." + name] = v;
+    all[name] = v;
   }
   globals_["workflow.parameters"] = std::move(all);
   // workflow.parameters.json: every parameter as Argo's list of {name, value}, JSON text
@@ -383,6 +384,7 @@ void EngineRun::leafReturned(std::uint32_t n, std::uint64_t token, Dispatch disp
   node.control.reset();
   --in_flight_;
   status_[n].plugin = std::move(dispatch.plugin);
+  ++status_[n].calls;
   if (isEnded(status_[n].phase)) return;
   Outcome& o = dispatch.outcome;
   switch (o.phase) {

@@ -33,15 +33,6 @@ namespace plugboard::core {
 
 class StepCalls;
 
-class RunObserver {
- public:
-  virtual ~RunObserver() = default;
-  // After every change of a step's phase or message.
-  virtual void stepChanged(const StepStatus& step) = 0;
-  // At least every 250 ms while the run goes on, for displays of elapsed time.
-  virtual void tick() {}
-};
-
 struct RunOptions {
   int parallel = defaults::kParallel;
   Millis default_timeout = defaults::kTimeout;
