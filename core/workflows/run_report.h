@@ -1,5 +1,6 @@
 // core/workflows/run_report.h: what a workflow run reports: each step's phase, message, outputs and
-// counts, and the run's outcome (core/workflows/runner.h produces it; `plugboard run` prints it).
+// counts, and the run's outcome (core/workflows/step_report.h makes it from the engine's nodes;
+// `plugboard run` prints it).
 //
 // Value types; thread-compatible.
 #ifndef PLUGBOARD_CORE_WORKFLOWS_RUN_REPORT_H_

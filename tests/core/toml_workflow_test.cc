@@ -95,5 +95,20 @@ args = { from = "${steps.first.outputs.parameters.list}", item = "${item}" }
   EXPECT_EQ(records[1].inputs["ref0"], R"(["a","b"])");  // what `from` names, carried
 }
 
+TEST_F(TomlModelTest, RetriesWaitBackoffTimesFactorAndAtMostAHundredYears) {
+  leaves_.plan("flaky", {LeafAnswer::failed("one"), LeafAnswer::failed("two"),
+                         LeafAnswer::failed("three")});
+  auto r = run(modelOf(R"(name = "wf"
+[[steps]]
+id = "flaky"
+plugin = "p"
+retry = { limit = 2, backoff = "1h", factor = 1e9 }
+)"));
+  EXPECT_EQ(r.phase, NodePhase::kFailed);
+  const Millis hour = std::chrono::hours(1);
+  EXPECT_EQ(leaves_.times("flaky"),
+            (std::vector<Millis>{Millis(0), hour, hour + core::kMaxDuration}));
+}
+
 }  // namespace
 }  // namespace plugboard::testing

@@ -165,6 +165,20 @@ args = { text = "n=${inputs.n} {{not a tag}} $${inputs.n} in ${workflow.name}" }
             "n=3 {{not a tag}} ${inputs.n} in wf");
 }
 
+TEST_F(RunTomlTest, ALongChainIsSkippedThroughAfterItsFirstStepFailed) {
+  std::string wf = "name = \"line\"\n[[steps]]\nid = \"s0\"\nplugin = \"fail\"\n";
+  const int n = 3000;
+  for (int i = 1; i < n; ++i) {
+    wf += "[[steps]]\nid = \"s" + std::to_string(i) + "\"\nplugin = \"echo\"\ndepends = [\"s" +
+          std::to_string(i - 1) + "\"]\n";
+  }
+  auto report = runJson(wf);
+  EXPECT_EQ(last_.exit_code, 1);
+  ASSERT_EQ(report["steps"].size(), static_cast<std::size_t>(n));
+  EXPECT_EQ(report["steps"].back()["phase"], "Skipped");
+  EXPECT_EQ(report["steps"].back()["message"], "skipped: dependency 's2998' Skipped");
+}
+
 TEST_F(RunTomlTest, BadUsesOfTheNewKeysAreRefusedWithFileAndLine) {
   EXPECT_NE(refused("name = \"wf\"\n[[steps]]\nid = \"a\"\nplugin = \"echo\"\nwhen = 3\n")
                 .find(":5:8: step 'a': 'when' must be a string"),

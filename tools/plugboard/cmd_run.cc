@@ -96,16 +96,11 @@ int cmdRun(const Args& args) {
   auto config = settings(vm, core::isTomlWorkflow(vm["workflow"].as<std::string>()));
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
-  core::RunOptions run_options;
-  run_options.parallel = std::max(1, vm["parallel"].as<int>());
-  run_options.default_timeout = config->server.default_timeout;
-  run_options.poll_interval = config->server.poll_interval;
-  run_options.args_limit = config->args_limit;
-  const core::EngineOptions engine_options{.parallel = run_options.parallel,
-                                           .default_timeout = run_options.default_timeout,
-                                           .poll_interval = run_options.poll_interval,
-                                           .cancel_grace = run_options.cancel_grace,
-                                           .args_limit = run_options.args_limit};
+  core::EngineOptions engine_options;
+  engine_options.parallel = std::max(1, vm["parallel"].as<int>());
+  engine_options.default_timeout = config->server.default_timeout;
+  engine_options.poll_interval = config->server.poll_interval;
+  engine_options.args_limit = config->args_limit;
   if (!core::isTomlWorkflow(vm["workflow"].as<std::string>())) {
     return runModel(vm, std::move(*config), engine_options, *output == "json");
   }
@@ -116,7 +111,7 @@ int cmdRun(const Args& args) {
   if (!runtime) return kExitUsage;
   cancel_target->setDeployers(runtime->launcher().deployers());
   // Each start the check makes waits at most its step's deadline; then the step tries.
-  const core::CheckStarts check_starts{&cancel_target->checking, run_options.default_timeout};
+  const core::CheckStarts check_starts{&cancel_target->checking, engine_options.default_timeout};
   auto prepared = runtime->prepare(vm["workflow"].as<std::string>(), *given, check_starts);
   if (!prepared) {
     cancel_target->release();
@@ -164,7 +159,7 @@ int cmdRun(const Args& args) {
   std::fflush(stdout);
   std::fflush(stderr);
   // Calls abandoned past their deadline may still run plugin code that uses the
-  // runtime, the workflow and the runner's worker threads; end without destroying them,
+  // runtime, the workflow and the engine's worker threads; end without destroying them,
   // once their deployers removed what those plugins would leave behind.
   if (report.abandoned > 0) {
     runtime->launcher().deployers().abandon();
