@@ -368,6 +368,7 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
     node.control = std::make_shared<CallControl>();
     node.in_flight = true;
     ++in_flight_;
+    ++status_[n].calls;
     return Launch{n, ++node.token, node.control, std::move(*call)};
   }
 }
@@ -384,7 +385,6 @@ void EngineRun::leafReturned(std::uint32_t n, std::uint64_t token, Dispatch disp
   node.control.reset();
   --in_flight_;
   status_[n].plugin = std::move(dispatch.plugin);
-  ++status_[n].calls;
   if (isEnded(status_[n].phase)) return;
   Outcome& o = dispatch.outcome;
   switch (o.phase) {

@@ -70,11 +70,17 @@ void StepReporter::update(Step& step, const NodeStatus& node) {
     s.started = node.started;
     s.finished = node.finished;
     if (s.phase == StepPhase::kSucceeded) s.outputs = stepOutputs(node.outputs);
-    if (node.phase == NodePhase::kOmitted) {
+    step.omitted = node.phase == NodePhase::kOmitted;
+    if (step.omitted) {
+      // The first dependency that did not end as Argo's `depends` needs (Succeeded, or
+      // Skipped by its `when`).
       const WorkflowStep& ws = workflow_.steps[index_.at(s.id)];
       for (const auto& d : ws.depends) {
-        const StepStatus& dep = steps_[index_.at(d)].status;
-        if (dep.phase == StepPhase::kSucceeded) continue;
+        const Step& other = steps_[index_.at(d)];
+        const StepStatus& dep = other.status;
+        if (dep.phase == StepPhase::kSucceeded ||
+            (dep.phase == StepPhase::kSkipped && !other.omitted))
+          continue;
         s.message = "skipped: dependency '" + d + "' " + std::string(stepPhaseName(dep.phase));
         break;
       }
@@ -132,6 +138,11 @@ RunReport StepReporter::report(const RunResult& result) {
         s.message = last->second->message;
     }
     if (result.cancelled && !isTerminal(s.phase)) {
+      s.phase = StepPhase::kSkipped;
+      s.message = "skipped: the run was cancelled";
+    } else if (result.cancelled && s.phase == StepPhase::kFailed &&
+               s.message == kCancelledMessage && s.calls == 0) {
+      // Ended by the cancel before its call was made.
       s.phase = StepPhase::kSkipped;
       s.message = "skipped: the run was cancelled";
     } else if (result.cancelled && s.phase == StepPhase::kFailed &&

@@ -38,6 +38,7 @@ class StepReporter final : public EngineObserver {
   struct Step {
     StepStatus status;
     std::string task_node;                          // the task's node id
+    bool omitted = false;  // skipped because a dependency did not succeed (not by `when`)
     std::unordered_map<std::string, int> leaf_calls;  // leaf node id -> its calls
   };
   void update(Step& step, const NodeStatus& node);

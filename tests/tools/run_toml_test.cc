@@ -58,6 +58,23 @@ TEST_F(RunTomlTest, WhenSkipsAStepAndTheWorkflowStillSucceeds) {
   EXPECT_EQ(reportStep(report, "fast")["attempts"], 0);
   EXPECT_EQ(reportStep(report, "always")["phase"], "Succeeded");
 
+  report = runJson(std::string(kWhen) + R"([[steps]]
+id = "after-fast"
+plugin = "echo"
+depends = ["fast"]
+[[steps]]
+id = "after-both"
+plugin = "echo"
+depends = ["fast", "broken"]
+[[steps]]
+id = "broken"
+plugin = "fail"
+)");
+  // As Argo's depends: a task skipped by its `when` counts as done, a failed one does not.
+  EXPECT_EQ(reportStep(report, "after-fast")["phase"], "Succeeded");
+  EXPECT_EQ(reportStep(report, "after-both")["phase"], "Skipped");
+  EXPECT_EQ(reportStep(report, "after-both")["message"], "skipped: dependency 'broken' Failed");
+
   report = runJson(kWhen, {"--param", "mode=fast"});
   EXPECT_EQ(reportStep(report, "fast")["phase"], "Succeeded");
   EXPECT_EQ(reportStep(report, "fast")["attempts"], 1);
