@@ -141,11 +141,6 @@ RunReport StepReporter::report(const RunResult& result) {
       s.phase = StepPhase::kSkipped;
       s.message = "skipped: the run was cancelled";
     } else if (result.cancelled && s.phase == StepPhase::kFailed &&
-               s.message == kCancelledMessage && s.calls == 0) {
-      // Ended by the cancel before its call was made.
-      s.phase = StepPhase::kSkipped;
-      s.message = "skipped: the run was cancelled";
-    } else if (result.cancelled && s.phase == StepPhase::kFailed &&
                s.message == kCancelledMessage) {
       s.phase = StepPhase::kCancelled;
       s.message = "cancelled while running (after " + formatElapsed(s.elapsed(now)) + ")";

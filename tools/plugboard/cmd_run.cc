@@ -145,7 +145,16 @@ int cmdRun(const Args& args) {
   core::StepReporter steps(prepared->workflow, json ? nullptr : &display);
   core::Engine engine(calls, engine_options, &steps);
   cancel_target->setEngine(engine);
-  const core::RunResult result = engine.run(prepared->model, prepared->inputs);
+  // A signal that came while the workflow was checked: nothing runs, every step is
+  // skipped.
+  core::RunResult result;
+  if (cancel_target->wasCancelled()) {
+    result.workflow = prepared->workflow.name;
+    result.phase = core::NodePhase::kFailed;
+    result.cancelled = true;
+  } else {
+    result = engine.run(prepared->model, prepared->inputs);
+  }
   const core::RunReport report = steps.report(result);
   cancel_target->release();
   if (json) {
