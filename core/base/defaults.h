@@ -1,6 +1,6 @@
 // core/base/defaults.h: the one place where each default setting of the runtime is written.
 //
-// The configuration (core/runtime/config.h), the server's and the runner's options, the deadline
+// The configuration (core/runtime/config.h), the server's and the engine's options, the deadline
 // helpers and the CLI's --help texts all take their defaults from here, so changing a
 // default is one edit (docs/configuration.md states them for readers, and a test checks
 // it against these values). Constants only; safe from any thread.
@@ -41,7 +41,7 @@ inline constexpr std::size_t kHeaderLimit = 16 * 1024;
 // Logging: the level (trace, debug, info, warn, error, off) and format (text, json).
 inline constexpr std::string_view kLogLevel = "warn";
 inline constexpr std::string_view kLogFormat = "text";
-// run: plugin calls at once for a Runner built without a count (the CLI passes the
+// run: leaf calls at once for an Engine built without a count (the CLI passes the
 // number of cores).
 inline constexpr int kParallel = 2;
 // How long a cancelled call may take to return before it is abandoned.

@@ -156,7 +156,7 @@ struct DispatcherOptions {
 
 // How call() calls. `admit`, when set, sees the manifest of a named plugin (started, for
 // a kTarget) before it is called, and may refuse the call with an outcome (a workflow's
-// input schema, core/workflows/plugin_calls.h).
+// input schema, core/workflows/leaf_calls.h).
 struct CallOptions {
   Via via = Via::kNamed;  // kDirect: the plugin sees "direct" and a NotHandled stays one
   std::function<std::optional<Outcome>(const Manifest&)> admit;

@@ -25,8 +25,8 @@
 #include "core/frontends/front_end.h"  // run, validate: Argo YAML
 #include "core/workflows/engine.h"     // run: model workflows, node tree
 #include "core/workflows/leaf_calls.h"  // run: model workflows
-#include "core/workflows/plugin_calls.h"  // run
-#include "core/workflows/runner.h"   // run, signals, progress
+#include "core/workflows/run_report.h"  // run, progress: TOML's step report
+#include "core/workflows/step_report.h"  // run: TOML workflows on the engine
 #include "core/workflows/workflow.h"  // graph
 
 #endif  // PLUGBOARD_CORE_RUNTIME_EXPORTS_H_

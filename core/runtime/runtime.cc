@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/frontends/toml_workflow.h"
 #include "core/launch/registry_plugins.h"
 #include "core/workflows/workflow_check.h"
 
@@ -88,7 +89,12 @@ Expected<PreparedWorkflow> Runtime::prepare(const std::string& file,
     problems += (problems.empty() ? "" : "\n") + p.oneLine();
   }
   if (!problems.empty()) return Error(problems);
-  return PreparedWorkflow{std::move(*loaded.workflow), std::move(*inputs)};
+  WorkflowModel model = tomlModel(*loaded.workflow);
+  // The front end's model passes the engine's checks whenever loadWorkflow() passed; a
+  // problem here is the front end's, reported as any other.
+  for (const auto& p : checkModel(model)) problems += (problems.empty() ? "" : "\n") + p.oneLine();
+  if (!problems.empty()) return Error(problems);
+  return PreparedWorkflow{std::move(*loaded.workflow), std::move(*inputs), std::move(model)};
 }
 
 Status Runtime::deployersReady(const Workflow& workflow) {

@@ -36,6 +36,7 @@ namespace plugboard::core {
 struct PreparedWorkflow {
   Workflow workflow;
   Json inputs;
+  WorkflowModel model;  // the workflow as the one model, which the engine runs
 };
 
 // Where a workflow step runs, as `run` would place it; nothing is started.

@@ -1,4 +1,4 @@
-// The engine's scheduling thread: as core/workflows/runner.cc, it hands leaves to the
+// The engine's scheduling thread: it hands leaves to the
 // RunEnv's workers, sleeps until a call returns, a timer is due or cancel() is called,
 // and gives a call that ignores its cancellation cancel_grace before the run ends without
 // it (counted as abandoned).

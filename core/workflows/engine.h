@@ -63,6 +63,7 @@ struct NodeStatus {
   Json outputs = Json();  // {"parameters":[{name,value}], "result", "exitCode"} or null
   std::optional<std::chrono::steady_clock::time_point> started, finished;
   int attempts = 0;
+  int calls = 0;       // a leaf's calls made (handed to LeafCalls), requeues included
   std::string plugin;  // name@version that answered a plugin leaf
   Json toJson() const;  // as Argo's NodeStatus (started/finished as RFC 3339 when given)
 };

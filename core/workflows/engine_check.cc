@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <set>
 
+#include <unordered_map>
+
 #include "core/workflows/engine.h"
 #include "core/workflows/engine_state.h"
 #include "core/workflows/tags.h"
@@ -125,7 +127,16 @@ Expected<Json> resolveParameters(const WorkflowModel& model, const Json& given) 
 
 std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
   std::vector<ModelProblem> out;
-  auto known = [&](const std::string& name) { return model.find(name) != nullptr; };
+  // Templates by name (the first of a name, as WorkflowModel::find), so that a model with
+  // a template per task (TOML's) is checked in linear time.
+  std::unordered_map<std::string_view, const Template*> by_name;
+  by_name.reserve(model.templates.size());
+  for (const auto& t : model.templates) by_name.emplace(t.name, &t);
+  auto lookup = [&](const std::string& name) -> const Template* {
+    auto it = by_name.find(name);
+    return it == by_name.end() ? nullptr : it->second;
+  };
+  auto known = [&](const std::string& name) { return lookup(name) != nullptr; };
   if (!known(model.entrypoint))
     out.push_back({{model.file.string()}, "", "entrypoint template '" + model.entrypoint + "' not found"});
   if (!model.on_exit.empty() && !known(model.on_exit))
@@ -135,7 +146,7 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
   // parameters, a called template's by the call's arguments.
   auto requireInputs = [&](const std::string& name, const auto& given, const SourceRef& where,
                            const std::string& subject) {
-    const Template* t = model.find(name);
+    const Template* t = lookup(name);
     if (t == nullptr) return;
     for (const ParameterDecl& p : t->inputs) {
       if (p.value || p.default_value || given(p.name)) continue;
@@ -143,7 +154,7 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
                      "inputs.parameters." + p.name + " of template '" + name + "' was not supplied"});
     }
   };
-  if (const Template* entry = model.find(model.entrypoint)) {
+  if (const Template* entry = lookup(model.entrypoint)) {
     requireInputs(model.entrypoint,
                   [&](const std::string& p) {
                     return std::any_of(model.parameters.begin(), model.parameters.end(),

@@ -81,8 +81,9 @@ EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCal
   }
   Json all = Json::object();  // name -> value, for `workflow.parameters['a-b']`
   for (const auto& [name, value] : parameters.items()) {
-    globals_["workflow.parameters." + name] = parameterText(value);
-    all[name] = parameterText(value);
+    const Json v = model.typed_parameters ? value : Json(parameterText(value));
+    globals_["workflow.parameters." + name] = v;
+    all[name] = v;
   }
   globals_["workflow.parameters"] = std::move(all);
   // workflow.parameters.json: every parameter as Argo's list of {name, value}, JSON text
@@ -378,6 +379,7 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
     node.control = std::make_shared<CallControl>();
     node.in_flight = true;
     ++in_flight_;
+    ++status_[n].calls;
     return Launch{n, ++node.token, node.control, std::move(*call)};
   }
 }

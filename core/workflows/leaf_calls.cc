@@ -1,7 +1,7 @@
 #include "core/workflows/leaf_calls.h"
 
 #include "core/base/text.h"
-#include "core/workflows/plugin_calls.h"
+#include "core/workflows/schema.h"
 
 namespace plugboard::core {
 namespace {
@@ -13,6 +13,26 @@ bool runsContainer(const Template& t) {
 std::string text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 }  // namespace
+
+std::optional<std::string> schemaProblem(const Manifest& manifest, const std::string& rpc,
+                                         const Json& args) {
+  auto s = manifest.schemas.find(rpc);
+  if (s == manifest.schemas.end() || !s->contains("input")) return std::nullopt;
+  auto problems = checkSchema(args, (*s)["input"], "args");
+  if (problems.empty()) return std::nullopt;
+  return problems.front() + " (schema of " + manifest.name + ")";
+}
+
+std::string templateContextText(std::string_view workflow, std::string_view nspace,
+                                std::string_view uid, const Json& tmpl) {
+  const auto quoted = [](const Json& j) {
+    return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  };
+  std::string text = R"({"workflow":{"metadata":{"name":)" + quoted(Json(workflow));
+  if (!nspace.empty()) text += R"(,"namespace":)" + quoted(Json(nspace));
+  if (!uid.empty()) text += R"(,"uid":)" + quoted(Json(uid));
+  return text + R"(}},"template":)" + quoted(tmpl) + "}";
+}
 
 Json containerRunArtifact() { return {{"mode", "run-to-end"}}; }
 

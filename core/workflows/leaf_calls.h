@@ -1,7 +1,6 @@
 // core/workflows/leaf_calls.h: the engine's leaves (core/workflows/engine.h) run for real.
 //
-// Plugin leaves go through the dispatcher as the TOML runner's steps do
-// (core/workflows/plugin_calls.h): resolved once per template and key (name, version,
+// Plugin leaves go through the dispatcher: resolved once per template and key (name, version,
 // RPC, the deployer it chooses, registry plugins by name), args checked against the input
 // schema of the plugin's manifest (before the call when the manifest is known without
 // starting it, else once started), and called with the request Argo's agent sends:
@@ -36,6 +35,18 @@ namespace plugboard::core {
 // and the artifact it is opened with.
 inline constexpr char kContainerRunKind[] = "container-run";
 Json containerRunArtifact();  // {"mode":"run-to-end"}
+
+// The first problem of `args` against the input schema `manifest` declares for `rpc`,
+// naming the plugin; nullopt when they pass or it declares none.
+std::optional<std::string> schemaProblem(const Manifest& manifest, const std::string& rpc,
+                                         const Json& args);
+
+// The members a workflow's plugin call adds to its request, as JSON text, as Argo's agent
+// sends them (ExecuteTemplateArgs; pkg/plugins/executor/objectmeta.go):
+// {"workflow":{"metadata":{"name":W[,"namespace":N,"uid":U]}},"template":T}; namespace
+// and uid when not empty. The one place a workflow's request context is written.
+std::string templateContextText(std::string_view workflow, std::string_view nspace,
+                                std::string_view uid, const Json& tmpl);
 
 // The namespace a local run's requests name (Argo's agent always sends one): Kubernetes'
 // default.

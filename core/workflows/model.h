@@ -174,6 +174,9 @@ struct WorkflowModel {
   std::string front_end;  // "toml", "argo", "arcaflow": for messages only
 
   std::vector<ParameterDecl> parameters;  // the workflow's parameters (arguments/inputs)
+  // A tag that is a whole string and names a workflow parameter takes the parameter's JSON
+  // type (TOML's inputs: `n = 3` stays a number); false: parameters are text, as Argo's.
+  bool typed_parameters = false;
   std::vector<Template> templates;
   std::string entrypoint;
   std::string on_exit;  // spec.onExit: a template run when the workflow ended

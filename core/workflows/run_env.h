@@ -1,7 +1,7 @@
-// core/workflows/run_env.h: the runner's clock and workers, behind an interface (as LevelDB's Env),
+// core/workflows/run_env.h: the engine's clock and workers, behind an interface (as LevelDB's Env),
 // so that tests can run workflows on a virtual clock.
 //
-// The runner asks now() for the time, hands each blocking plugin call to execute(), and
+// The engine asks now() for the time, hands each blocking plugin call to execute(), and
 // between events sleeps in waitUntil(): until a call it handed over returns, wake() is
 // called, or a timer of its own is due. It never sleeps on a thread of its own for a
 // requeue or a retry.
@@ -10,7 +10,7 @@
 //
 // WorkerPoolEnv is the production environment: the steady clock and a WorkPool of
 // `workers` threads (core/base/work_pool.h, which it owns), started on the first call and
-// reused for every call. A call the runner gives up on (abandon(): it ignored its
+// reused for every call. A call the engine gives up on (abandon(): it ignored its
 // cancellation) keeps its thread, so the pool adds one in its place; threads beyond
 // `workers` that fall idle end. The pool does not wait for an abandoned call that is still
 // running when it is destroyed (the CLI exits without waiting for it).

@@ -47,6 +47,7 @@ Json StepStatus::toJson() const {
 }
 
 bool RunReport::succeeded() const {
+  if (!phase.empty()) return !cancelled && phase == "Succeeded";
   return !cancelled && std::all_of(steps.begin(), steps.end(), [](const StepStatus& s) {
     return s.phase == StepPhase::kSucceeded;
   });
@@ -57,7 +58,7 @@ Json RunReport::toJson() const {
   for (const auto& s : steps) steps_json.push_back(s.toJson());
   return {{"workflow", workflow},         {"succeeded", succeeded()},
           {"cancelled", cancelled},       {"duration_ms", duration.count()},
-          {"abandoned_calls", abandoned}, {"steps", steps_json}};
+          {"abandoned_calls", abandoned}, {"steps", steps_json}, {"outputs", outputs}};
 }
 
 namespace {
@@ -102,7 +103,9 @@ void RunReport::writeJson(std::FILE* out) const {
   std::string text = "{\n  \"abandoned_calls\": " + std::to_string(abandoned) +
                      ",\n  \"cancelled\": " + (cancelled ? "true" : "false") +
                      ",\n  \"duration_ms\": " + std::to_string(duration.count()) +
-                     ",\n  \"steps\": " + (steps.empty() ? "[]" : "[");
+                     ",\n  \"outputs\": ";
+  appendNested(text, outputs, 1);
+  text += std::string(",\n  \"steps\": ") + (steps.empty() ? "[]" : "[");
   const auto now = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < steps.size(); ++i) {
     const StepStatus& s = steps[i];

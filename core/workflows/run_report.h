@@ -1,5 +1,6 @@
 // core/workflows/run_report.h: what a workflow run reports: each step's phase, message, outputs and
-// counts, and the run's outcome (core/workflows/runner.h produces it; `plugboard run` prints it).
+// counts, and the run's outcome (core/workflows/step_report.h makes it from the engine's nodes;
+// `plugboard run` prints it).
 //
 // Value types; thread-compatible.
 #ifndef PLUGBOARD_CORE_WORKFLOWS_RUN_REPORT_H_
@@ -42,6 +43,11 @@ struct StepStatus {
 struct RunReport {
   std::string workflow;
   std::vector<StepStatus> steps;  // in file order
+  // The workflow's phase as the engine decided it ("Succeeded", "Failed", "Error"; a step
+  // whose `when` was false is Skipped in a run that Succeeded). Empty: every step must
+  // have succeeded.
+  std::string phase;
+  Json outputs = Json::object();  // the workflow's outputs ([outputs]): name -> value
   bool cancelled = false;
   int abandoned = 0;
   Millis duration{0};
@@ -51,6 +57,16 @@ struct RunReport {
   // Writes toJson().dump(2) to `out`, a step at a time: the report's JSON is never held
   // in memory whole. Text that is not UTF-8 is written with U+FFFD in its place.
   void writeJson(std::FILE* out) const;
+};
+
+// What a run tells while it goes on: each step's status as it changes.
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  // After every change of a step's phase or message.
+  virtual void stepChanged(const StepStatus& step) = 0;
+  // At least every 250 ms while the run goes on, for displays of elapsed time.
+  virtual void tick() {}
 };
 
 }  // namespace plugboard::core

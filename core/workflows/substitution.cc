@@ -40,6 +40,19 @@ Expected<Reference> parseReference(std::string_view inner, std::string text) {
     r.kind = Reference::Kind::kWorkflowName;
     return r;
   }
+  if (p.size == 2 && parts[0] == "workflow" && parts[1] == "status") {
+    r.kind = Reference::Kind::kWorkflowStatus;
+    return r;
+  }
+  if (p.size == 1 && parts[0] == "item") {
+    r.kind = Reference::Kind::kItem;
+    return r;
+  }
+  if (p.size == 2 && parts[0] == "item" && !parts[1].empty()) {
+    r.kind = Reference::Kind::kItem;
+    r.output = parts[1];
+    return r;
+  }
   if (p.size == 5 && parts[0] == "steps" && parts[2] == "outputs" && parts[3] == "parameters" &&
       !parts[1].empty() && !parts[4].empty()) {
     r.kind = Reference::Kind::kStepOutput;
@@ -48,7 +61,8 @@ Expected<Reference> parseReference(std::string_view inner, std::string text) {
     return r;
   }
   return Error("bad reference '" + r.text +
-               "': use ${inputs.NAME}, ${workflow.name} or ${steps.ID.outputs.parameters.NAME}");
+               "': use ${inputs.NAME}, ${workflow.name}, ${workflow.status}, ${item}, "
+               "${item.KEY} or ${steps.ID.outputs.parameters.NAME}");
 }
 
 // Calls `on(reference)` for each reference and `literal(text)` for the text between them.
@@ -118,6 +132,9 @@ Expected<Json> resolve(const Reference& r, const SubstitutionContext& ctx) {
       }
       return step->second[r.output];
     }
+    case Reference::Kind::kItem:
+    case Reference::Kind::kWorkflowStatus:
+      return Error(r.text + ": known only while the workflow runs");
   }
   return Error(r.text + ": cannot resolve");
 }
@@ -137,9 +154,25 @@ bool refersToStepOutput(const Json& value) {
   auto refs = findReferences(value);
   if (!refs) return false;
   for (const auto& r : *refs) {
-    if (r.kind == Reference::Kind::kStepOutput) return true;
+    if (r.kind != Reference::Kind::kInput && r.kind != Reference::Kind::kWorkflowName)
+      return true;
   }
   return false;
+}
+
+Expected<std::string> rewriteReferences(
+    std::string_view text, const std::function<std::string(const Reference&)>& reference,
+    const std::function<std::string(std::string_view)>& literal) {
+  std::string out;
+  Status st = scan(
+      text,
+      [&](const Reference& r) {
+        out += reference(r);
+        return Status::Ok();
+      },
+      [&](std::string_view t) { out += literal(t); });
+  if (!st) return st.error();
+  return out;
 }
 
 namespace {

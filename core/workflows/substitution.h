@@ -4,12 +4,15 @@
 //   ${inputs.X}                               a workflow input
 //   ${workflow.name}                          the workflow's name
 //   ${steps.ID.outputs.parameters.NAME}       an output parameter of an earlier step
+//   ${item}, ${item.KEY}                      the item of a step's loop (`items`)
+//   ${workflow.status}                        the workflow's phase, in an exit step
 // "$${" stands for a literal "${". A string that is exactly one reference to an input
 // takes the input's value with its type; every other reference is spliced in as text.
 // Value types and free functions; thread-safe.
 #ifndef PLUGBOARD_CORE_WORKFLOWS_SUBSTITUTION_H_
 #define PLUGBOARD_CORE_WORKFLOWS_SUBSTITUTION_H_
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -25,11 +28,11 @@ namespace plugboard::core {
 using Json = nlohmann::json;
 
 struct Reference {
-  enum class Kind { kInput, kWorkflowName, kStepOutput };
+  enum class Kind { kInput, kWorkflowName, kStepOutput, kItem, kWorkflowStatus };
   Kind kind;
   std::string input;   // kInput
   std::string step;    // kStepOutput
-  std::string output;  // kStepOutput
+  std::string output;  // kStepOutput; kItem: the KEY of ${item.KEY} (empty: ${item})
   std::string text;    // as written, e.g. "${inputs.who}"
 };
 
@@ -50,8 +53,16 @@ struct SubstitutionContext {
 // resolved (e.g. an output the step did not produce), or the limit the value outgrew.
 Expected<Json> substitute(const Json& value, const SubstitutionContext& context);
 
-// True for a string holding a reference to a step output (not known before the run).
+// True for a string holding a reference known only once the run goes on (a step output,
+// an item, the workflow's status).
 bool refersToStepOutput(const Json& value);
+
+// `text` rebuilt: each reference replaced by what `reference` makes of it, the text
+// between them ("$${" read as "${") by what `literal` makes of it. Errors: as
+// findReferences().
+Expected<std::string> rewriteReferences(
+    std::string_view text, const std::function<std::string(const Reference&)>& reference,
+    const std::function<std::string(std::string_view)>& literal);
 
 }  // namespace plugboard::core
 

@@ -60,8 +60,11 @@ class Parser {
         parseInputs(node, wf);
       } else if (k == "steps") {
         parseSteps(node, wf);
+      } else if (k == "outputs") {
+        parseOutputs(node, wf);
       } else {
-        problem(posOf(key.source()), "", "unknown key '" + k + "' (expected name, description, inputs, steps)");
+        problem(posOf(key.source()), "",
+                "unknown key '" + k + "' (expected name, description, inputs, steps, outputs)");
       }
     }
     if (wf.name.empty() && !root.contains("name")) problem({1, 1}, "", "the workflow has no 'name'");
@@ -69,6 +72,7 @@ class Parser {
       problem({1, 1}, "", "the workflow has no steps; add at least one [[steps]] table");
     }
     checkGraph(wf);
+    checkOutputs(wf);
     result.workflow = std::move(wf);
     result.problems = std::move(problems_);
     return result;
@@ -139,6 +143,28 @@ class Parser {
     std::sort(wf.inputs.begin(), wf.inputs.end(), [](const WorkflowInput& a, const WorkflowInput& b) {
       return std::pair(a.pos.line, a.pos.column) < std::pair(b.pos.line, b.pos.column);
     });
+  }
+
+  // [outputs] NAME = "${steps.ID.outputs.parameters.NAME}"
+  void parseOutputs(const toml::node& node, Workflow& wf) {
+    const auto* table = node.as_table();
+    if (table == nullptr) {
+      problem(posOf(node.source()), "",
+              "'outputs' must be a table: NAME = \"${steps.ID.outputs.parameters.NAME}\"");
+      return;
+    }
+    for (auto&& [key, value] : *table) {
+      WorkflowOutput out{std::string(key.str()), {}, posOf(key.source())};
+      if (!isValidStepId(out.name)) {
+        problem(out.pos, "", "output name '" + out.name + "' must use letters, digits, '_' and '-'");
+      }
+      out.value = string(value, "", "outputs." + out.name);
+      wf.outputs.push_back(std::move(out));
+    }
+    std::sort(wf.outputs.begin(), wf.outputs.end(),
+              [](const WorkflowOutput& a, const WorkflowOutput& b) {
+                return std::pair(a.pos.line, a.pos.column) < std::pair(b.pos.line, b.pos.column);
+              });
   }
 
   // Each step's TOML is freed once parsed, so that a large file is not held twice.
@@ -229,13 +255,30 @@ class Parser {
         } else {
           problem(pos, id, "'deploy' must be a deployer name or a table { deployer = \"NAME\", options... }");
         }
+      } else if (k == "when") {
+        step.when = string(node, id, k);
+        if (step.when.empty() && node.is_string()) problem(pos, id, "'when' is empty");
+      } else if (k == "items") {
+        if (!node.is_array() && !node.is_string()) {
+          problem(pos, id,
+                  "'items' must be a list or a reference to a step's output that holds a JSON "
+                  "list: items = [\"a\", \"b\"] or items = \"${steps.ID.outputs.parameters.NAME}\"");
+        } else {
+          step.items = tomlToJson(node);
+        }
+      } else if (k == "exit") {
+        if (const auto* b = node.as_boolean()) {
+          step.exit = b->get();
+        } else {
+          problem(pos, id, "'exit' must be true or false");
+        }
       } else if (k == "description") {
         string(node, id, k);
       } else {
         problem(posOf(key.source()), id,
                 "unknown key '" + k +
                     "' (expected id, plugin, rpc, args, parameters, depends, timeout, retry, poll, deploy, "
-                    "description)");
+                    "when, items, exit, description)");
       }
     }
     if (!has_plugin) problem(step.pos, id, "the step has no 'plugin'");
@@ -307,6 +350,13 @@ class Parser {
         auto it = index.find(d);
         if (it == index.end()) problem(s.pos, s.id, "depends on unknown step '" + d + "'");
         if (d == s.id) problem(s.pos, s.id, "depends on itself");
+        if (it != index.end() && d != s.id && wf.steps[it->second].exit != s.exit) {
+          problem(s.pos, s.id,
+                  s.exit ? "an exit step runs after every other step; it may depend only on exit "
+                           "steps, not on '" + d + "'"
+                         : "depends on exit step '" + d +
+                               "': nothing but another exit step may depend on an exit step");
+        }
         if (it != index.end() && d != s.id) deps[i].push_back(it->second);
       }
     }
@@ -320,6 +370,11 @@ class Parser {
       auto refs = stepReferences(s);
       if (!refs) continue;  // reported by parseStep
       for (const auto& r : *refs) {
+        if (r.kind == Reference::Kind::kItem && s.items.is_null()) {
+          problem(s.pos, s.id, r.text + ": the step has no 'items'");
+        } else if (r.kind == Reference::Kind::kWorkflowStatus && !s.exit) {
+          problem(s.pos, s.id, r.text + ": only an exit step (exit = true) sees the workflow's status");
+        }
         if (r.kind == Reference::Kind::kInput && !input_names.count(r.input)) {
           problem(s.pos, s.id, r.text + ": the workflow has no input '" + r.input + "'");
         } else if (r.kind == Reference::Kind::kStepOutput) {
@@ -329,6 +384,38 @@ class Parser {
           } else if (!upstream(deps, i, it->second, seen, ++search)) {
             problem(s.pos, s.id, r.text + ": step '" + s.id + "' does not depend on '" + r.step +
                                      "'; add it to depends");
+          }
+        }
+      }
+    }
+  }
+
+  // Workflow outputs: references to outputs of steps that are not exit steps.
+  void checkOutputs(const Workflow& wf) {
+    for (const auto& o : wf.outputs) {
+      auto refs = findReferences(Json(o.value));
+      const std::string subject = "output '" + o.name + "'";
+      if (!refs) {
+        problem(o.pos, "", subject + ": " + refs.error().message());
+        continue;
+      }
+      if (refs->empty()) {
+        problem(o.pos, "", subject + ": must refer to a step's output: ${steps.ID.outputs.parameters.NAME}");
+      }
+      for (const auto& r : *refs) {
+        if (r.kind == Reference::Kind::kItem || r.kind == Reference::Kind::kWorkflowStatus) {
+          problem(o.pos, "", subject + ": " + r.text + " is known only within a step");
+        } else if (r.kind == Reference::Kind::kInput &&
+                   std::none_of(wf.inputs.begin(), wf.inputs.end(),
+                                [&](const WorkflowInput& i) { return i.name == r.input; })) {
+          problem(o.pos, "", subject + ": " + r.text + ": the workflow has no input '" + r.input + "'");
+        } else if (r.kind == Reference::Kind::kStepOutput) {
+          auto it = index_.find(r.step);
+          if (it == index_.end()) {
+            problem(o.pos, "", subject + ": " + r.text + ": there is no step '" + r.step + "'");
+          } else if (wf.steps[it->second].exit) {
+            problem(o.pos, "", subject + ": " + r.text + ": '" + r.step +
+                                   "' is an exit step, which runs after the outputs are set");
           }
         }
       }
@@ -411,10 +498,14 @@ std::string WorkflowProblem::oneLine() const {
 Expected<std::vector<Reference>> stepReferences(const WorkflowStep& step) {
   auto refs = findReferences(step.args);
   if (!refs) return Error("args: " + refs.error().message());
-  auto more = findReferences(step.parameters);
-  if (!more) return Error("parameters: " + more.error().message());
-  refs->insert(refs->end(), std::make_move_iterator(more->begin()),
-               std::make_move_iterator(more->end()));
+  const std::pair<const char*, Json> others[] = {
+      {"parameters", step.parameters}, {"when", Json(step.when)}, {"items", step.items}};
+  for (const auto& [what, value] : others) {
+    auto more = findReferences(value);
+    if (!more) return Error(std::string(what) + ": " + more.error().message());
+    refs->insert(refs->end(), std::make_move_iterator(more->begin()),
+                 std::make_move_iterator(more->end()));
+  }
   return refs;
 }
 

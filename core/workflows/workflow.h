@@ -54,6 +54,21 @@ struct WorkflowStep {
   std::string deployer;
   Json deploy_options = Json::object();
   SourcePos deploy_pos;
+  // `when = "${inputs.mode} == fast"`: the step runs only when this holds once its
+  // references are filled (Argo's `when` rules); empty: always.
+  std::string when;
+  // `items = [...]` or `items = "${steps.ID.outputs.parameters.LIST}"`: the step runs once
+  // per item (${item}, ${item.KEY}); null: once.
+  Json items;
+  // `exit = true`: runs after every other step ended, whatever their outcome.
+  bool exit = false;
+  SourcePos pos;
+};
+
+// A workflow output (`[outputs]` NAME = "${steps.ID.outputs.parameters.NAME}").
+struct WorkflowOutput {
+  std::string name;
+  std::string value;
   SourcePos pos;
 };
 
@@ -70,6 +85,7 @@ struct Workflow {
   std::filesystem::path file;
   std::vector<WorkflowInput> inputs;
   std::vector<WorkflowStep> steps;
+  std::vector<WorkflowOutput> outputs;  // in file order
 
   const WorkflowStep* step(const std::string& id) const;
 };
@@ -89,8 +105,8 @@ struct LoadedWorkflow {
   bool ok() const { return workflow.has_value() && problems.empty(); }
 };
 
-// The references of a step's args, then of its parameters. The error says which of the two
-// holds the malformed one ("args: ...", "parameters: ...").
+// The references of a step's args, parameters, `when` and `items`. The error says which
+// holds the malformed one ("args: ...", "parameters: ...", "when: ...", "items: ...").
 Expected<std::vector<Reference>> stepReferences(const WorkflowStep& step);
 
 LoadedWorkflow loadWorkflow(const std::filesystem::path& file);

@@ -99,10 +99,10 @@ plugin = "bad name!"
 [[steps]]
 id = "c"
 )");
-  has(p, "wf.toml:2:1: unknown key 'colour' (expected name, description, inputs, steps)");
+  has(p, "wf.toml:2:1: unknown key 'colour' (expected name, description, inputs, steps, outputs)");
   has(p,
       "wf.toml:6:1: step 'a': unknown key 'argz' (expected id, plugin, rpc, args, parameters, "
-      "depends, timeout, retry, poll, deploy, description)");
+      "depends, timeout, retry, poll, deploy, when, items, exit, description)");
   has(p,
       "wf.toml:8:11: step 'a': 'timeout': invalid duration 'soon': use a number with ms, s, m or "
       "h, e.g. 500ms, 30s, 1m30s");

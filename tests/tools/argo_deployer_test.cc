@@ -208,7 +208,7 @@ plugin = "ghost"
   expectStep(
       "phase", "Error",
       {"node.phase is \"Exploded\"", "expected Succeeded, Failed, Error, Running or Pending"});
-  expectStep("hang", "Failed", {"deadline of 2.0s passed"});
+  expectStep("hang", "Failed", {"longer than the specified deadline"});
   expectStep("token", "Error", {"403 Forbidden: forbidden"});
   expectStep("silent", "Error",
              {"plugin 'argo-greeter' (image localhost/plugboard-test/argo-sidecar:latest)",

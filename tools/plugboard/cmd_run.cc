@@ -28,6 +28,8 @@ constexpr std::size_t kOneArenaSteps = 10'000;
 void printSummary(const core::RunReport& report) {
   int ok = 0;
   for (const auto& s : report.steps) ok += s.phase == core::StepPhase::kSucceeded;
+  int skipped = 0;
+  for (const auto& s : report.steps) skipped += s.phase == core::StepPhase::kSkipped;
   for (const auto& s : report.steps) {
     if (s.phase == core::StepPhase::kCancelled) {
       std::printf("cancelled: step '%s' (%s)\n", s.id.c_str(), s.message.c_str());
@@ -35,11 +37,22 @@ void printSummary(const core::RunReport& report) {
   }
   const std::string took = core::formatElapsed(report.duration);
   if (report.succeeded()) {
-    std::printf("workflow '%s' Succeeded in %s (%d steps)\n", report.workflow.c_str(), took.c_str(),
-                ok);
+    if (skipped > 0) {
+      std::printf("workflow '%s' Succeeded in %s (%d steps, %d skipped)\n",
+                  report.workflow.c_str(), took.c_str(), ok, skipped);
+    } else {
+      std::printf("workflow '%s' Succeeded in %s (%d steps)\n", report.workflow.c_str(),
+                  took.c_str(), ok);
+    }
   } else {
     std::printf("workflow '%s' %s after %s: %d of %zu steps succeeded\n", report.workflow.c_str(),
                 report.cancelled ? "Cancelled" : "Failed", took.c_str(), ok, report.steps.size());
+  }
+  if (!report.outputs.empty()) {
+    for (const auto& [name, value] : report.outputs.items()) {
+      std::printf("output %s = %s\n", name.c_str(),
+                  value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+    }
   }
   if (report.abandoned > 0) {
     std::printf("warning: %d plugin call(s) ignored cancellation and were abandoned\n",
@@ -83,19 +96,13 @@ int cmdRun(const Args& args) {
   auto config = settings(vm, core::isTomlWorkflow(vm["workflow"].as<std::string>()));
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
-  core::RunOptions run_options;
-  run_options.parallel = std::max(1, vm["parallel"].as<int>());
-  run_options.default_timeout = config->server.default_timeout;
-  run_options.poll_interval = config->server.poll_interval;
-  run_options.args_limit = config->args_limit;
+  core::EngineOptions engine_options;
+  engine_options.parallel = std::max(1, vm["parallel"].as<int>());
+  engine_options.default_timeout = config->server.default_timeout;
+  engine_options.poll_interval = config->server.poll_interval;
+  engine_options.args_limit = config->args_limit;
   if (!core::isTomlWorkflow(vm["workflow"].as<std::string>())) {
-    return runModel(vm, std::move(*config),
-                    core::EngineOptions{.parallel = run_options.parallel,
-                                        .default_timeout = run_options.default_timeout,
-                                        .poll_interval = run_options.poll_interval,
-                                        .cancel_grace = run_options.cancel_grace,
-                                        .args_limit = run_options.args_limit},
-                    *output == "json");
+    return runModel(vm, std::move(*config), engine_options, *output == "json");
   }
 
   // Ctrl-C and SIGTERM apply from here: the check may start plugins to read their schemas.
@@ -104,7 +111,7 @@ int cmdRun(const Args& args) {
   if (!runtime) return kExitUsage;
   cancel_target->setDeployers(runtime->launcher().deployers());
   // Each start the check makes waits at most its step's deadline; then the step tries.
-  const core::CheckStarts check_starts{&cancel_target->checking, run_options.default_timeout};
+  const core::CheckStarts check_starts{&cancel_target->checking, engine_options.default_timeout};
   auto prepared = runtime->prepare(vm["workflow"].as<std::string>(), *given, check_starts);
   if (!prepared) {
     cancel_target->release();
@@ -132,10 +139,23 @@ int cmdRun(const Args& args) {
     for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
   }
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
-  core::PluginCalls calls(runtime->dispatcher());
-  core::Runner runner(calls, run_options, json ? nullptr : &display);
-  cancel_target->setRunner(runner);
-  const core::RunReport report = runner.run(prepared->workflow, prepared->inputs);
+  // The TOML workflow runs on the engine as the model its front end made; the steps are
+  // told from the engine's nodes.
+  core::DispatchedLeafCalls calls(runtime->dispatcher());
+  core::StepReporter steps(prepared->workflow, json ? nullptr : &display);
+  core::Engine engine(calls, engine_options, &steps);
+  cancel_target->setEngine(engine);
+  // A signal that came while the workflow was checked: nothing runs, every step is
+  // skipped.
+  core::RunResult result;
+  if (cancel_target->wasCancelled()) {
+    result.workflow = prepared->workflow.name;
+    result.phase = core::NodePhase::kFailed;
+    result.cancelled = true;
+  } else {
+    result = engine.run(prepared->model, prepared->inputs);
+  }
+  const core::RunReport report = steps.report(result);
   cancel_target->release();
   if (json) {
     report.writeJson(stdout);
@@ -148,7 +168,7 @@ int cmdRun(const Args& args) {
   std::fflush(stdout);
   std::fflush(stderr);
   // Calls abandoned past their deadline may still run plugin code that uses the
-  // runtime, the workflow and the runner's worker threads; end without destroying them,
+  // runtime, the workflow and the engine's worker threads; end without destroying them,
   // once their deployers removed what those plugins would leave behind.
   if (report.abandoned > 0) {
     runtime->launcher().deployers().abandon();

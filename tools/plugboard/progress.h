@@ -4,7 +4,7 @@
 // elapsed, message), redrawn in place on every change. For a larger one: a line counting
 // the steps in each phase and a line for each of the first kMaxStepLines running steps,
 // redrawn at most every 200 ms, so that a change costs the same whatever the number of
-// steps. Otherwise: a plain log line for every change. Called on the runner's thread only.
+// steps. Otherwise: a plain log line for every change. Called on the engine's thread only.
 #ifndef PLUGBOARD_TOOLS_PROGRESS_H_
 #define PLUGBOARD_TOOLS_PROGRESS_H_
 

@@ -15,12 +15,6 @@ void CancelTarget::cancel() {
   if (cancel_run) cancel_run();
 }
 
-void CancelTarget::setRunner(core::Runner& r) {
-  std::lock_guard lock(mu);
-  cancel_run = [&r] { r.cancel(); };
-  if (cancelled) cancel_run();
-}
-
 void CancelTarget::resume() {
   std::lock_guard lock(mu);
   if (resume_run) resume_run();

@@ -1,0 +1,190 @@
+#include "core/frontends/toml_workflow.h"
+
+#include <set>
+
+#include "core/workflows/substitution.h"
+
+namespace plugboard::core {
+namespace {
+
+
+std::string literal(std::string_view text) {
+  std::string out;
+  std::size_t i = 0;
+  for (;;) {
+    const auto at = text.find("{{", i);
+    out.append(text.substr(i, at == std::string_view::npos ? at : at - i));
+    if (at == std::string_view::npos) return out;
+    out += R"({{="{{"}})";
+    i = at + 2;
+  }
+}
+
+std::string tagOf(const Reference& r) {
+  switch (r.kind) {
+    case Reference::Kind::kInput:
+      return "{{workflow.parameters." + r.input + "}}";
+    case Reference::Kind::kWorkflowName:
+      return "{{workflow.name}}";
+    case Reference::Kind::kWorkflowStatus:
+      return "{{workflow.status}}";
+    case Reference::Kind::kStepOutput:
+      return "{{tasks." + r.step + ".outputs.parameters." + r.output + "}}";
+    case Reference::Kind::kItem:
+      return r.output.empty() ? "{{item}}" : "{{item." + r.output + "}}";
+  }
+  return {};
+}
+
+// Every string of `value` with its references made tags by `tag`.
+Json rewrite(const Json& value, const std::function<std::string(const Reference&)>& tag) {
+  if (value.is_string()) {
+    auto text = rewriteReferences(value.get_ref<const std::string&>(), tag, literal);
+    return text ? Json(std::move(*text)) : value;  // loadWorkflow() reported bad ones
+  }
+  if (value.is_object()) {
+    Json out = Json::object();
+    for (const auto& [k, v] : value.items()) out[k] = rewrite(v, tag);
+    return out;
+  }
+  if (value.is_array()) {
+    Json out = Json::array();
+    for (const auto& v : value) out.push_back(rewrite(v, tag));
+    return out;
+  }
+  return value;
+}
+
+SourceRef where(const Workflow& wf, SourcePos pos) {
+  return {wf.file.string(), pos.line, pos.column};
+}
+
+Template stepTemplate(const Workflow& wf, const WorkflowStep& step, TemplateCall& task) {
+  Template t;
+  t.name = step.id;
+  t.kind = Template::Kind::kPlugin;
+  t.where = where(wf, step.pos);
+  t.plugin.key = step.plugin;
+  t.plugin.version = step.version;
+  t.plugin.rpc = step.rpc;
+  t.plugin.deployer = step.deployer;
+  t.plugin.deploy_options = step.deploy_options;
+  t.plugin.poll = step.poll;
+  // Args: references the template's own scope knows become tags; the others (step
+  // outputs, items) come in through carried arguments, one per distinct reference.
+  std::map<std::string, std::string> carried;  // reference text -> argument name
+  t.plugin.args = rewrite(step.args.is_null() ? Json::object() : step.args,
+                          [&](const Reference& r) {
+    if (r.kind != Reference::Kind::kStepOutput && r.kind != Reference::Kind::kItem)
+      return tagOf(r);
+    // A name no step parameter has.
+    std::string name = "ref" + std::to_string(carried.size());
+    while (step.parameters.contains(name)) name += '_';
+    auto [it, added] = carried.emplace(r.text, name);
+    if (added) task.arguments.emplace_back(it->second, Json(tagOf(r)));
+    return "{{inputs.parameters." + it->second + "}}";
+  });
+  Json listed = Json::array();
+  for (const auto& [name, value] : step.parameters.items()) {
+    task.arguments.emplace_back(name, rewrite(value, tagOf));
+    listed.push_back({{"name", name}, {"value", "{{inputs.parameters." + name + "}}"}});
+  }
+  for (const auto& [name, value] : task.arguments) {
+    ParameterDecl decl;
+    decl.name = name;
+    decl.where = t.where;
+    t.inputs.push_back(std::move(decl));
+  }
+  // The template a plugin receives, as a TOML step always sent it.
+  t.original = {{"name", step.id}};
+  if (!listed.empty()) t.original["inputs"] = {{"parameters", std::move(listed)}};
+  if (step.retry.limit > 0) {
+    RetryStrategy retry;
+    retry.limit = std::to_string(step.retry.limit);
+    retry.policy = RetryStrategy::Policy::kAlways;
+    retry.backoff = step.retry.backoff;
+    retry.factor = step.retry.factor;
+    retry.where = t.where;
+    t.retry = std::move(retry);
+  }
+  if (step.timeout) t.timeout = std::to_string(step.timeout->count()) + "ms";
+  return t;
+}
+
+TemplateCall stepTask(const Workflow& wf, const WorkflowStep& step) {
+  TemplateCall task;
+  task.name = step.id;
+  task.template_name = step.id;
+  task.where = where(wf, step.pos);
+  for (const auto& d : step.depends) {
+    task.depends += (task.depends.empty() ? "" : " && ") + d;
+    task.depends_on.push_back(d);
+  }
+  if (!step.when.empty()) task.when = rewrite(Json(step.when), tagOf).get<std::string>();
+  if (step.items.is_array()) {
+    task.loop.kind = Loop::Kind::kItems;
+    task.loop.items = rewrite(step.items, tagOf);
+  } else if (step.items.is_string()) {
+    task.loop.kind = Loop::Kind::kParam;
+    task.loop.param = rewrite(step.items, tagOf).get<std::string>();
+  }
+  task.loop.where = task.where;
+  return task;
+}
+
+// A template name no step has.
+std::string freeName(const Workflow& wf, std::string name) {
+  while (wf.step(name) != nullptr) name += '-';
+  return name;
+}
+
+}  // namespace
+
+WorkflowModel tomlModel(const Workflow& wf) {
+  WorkflowModel model;
+  model.name = wf.name;
+  model.description = wf.description;
+  model.file = wf.file;
+  model.front_end = "toml";
+  model.typed_parameters = true;
+  for (const auto& in : wf.inputs) {
+    ParameterDecl decl;
+    decl.name = in.name;
+    decl.default_value = in.default_value;
+    decl.description = in.description;
+    decl.where = where(wf, in.pos);
+    model.parameters.push_back(std::move(decl));
+  }
+  Template main;
+  main.name = freeName(wf, "main");
+  main.kind = Template::Kind::kDag;
+  main.where = where(wf, {1, 1});
+  main.fail_fast = false;  // the TOML rule: independent branches go on after a failure
+  Template exit = main;
+  exit.name = freeName(wf, "exit");
+  model.templates.reserve(wf.steps.size() + 2);
+  model.templates.push_back(Template{});  // main, filled below
+  for (const auto& step : wf.steps) {
+    TemplateCall task = stepTask(wf, step);
+    model.templates.push_back(stepTemplate(wf, step, task));
+    (step.exit ? exit : main).tasks.push_back(std::move(task));
+  }
+  for (const auto& o : wf.outputs) {
+    OutputParameterDecl out;
+    out.name = o.name;
+    out.from = OutputParameterDecl::From::kParameter;
+    out.source = rewrite(Json(o.value), tagOf).get<std::string>();
+    out.global_name = o.name;
+    out.where = where(wf, o.pos);
+    main.outputs.push_back(std::move(out));
+  }
+  model.entrypoint = main.name;
+  model.templates.front() = std::move(main);
+  if (!exit.tasks.empty()) {
+    model.on_exit = exit.name;
+    model.templates.push_back(std::move(exit));
+  }
+  return model;
+}
+
+}  // namespace plugboard::core

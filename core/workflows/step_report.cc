@@ -1,0 +1,155 @@
+#include "core/workflows/step_report.h"
+
+#include "core/base/duration.h"
+
+namespace plugboard::core {
+namespace {
+
+// What the engine writes on the nodes a cancel() ended (Argo's `argo terminate`).
+constexpr std::string_view kCancelledMessage = "Stopped with strategy 'Terminate'";
+
+StepPhase stepPhase(NodePhase phase) {
+  switch (phase) {
+    case NodePhase::kPending: return StepPhase::kPending;
+    case NodePhase::kRunning: return StepPhase::kRunning;
+    case NodePhase::kSucceeded: return StepPhase::kSucceeded;
+    case NodePhase::kFailed: return StepPhase::kFailed;
+    case NodePhase::kError: return StepPhase::kError;
+    case NodePhase::kSkipped:
+    case NodePhase::kOmitted: return StepPhase::kSkipped;
+  }
+  return StepPhase::kPending;
+}
+
+// {"parameters":[{name,value}]} -> {"parameters":{name:value}}, as TOML steps report them.
+Json stepOutputs(const Json& outputs) {
+  Json parameters = Json::object();
+  if (outputs.is_object() && outputs.contains("parameters")) {
+    for (const auto& p : outputs["parameters"]) {
+      if (p.contains("name") && p.contains("value")) parameters[p["name"].get<std::string>()] = p["value"];
+    }
+  }
+  return {{"parameters", std::move(parameters)}};
+}
+
+}  // namespace
+
+StepReporter::StepReporter(const Workflow& workflow, RunObserver* observer)
+    : workflow_(workflow), observer_(observer) {
+  steps_.resize(workflow.steps.size());
+  index_.reserve(workflow.steps.size());
+  for (std::size_t i = 0; i < workflow.steps.size(); ++i) {
+    steps_[i].status.id = workflow.steps[i].id;
+    index_.emplace(workflow.steps[i].id, i);
+  }
+}
+
+void StepReporter::nodeChanged(const NodeStatus& node) {
+  auto it = index_.find(node.template_name);
+  if (it == index_.end()) return;  // the workflow's own dags
+  update(steps_[it->second], node);
+}
+
+void StepReporter::update(Step& step, const NodeStatus& node) {
+  StepStatus& s = step.status;
+  const StepPhase before = s.phase;
+  const std::string message_before = s.message;
+  if (node.type == NodeType::kPlugin) {
+    step.leaf_calls[node.id] = node.calls;
+    s.attempts = static_cast<int>(step.leaf_calls.size());
+    s.calls = 0;
+    for (const auto& [_, calls] : step.leaf_calls) s.calls += calls;
+    if (!node.plugin.empty()) s.plugin = node.plugin;
+  }
+  // The task's node: the one named as the step (a retry's attempts and a loop's items
+  // are named "id(0)", "id(0:a)").
+  if (node.display_name == s.id) {
+    step.task_node = node.id;
+    s.phase = stepPhase(node.phase);
+    s.message = node.message;
+    s.started = node.started;
+    s.finished = node.finished;
+    if (s.phase == StepPhase::kSucceeded) s.outputs = stepOutputs(node.outputs);
+    step.omitted = node.phase == NodePhase::kOmitted;
+    if (step.omitted) {
+      // The first dependency that did not end as Argo's `depends` needs (Succeeded, or
+      // Skipped by its `when`).
+      const WorkflowStep& ws = workflow_.steps[index_.at(s.id)];
+      for (const auto& d : ws.depends) {
+        const Step& other = steps_[index_.at(d)];
+        const StepStatus& dep = other.status;
+        if (dep.phase == StepPhase::kSucceeded ||
+            (dep.phase == StepPhase::kSkipped && !other.omitted))
+          continue;
+        s.message = "skipped: dependency '" + d + "' " + std::string(stepPhaseName(dep.phase));
+        break;
+      }
+    }
+  }
+  if (observer_ != nullptr && (s.phase != before || s.message != message_before))
+    observer_->stepChanged(s);
+}
+
+void StepReporter::tick() {
+  if (observer_ != nullptr) observer_->tick();
+}
+
+RunReport StepReporter::report(const RunResult& result) {
+  RunReport report;
+  report.workflow = result.workflow;
+  report.cancelled = result.cancelled;
+  report.abandoned = result.abandoned;
+  report.duration = result.duration;
+  report.phase = std::string(nodePhaseName(result.phase));
+  if (result.outputs.contains("parameters")) {
+    for (const auto& p : result.outputs["parameters"])
+      report.outputs[p["name"].get<std::string>()] = p["value"];
+  }
+  // A looped step's outputs: each parameter gathered over its items, in item order.
+  std::unordered_map<std::string, const NodeStatus*> by_id;
+  by_id.reserve(result.nodes.size());
+  for (const auto& n : result.nodes) by_id.emplace(n.id, &n);
+  const auto now = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    Step& step = steps_[i];
+    StepStatus& s = step.status;
+    auto task = by_id.find(step.task_node);
+    if (task != by_id.end() && task->second->type == NodeType::kTaskGroup &&
+        s.phase == StepPhase::kSucceeded) {
+      Json gathered = Json::object();
+      for (const auto& child : task->second->children) {
+        auto c = by_id.find(child);
+        if (c == by_id.end()) continue;
+        const Json outputs = stepOutputs(c->second->outputs);
+        for (const auto& [name, value] : outputs["parameters"].items())
+          gathered[name].push_back(value);
+      }
+      s.outputs = {{"parameters", std::move(gathered)}};
+    }
+    const StepPhase phase_before = s.phase;
+    const std::string message_before = s.message;
+    // A retried step that gave up: its last attempt's reason says more than Argo's "No
+    // more retries left" on the retry node.
+    if (task != by_id.end() && task->second->type == NodeType::kRetry &&
+        (s.phase == StepPhase::kFailed || s.phase == StepPhase::kError) &&
+        !task->second->children.empty()) {
+      if (auto last = by_id.find(task->second->children.back());
+          last != by_id.end() && !last->second->message.empty())
+        s.message = last->second->message;
+    }
+    if (result.cancelled && !isTerminal(s.phase)) {
+      s.phase = StepPhase::kSkipped;
+      s.message = "skipped: the run was cancelled";
+    } else if (result.cancelled && s.phase == StepPhase::kFailed &&
+               s.message == kCancelledMessage) {
+      s.phase = StepPhase::kCancelled;
+      s.message = "cancelled while running (after " + formatElapsed(s.elapsed(now)) + ")";
+    }
+    if (observer_ != nullptr && (s.phase != phase_before || s.message != message_before))
+      observer_->stepChanged(s);
+    report.steps.push_back(s);
+  }
+  return report;
+}
+
+}  // namespace plugboard::core

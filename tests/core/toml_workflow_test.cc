@@ -1,0 +1,114 @@
+// The TOML front end (core/frontends/toml_workflow.h): a TOML workflow as the one model,
+// its shape and tags, and run on the engine (virtual clock, tests/core/engine_harness.h).
+#include "core/frontends/toml_workflow.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/core/engine_harness.h"
+
+namespace plugboard::testing {
+namespace {
+
+core::WorkflowModel modelOf(const std::string& text) {
+  auto loaded = core::parseWorkflow(text, "wf.toml");
+  for (const auto& p : loaded.problems) ADD_FAILURE() << p.oneLine();
+  return loaded.workflow ? core::tomlModel(*loaded.workflow) : core::WorkflowModel{};
+}
+
+using TomlModelTest = EngineTest;
+
+TEST_F(TomlModelTest, StepsBecomeADagOfPluginTemplatesWithTags) {
+  const auto model = modelOf(R"(name = "wf"
+[inputs]
+mode = "fast"
+[[steps]]
+id = "main"
+plugin = "hello@1"
+rpc = "greet"
+args = { who = "${inputs.mode}", raw = "{{x}} $${y}" }
+retry = { limit = 2, backoff = "1s", factor = 3 }
+timeout = "5s"
+[[steps]]
+id = "b"
+plugin = "echo"
+depends = ["main"]
+when = "${inputs.mode} == fast"
+items = "${steps.main.outputs.parameters.list}"
+parameters = { p = "${item}" }
+[[steps]]
+id = "bye"
+plugin = "echo"
+exit = true
+[outputs]
+out = "${steps.main.outputs.parameters.x}"
+)");
+  EXPECT_TRUE(core::checkModel(model).empty());
+  EXPECT_EQ(model.entrypoint, "main-");  // a step takes the name "main"
+  EXPECT_EQ(model.on_exit, "exit");
+  ASSERT_EQ(model.templates.size(), 5u);
+  const core::Template& dag = *model.find("main-");
+  ASSERT_EQ(dag.tasks.size(), 2u);
+  EXPECT_EQ(dag.tasks[1].depends, "main");
+  EXPECT_EQ(dag.tasks[1].when, "{{workflow.parameters.mode}} == fast");
+  EXPECT_EQ(dag.tasks[1].loop.kind, core::Loop::Kind::kParam);
+  EXPECT_EQ(dag.tasks[1].loop.param, "{{tasks.main.outputs.parameters.list}}");
+  ASSERT_EQ(dag.outputs.size(), 1u);
+  EXPECT_EQ(dag.outputs[0].source, "{{tasks.main.outputs.parameters.x}}");
+  EXPECT_EQ(dag.outputs[0].global_name, "out");
+  const core::Template& step = *model.find("main");
+  EXPECT_EQ(step.plugin.key, "hello");
+  EXPECT_EQ(step.plugin.version, "1");
+  EXPECT_EQ(step.plugin.rpc, "greet");
+  EXPECT_EQ(step.plugin.args["who"], "{{workflow.parameters.mode}}");
+  EXPECT_EQ(step.plugin.args["raw"], R"({{="{{"}}x}} ${y})");
+  ASSERT_TRUE(step.retry.has_value());
+  EXPECT_EQ(step.retry->limit, "2");
+  EXPECT_EQ(step.retry->factor, 3);
+  EXPECT_EQ(step.timeout, "5000ms");
+  EXPECT_EQ(model.find("exit")->tasks.at(0).name, "bye");
+}
+
+TEST_F(TomlModelTest, ThePluginGetsTheTemplateATomlStepAlwaysSent) {
+  leaves_.plan("first", {LeafAnswer::ok({{"parameters", {{"list", R"(["a","b"])"}}}})});
+  auto r = run(modelOf(R"(name = "wf"
+[[steps]]
+id = "first"
+plugin = "echo"
+args = { list = '["a", "b"]' }
+[[steps]]
+id = "each"
+plugin = "echo"
+depends = ["first"]
+items = [1, 2]
+parameters = { value = 1, item = "${item}" }
+args = { from = "${steps.first.outputs.parameters.list}", item = "${item}" }
+)"));
+  EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
+  const auto records = leaves_.records("each");
+  ASSERT_EQ(records.size(), 2u);
+  // The parameters, as text, in the template; the arguments that carry the args'
+  // references are not listed there.
+  EXPECT_EQ(records[0].filled,
+            core::Json::parse(R"({"name":"each","inputs":{"parameters":[
+                {"name":"item","value":"1"},{"name":"value","value":"1"}]}})"));
+  EXPECT_EQ(records[1].inputs["item"], "2");
+  EXPECT_EQ(records[1].inputs["ref0"], R"(["a","b"])");  // what `from` names, carried
+}
+
+TEST_F(TomlModelTest, RetriesWaitBackoffTimesFactorAndAtMostAHundredYears) {
+  leaves_.plan("flaky", {LeafAnswer::failed("one"), LeafAnswer::failed("two"),
+                         LeafAnswer::failed("three")});
+  auto r = run(modelOf(R"(name = "wf"
+[[steps]]
+id = "flaky"
+plugin = "p"
+retry = { limit = 2, backoff = "1h", factor = 1e9 }
+)"));
+  EXPECT_EQ(r.phase, NodePhase::kFailed);
+  const Millis hour = std::chrono::hours(1);
+  EXPECT_EQ(leaves_.times("flaky"),
+            (std::vector<Millis>{Millis(0), hour, hour + core::kMaxDuration}));
+}
+
+}  // namespace
+}  // namespace plugboard::testing
