@@ -95,8 +95,8 @@ Expected<Json> resolveParameters(const WorkflowModel& model, const Json& given) 
   if (!given.is_null() && !given.is_object())
     return Error("parameters must be given as name -> value");
   static const Json kNone = Json::object();
-  for (const auto& [name, value] : (given.is_object() ? given : kNone).items()) {
-    (void)value;
+  for (const auto& item : (given.is_object() ? given : kNone).items()) {
+    const std::string& name = item.key();  // clang 14 captures no structured binding
     const bool known = std::any_of(model.parameters.begin(), model.parameters.end(),
                                    [&](const ParameterDecl& p) { return p.name == name; });
     if (!known) return Error("unknown parameter '" + name + "': the workflow declares no such parameter");
