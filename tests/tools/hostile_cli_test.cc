@@ -167,8 +167,10 @@ TEST(HostileCliTest, ManyOutputParametersCostLinearTime) {
   const double base = callCpuSeconds(dir / "0.json");  // the process alone
   const double small = callCpuSeconds(dir / "10000.json") - base;
   const double large = callCpuSeconds(dir / "100000.json") - base;
-  // Linear is 10x; the runtime was quadratic (100x). 15x leaves room for noise.
-  EXPECT_LE(large, 15 * std::max(small, 0.005)) << "10k keys: " << small << " s, 100k: " << large << " s";
+  // Ten times the keys: linear is 10x, and a sorted object's n log n with ten times the
+  // memory (caches) measured 12-15x on a loaded machine; the runtime was quadratic (100x).
+  // The bound sits between the two, on a log scale, so that noise cannot cross it.
+  EXPECT_LE(large, 35 * std::max(small, 0.005)) << "10k keys: " << small << " s, 100k: " << large << " s";
 }
 
 }  // namespace
