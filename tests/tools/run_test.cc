@@ -14,21 +14,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-class RunTest : public ::testing::Test {
- protected:
-  // Runs `workflow` (TOML text) with --output json and returns the report.
-  Json runJson(const std::string& workflow, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"run", dir_.write("wf.toml", workflow), "--plugins",
-                                     dir_.plugins(), "--output", "json", "--poll-interval", "10ms"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    last_ = plugboard(args);
-    EXPECT_TRUE(last_.exit_code == 0 || last_.exit_code == 1) << last_.err;
-    return Json::parse(last_.out);
-  }
-
-  PluginDir dir_;
-  RunResult last_;
-};
+class RunTest : public TomlRunFixture {};
 
 TEST_F(RunTest, TheBundledExampleRunsAndPassesOutputsAlong) {
   auto r = plugboard({"run", (sourceDir() / "examples/hello.toml").string(), "--plugins",

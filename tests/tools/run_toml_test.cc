@@ -13,16 +13,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-class RunTomlTest : public ::testing::Test {
+class RunTomlTest : public TomlRunFixture {
  protected:
-  Json runJson(const std::string& workflow, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"run", dir_.write("wf.toml", workflow), "--plugins",
-                                     dir_.plugins(), "--output", "json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    last_ = plugboard(args);
-    EXPECT_TRUE(last_.exit_code == 0 || last_.exit_code == 1) << last_.err << last_.out;
-    return Json::parse(last_.out);
-  }
   // `validate` of `workflow`, which must be refused: its one line of problems.
   std::string refused(const std::string& workflow) {
     const std::string file = dir_.write("bad.toml", workflow);
@@ -31,9 +23,6 @@ class RunTomlTest : public ::testing::Test {
     EXPECT_EQ(r.err.rfind(file + ":", 0), 0u) << r.err;
     return r.err;
   }
-
-  PluginDir dir_;
-  RunResult last_;
 };
 
 constexpr char kWhen[] = R"(name = "wf"
