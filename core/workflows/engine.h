@@ -24,6 +24,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -120,7 +121,15 @@ struct EngineOptions {
   Millis poll_interval = defaults::kPollInterval;
   Millis cancel_grace = defaults::kCancelGrace;
   std::size_t args_limit = defaults::kArgsLimit;
+  // retryPolicy OnTransientError also retries a node whose message this matches (anywhere
+  // in it), as Argo's TRANSIENT_ERROR_PATTERN; Argo's own transient messages always do.
+  std::optional<std::regex> transient_error_pattern;
 };
+
+// Argo's errorsutil.IsTransientErr applied to a node's message, as its controller applies
+// it for retryPolicy OnTransientError: a message naming a transient network, etcd or
+// client-side throttling error, or matching `pattern`.
+bool isTransientMessage(const std::string& message, const std::optional<std::regex>& pattern);
 
 class Engine {
  public:

@@ -59,6 +59,34 @@ Json leafJson(const Template& t) {
 
 }  // namespace
 
+bool isTransientMessage(const std::string& message, const std::optional<std::regex>& pattern) {
+  // The messages Argo's util/errors/errors.go recognises by their text (a node's message
+  // reaches it as an internal error, so only the text counts, not the error's type).
+  static constexpr std::string_view kTransient[] = {
+      "etcdserver: leader changed",
+      "etcdserver: request timed out",
+      "etcdserver: too many requests",
+      "client rate limiter Wait returned an error",
+      "unexpected error when reading response body",
+      "stream error when reading response body",
+      "Connection closed by foreign host",
+      "net/http: TLS handshake timeout",
+      "i/o timeout",
+      "connection timed out",
+      "connection reset by peer",
+      "http2: client connection lost",
+      "http2: server sent GOAWAY and closed the connection",
+      "request did not complete within requested timeout",
+      "connect: connection refused",
+      "invalid connection",
+      "upper: no more rows in",
+  };
+  for (std::string_view text : kTransient) {
+    if (message.find(text) != std::string::npos) return true;
+  }
+  return pattern && std::regex_search(message, *pattern);
+}
+
 EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCalls& calls,
                      const EngineOptions& options, EngineObserver* observer, RunEnv& env)
     : model_(model), calls_(calls), options_(options), observer_(observer), env_(env) {
@@ -454,10 +482,12 @@ void EngineRun::retryDecide(std::uint32_t r, std::uint32_t a, TimePoint now) {
       return;
     }
   }
+  const bool transient = rs.policy == RetryStrategy::Policy::kOnTransientError &&
+                         isTransientMessage(last.message, options_.transient_error_pattern);
   const bool on_failed = rs.policy == RetryStrategy::Policy::kAlways ||
-                         rs.policy == RetryStrategy::Policy::kOnFailure;
+                         rs.policy == RetryStrategy::Policy::kOnFailure || transient;
   const bool on_error = rs.policy == RetryStrategy::Policy::kAlways ||
-                        rs.policy == RetryStrategy::Policy::kOnError;
+                        rs.policy == RetryStrategy::Policy::kOnError || transient;
   if ((phase == NodePhase::kFailed && !on_failed) || (phase == NodePhase::kError && !on_error)) {
     end(r, phase, last.message, now);
     return;

@@ -57,6 +57,27 @@ TEST_F(EngineTest, RetryPolicyChoosesWhichFailuresAreRetried) {
   EXPECT_EQ(r2.phase, NodePhase::kError);  // an Error is not retried OnFailure
 }
 
+TEST_F(EngineTest, OnTransientErrorRetriesOnlyMessagesArgoCallsTransient) {
+  // Argo's own transient texts (util/errors/errors.go), whether the node Failed or Errored.
+  leaves_.plan("net", {LeafAnswer::error("dial tcp 10.0.0.1:80: connect: connection refused"),
+                       LeafAnswer::failed("read: connection reset by peer"), LeafAnswer::ok()});
+  leaves_.plan("bug", {LeafAnswer::failed("exit code 1")});
+  auto r = run(workflow("main", {dag("main", {task("a", "net"), task("b", "bug")}),
+                                 retried(leaf("net"), "5", Policy::kOnTransientError),
+                                 retried(leaf("bug"), "5", Policy::kOnTransientError)}));
+  EXPECT_EQ(leaves_.records("net").size(), 3u);
+  EXPECT_EQ(phase(r, "wf.a"), "Succeeded");
+  EXPECT_EQ(leaves_.records("bug").size(), 1u);  // not transient: not retried
+  EXPECT_EQ(node(r, "wf.b").message, "exit code 1");
+
+  // TRANSIENT_ERROR_PATTERN adds the messages it matches.
+  options_.transient_error_pattern.emplace("quota|busy");
+  leaves_.plan("busy", {LeafAnswer::failed("the server is busy"), LeafAnswer::ok()});
+  auto r2 = run(workflow("busy", {retried(leaf("busy"), "5", Policy::kOnTransientError)}));
+  EXPECT_EQ(r2.phase, NodePhase::kSucceeded) << r2.message;
+  EXPECT_EQ(leaves_.records("busy").size(), 2u);
+}
+
 TEST_F(EngineTest, MaxDurationEndsRetriesWhoseBackoffWouldPassIt) {
   leaves_.plan("bad", {LeafAnswer::failed()});
   auto t = retried(leaf("bad"), "10", Policy::kOnFailure, Millis(1000), 2);

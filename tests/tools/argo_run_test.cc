@@ -154,6 +154,42 @@ TEST_F(ArgoRunTest, RetriesAConditionAndContinueOn) {
   EXPECT_EQ(node(s, "tails")["phase"], "Succeeded");
 }
 
+TEST_F(ArgoRunTest, OnTransientErrorRetriesWhatTransientErrorPatternMatches) {
+  const std::string wf = std::string(kHeader) + R"(  entrypoint: flaky
+  templates:
+    - name: flaky
+      retryStrategy:
+        limit: "2"
+        retryPolicy: OnTransientError
+      plugin:
+        fail:
+          message: the quota is busy
+)";
+  const auto attempts = [](const Json& s) {
+    int n = 0;
+    for (const auto& [id, node] : s["nodes"].items()) n += node["type"] == "Plugin";
+    return n;
+  };
+  // Not a message Argo calls transient: one attempt.
+  auto once = run(wf);
+  EXPECT_EQ(once.exit_code, 1) << once.err;
+  EXPECT_EQ(attempts(status(once)), 1) << once.out;
+  // As Argo's controller, the environment's TRANSIENT_ERROR_PATTERN makes it one.
+  RunOptions options;
+  options.env = {"TRANSIENT_ERROR_PATTERN=quota.*busy"};
+  auto retried = plugboard({"run", file(), "--plugins", pluginDir().string(), "--output", "json"},
+                           options);
+  EXPECT_EQ(retried.exit_code, 1) << retried.err;
+  EXPECT_EQ(attempts(status(retried)), 3) << retried.out;
+  // A pattern that is not a regular expression is refused before anything runs.
+  options.env = {"TRANSIENT_ERROR_PATTERN=quota(busy"};
+  auto bad = plugboard({"run", file(), "--plugins", pluginDir().string()}, options);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("TRANSIENT_ERROR_PATTERN 'quota(busy' is not a regular expression"),
+            std::string::npos)
+      << bad.err;
+}
+
 TEST_F(ArgoRunTest, ASuspendWaitsItsDurationOrUntilResumed) {
   RunOptions options;
   // What `argo resume` is on a cluster: SIGUSR1 to the run, which says so when it waits.

@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <regex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -101,6 +103,16 @@ int cmdRun(const Args& args) {
   engine_options.default_timeout = config->server.default_timeout;
   engine_options.poll_interval = config->server.poll_interval;
   engine_options.args_limit = config->args_limit;
+  // Argo's controller reads TRANSIENT_ERROR_PATTERN for retryPolicy OnTransientError.
+  if (const char* pattern = std::getenv("TRANSIENT_ERROR_PATTERN"); pattern && *pattern) {
+    try {
+      engine_options.transient_error_pattern.emplace(pattern);
+    } catch (const std::regex_error& e) {
+      std::cerr << "plugboard: TRANSIENT_ERROR_PATTERN '" << pattern
+                << "' is not a regular expression: " << e.what() << "\n";
+      return kExitUsage;
+    }
+  }
   if (!core::isTomlWorkflow(vm["workflow"].as<std::string>())) {
     return runModel(vm, std::move(*config), engine_options, *output == "json");
   }
