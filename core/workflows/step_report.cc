@@ -23,14 +23,10 @@ StepPhase stepPhase(NodePhase phase) {
   return StepPhase::kPending;
 }
 
-// {"parameters":[{name,value}]} -> {"parameters":{name:value}}, as TOML steps report them.
-Json stepOutputs(const Json& outputs) {
+// A node's output parameters as TOML steps report them: {"parameters":{name:value}}.
+Json stepOutputs(const NodeIO& outputs) {
   Json parameters = Json::object();
-  if (outputs.is_object() && outputs.contains("parameters")) {
-    for (const auto& p : outputs["parameters"]) {
-      if (p.contains("name") && p.contains("value")) parameters[p["name"].get<std::string>()] = p["value"];
-    }
-  }
+  for (const auto& [name, value] : outputs.parameters) parameters[name] = value;
   return {{"parameters", std::move(parameters)}};
 }
 
@@ -145,8 +141,7 @@ RunReport StepReporter::report(const RunResult& result) {
       for (const auto& child : task->second->children) {
         auto c = by_id.find(child);
         if (c == by_id.end()) continue;
-        const Json outputs = stepOutputs(c->second->outputs);
-        for (const auto& [name, value] : outputs["parameters"].items())
+        for (const auto& [name, value] : c->second->outputs.parameters)
           gathered[name].push_back(value);
       }
       s.outputs = {{"parameters", std::move(gathered)}};
