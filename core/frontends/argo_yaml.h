@@ -67,7 +67,7 @@ class ArgoYaml {
                   const std::string& subject);
 
  private:
-  std::string file_;
+  SourceFile file_;  // interned once: every element's SourceRef shares it
   std::vector<ModelProblem>* problems_;
 };
 

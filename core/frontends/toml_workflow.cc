@@ -63,7 +63,7 @@ Template stepTemplate(const Workflow& wf, const WorkflowStep& step, TemplateCall
   Template t;
   t.name = step.id;
   t.kind = Template::Kind::kPlugin;
-  t.where = where(wf, step.pos);
+  t.where = task.where;  // stepTask() made it: one interned file name per step
   t.plugin.key = step.plugin;
   t.plugin.version = step.version;
   t.plugin.rpc = step.rpc;
@@ -164,6 +164,10 @@ WorkflowModel tomlModel(const Workflow& wf) {
   exit.name = freeName(wf, "exit");
   model.templates.reserve(wf.steps.size() + 2);
   model.templates.push_back(Template{});  // main, filled below
+  std::size_t exits = 0;
+  for (const auto& step : wf.steps) exits += step.exit;
+  main.tasks.reserve(wf.steps.size() - exits);  // as many as they are: no spare capacity
+  exit.tasks.reserve(exits);
   for (const auto& step : wf.steps) {
     TemplateCall task = stepTask(wf, step);
     model.templates.push_back(stepTemplate(wf, step, task));

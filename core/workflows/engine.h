@@ -26,6 +26,8 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +52,20 @@ enum class NodeType { kPod, kPlugin, kSteps, kStepGroup, kDAG, kTaskGroup, kRetr
                       kSuspend };
 std::string_view nodeTypeName(NodeType type);  // "Pod", "Plugin", "StepGroup", ...
 
+// A node's inputs or outputs as Argo's NodeStatus lists them: parameters (name, value as
+// text) in order, and for outputs a result and an exit code. Kept as text, not as JSON, so
+// that a node costs little while a large run holds them all; toJson() writes Argo's shape.
+struct NodeIO {
+  std::vector<std::pair<std::string, std::string>> parameters;
+  std::optional<std::string> result, exit_code;
+
+  bool empty() const { return parameters.empty() && !result && !exit_code; }
+  const std::string* parameter(std::string_view name) const;  // null when not there
+  // {"parameters":[{name,value}], "result", "exitCode"} (members present only when set);
+  // null when empty.
+  Json toJson() const;
+};
+
 struct NodeStatus {
   std::string id;            // unique in the run: "<workflow>-<hash>", as Argo's node ids
   std::string name;          // Argo's full name: "wf.step[0].hello(0:a)"
@@ -60,8 +76,8 @@ struct NodeStatus {
   std::string message;
   std::string boundary_id;  // the steps/dag node it belongs to
   std::vector<std::string> children;
-  Json inputs = Json();   // {"parameters":[{name,value}]} or null
-  Json outputs = Json();  // {"parameters":[{name,value}], "result", "exitCode"} or null
+  NodeIO inputs;   // parameters only
+  NodeIO outputs;
   std::optional<std::chrono::steady_clock::time_point> started, finished;
   int attempts = 0;
   int calls = 0;       // a leaf's calls made (handed to LeafCalls), requeues included

@@ -323,9 +323,7 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
   c.workflow_name = workflow_name_;
   c.workflow_uid = uid_;
   c.inputs = Json::object();
-  if (const Json& in = status_[n].inputs; in.is_object() && in.contains("parameters")) {
-    for (const auto& p : in["parameters"]) c.inputs[p["name"].get<std::string>()] = p["value"];
-  }
+  for (const auto& [name, value] : status_[n].inputs.parameters) c.inputs[name] = value;
   // The whole template: tags of fields the engine does not read (e.g. of outputs) stay as
   // written, as Argo leaves tags it does not own.
   auto filled = fillIn(n, nullptr, n, t.original.is_null() ? leafJson(t) : t.original, true);
@@ -501,8 +499,7 @@ void EngineRun::retryDecide(std::uint32_t r, std::uint32_t a, TimePoint now) {
     const auto took = std::chrono::duration_cast<std::chrono::seconds>(
         last.finished.value_or(now) - last.started.value_or(now));
     std::string exit_code = "-1";
-    if (last.outputs.is_object() && last.outputs.contains("exitCode"))
-      exit_code = parameterText(last.outputs["exitCode"]);
+    if (last.outputs.exit_code) exit_code = *last.outputs.exit_code;
     const Json extra = {{"lastRetry.exitCode", exit_code},
                         {"lastRetry.status", std::string(nodePhaseName(phase))},
                         {"lastRetry.duration", std::to_string(took.count())},

@@ -13,16 +13,6 @@ namespace {
 
 
 
-const Json* findParameter(const Json& outputs, std::string_view name) {
-  if (!outputs.is_object()) return nullptr;
-  auto it = outputs.find("parameters");
-  if (it == outputs.end() || !it->is_array()) return nullptr;
-  for (const auto& p : *it) {
-    if (p.value("name", "") == name) return &p["value"];
-  }
-  return nullptr;
-}
-
 // A node's result as an item of an aggregate: JSON when it parses, else the text.
 Json resultItem(const Json& result) {
   if (!result.is_string()) return result;
@@ -171,20 +161,18 @@ Json EngineRun::stepRef(std::uint32_t, const Slot& slot, std::string_view rest,
     for (std::uint32_t n : slot.items) {
       if (n == kNoNode) continue;
       const NodeStatus& s = status_[n];
-      if (s.phase != NodePhase::kSucceeded || !s.outputs.is_object()) continue;
-      if (auto it = s.outputs.find("parameters"); it != s.outputs.end() && !it->empty()) {
+      if (s.phase != NodePhase::kSucceeded) continue;
+      if (!s.outputs.parameters.empty()) {
         Json one = Json::object();
-        for (const auto& p : *it) {
-          const std::string name = p.value("name", "");
-          one[name] = p["value"];
+        for (const auto& [name, value] : s.outputs.parameters) {
+          one[name] = value;
           auto& list = by_name[name];
           if (list.is_null()) list = Json::array();
-          list.push_back(p["value"]);
+          list.push_back(value);
         }
         params.push_back(std::move(one));
       }
-      if (auto it = s.outputs.find("result"); it != s.outputs.end())
-        results.push_back(resultItem(*it));
+      if (s.outputs.result) results.push_back(resultItem(Json(*s.outputs.result)));
     }
     if (rest == "outputs.result") return results.dump();
     if (rest == "outputs.parameters") return params.dump();
@@ -211,20 +199,18 @@ Json EngineRun::stepRef(std::uint32_t, const Slot& slot, std::string_view rest,
     return std::to_string(std::chrono::duration_cast<Millis>(*tp - started_).count());
   }
   if (rest == "exitCode" || rest == "outputs.exitCode" || rest == "outputs.result") {
-    const char* key = rest == "outputs.result" ? "result" : "exitCode";
-    if (s.outputs.is_object() && s.outputs.contains(key)) return s.outputs[key];
+    const auto& value = rest == "outputs.result" ? s.outputs.result : s.outputs.exit_code;
+    if (value) return *value;
     found = false;
     return Json();
   }
   if (rest == "outputs.parameters") {  // name -> value, for `outputs.parameters['a-b']`
     Json all = Json::object();
-    if (s.outputs.is_object() && s.outputs.contains("parameters")) {
-      for (const auto& p : s.outputs["parameters"]) all[p["name"].get<std::string>()] = p["value"];
-    }
+    for (const auto& [name, value] : s.outputs.parameters) all[name] = value;
     return all;
   }
   if (ed::startsWith(rest, "outputs.parameters.")) {
-    if (const Json* v = findParameter(s.outputs, rest.substr(19))) return *v;
+    if (const std::string* v = s.outputs.parameter(rest.substr(19))) return *v;
     // Argo's addSkippedNodeOutputsToScope: a skipped call's declared defaults.
     const Node& node = nodes_[slot.node];
     if (s.phase == NodePhase::kSkipped || s.phase == NodePhase::kOmitted) {
@@ -270,21 +256,12 @@ std::optional<Json> EngineRun::lookup(std::uint32_t frame, const Json* item, std
   if (frame == kNoNode) return std::nullopt;
   const Node& f = nodes_[frame];
   if (ed::startsWith(dotted, "inputs.parameters.")) {
-    const std::string name(dotted.substr(18));
-    const Json& in = status_[frame].inputs;
-    if (in.is_object() && in.contains("parameters")) {
-      for (const auto& p : in["parameters"]) {
-        if (p["name"] == name) return p["value"];
-      }
-    }
+    if (const std::string* v = status_[frame].inputs.parameter(dotted.substr(18))) return *v;
     return std::nullopt;
   }
   if (dotted == "inputs.parameters") {  // name -> value, for `inputs.parameters['a-b']`
     Json all = Json::object();
-    const Json& in = status_[frame].inputs;
-    if (in.is_object() && in.contains("parameters")) {
-      for (const auto& p : in["parameters"]) all[p["name"].get<std::string>()] = p["value"];
-    }
+    for (const auto& [name, value] : status_[frame].inputs.parameters) all[name] = value;
     return all;
   }
   const bool steps = ed::startsWith(dotted, "steps.");
@@ -402,7 +379,8 @@ Expected<bool> EngineRun::dependsHold(std::uint32_t d, std::uint32_t task) const
 // argument, or its default; a missing one is an error, as is a value outside `enum`.
 Status EngineRun::bindInputs(std::uint32_t n, const Json& args) {
   Node& node = nodes_[n];
-  Json list = Json::array();
+  std::vector<std::pair<std::string, std::string>> list;
+  list.reserve(node.tmpl->inputs.size());
   for (const ParameterDecl& p : node.tmpl->inputs) {
     Json value;
     if (p.value) {
@@ -424,9 +402,9 @@ Status EngineRun::bindInputs(std::uint32_t n, const Json& args) {
       return Error("inputs.parameters." + p.name + ": value '" + text +
                    "' is not one of the enum values");
     }
-    list.push_back({{"name", p.name}, {"value", std::move(text)}});
+    list.emplace_back(p.name, std::move(text));
   }
-  if (!list.empty()) status_[n].inputs = {{"parameters", std::move(list)}};
+  status_[n].inputs.parameters = std::move(list);
   return Status::Ok();
 }
 
@@ -439,18 +417,18 @@ void EngineRun::publishGlobal(const std::string& name, const Json& value) {
 // composite's from its children (parameter, expression); defaults when nothing came.
 Status EngineRun::setOutputs(std::uint32_t n, const Outcome* outcome) {
   const Template& t = *nodes_[n].tmpl;
-  Json out = Json::object();
+  NodeIO out;
   const Json* supplied = nullptr;
   if (outcome != nullptr) {
     auto it = outcome->outputs.find("parameters");
     if (it != outcome->outputs.end() && it->is_object()) supplied = &*it;
     if (auto r = outcome->outputs.find("result"); r != outcome->outputs.end())
-      out["result"] = parameterText(*r);
+      out.result = parameterText(*r);
     if (auto e = outcome->outputs.find("exitCode"); e != outcome->outputs.end())
-      out["exitCode"] = parameterText(*e);
+      out.exit_code = parameterText(*e);
   }
   const bool succeeded = outcome == nullptr || outcome->phase == Phase::kSucceeded;
-  Json params = Json::array();
+  auto& params = out.parameters;
   NodeScope scope(*this, n, nullptr, n);
   for (const OutputParameterDecl& o : t.outputs) {
     std::optional<Json> value;
@@ -476,8 +454,8 @@ Status EngineRun::setOutputs(std::uint32_t n, const Outcome* outcome) {
       if (!succeeded) continue;
       return Error("outputs.parameters." + o.name + ": no value and no default");
     }
-    params.push_back({{"name", o.name}, {"value", parameterText(*value)}});
-    if (!o.global_name.empty() && succeeded) publishGlobal(o.global_name, parameterText(*value));
+    params.emplace_back(o.name, parameterText(*value));
+    if (!o.global_name.empty() && succeeded) publishGlobal(o.global_name, params.back().second);
   }
   // A plugin's node keeps every parameter the plugin answered, declared or not, in the
   // plugin's order: Argo's agent writes the reply's outputs into the node as they are
@@ -494,11 +472,10 @@ Status EngineRun::setOutputs(std::uint32_t n, const Outcome* outcome) {
     }
     for (const auto& name : order) {
       if (declared(name) || !supplied->contains(name)) continue;
-      params.push_back({{"name", name}, {"value", parameterText((*supplied)[name])}});
+      params.emplace_back(name, parameterText((*supplied)[name]));
     }
   }
-  if (!params.empty()) out["parameters"] = std::move(params);
-  if (!out.empty()) status_[n].outputs = std::move(out);
+  status_[n].outputs = std::move(out);
   return Status::Ok();
 }
 

@@ -71,6 +71,26 @@ std::string rfc3339(std::chrono::steady_clock::time_point tp) {
 
 }  // namespace
 
+const std::string* NodeIO::parameter(std::string_view name) const {
+  for (const auto& [n, v] : parameters) {
+    if (n == name) return &v;
+  }
+  return nullptr;
+}
+
+Json NodeIO::toJson() const {
+  if (empty()) return Json();
+  Json j = Json::object();
+  if (!parameters.empty()) {
+    Json list = Json::array();
+    for (const auto& [n, v] : parameters) list.push_back({{"name", n}, {"value", v}});
+    j["parameters"] = std::move(list);
+  }
+  if (result) j["result"] = *result;
+  if (exit_code) j["exitCode"] = *exit_code;
+  return j;
+}
+
 Json NodeStatus::toJson() const {
   Json j = {{"id", id},
             {"name", name},
@@ -81,8 +101,8 @@ Json NodeStatus::toJson() const {
   if (!message.empty()) j["message"] = message;
   if (!boundary_id.empty()) j["boundaryID"] = boundary_id;
   if (!children.empty()) j["children"] = children;
-  if (!inputs.is_null()) j["inputs"] = inputs;
-  if (!outputs.is_null()) j["outputs"] = outputs;
+  if (!inputs.empty()) j["inputs"] = inputs.toJson();
+  if (!outputs.empty()) j["outputs"] = outputs.toJson();
   if (started) j["startedAt"] = rfc3339(*started);
   if (finished) j["finishedAt"] = rfc3339(*finished);
   return j;

@@ -77,25 +77,32 @@ DispatchedLeafCalls::DispatchedLeafCalls(Dispatcher& dispatcher) : dispatcher_(d
 
 std::shared_ptr<const Route> DispatchedLeafCalls::pluginRoute(const LeafCall& call) {
   const PluginCall& p = call.plugin;
-  std::pair<const Template*, std::string> key{call.tmpl, p.key + '\n' + p.version + '\n' + p.rpc};
+  // By what decides the route, not by template: a workflow whose steps call one plugin
+  // (a TOML file has a template per step) resolves it once.
+  std::string key = p.key + '\n' + p.version + '\n' + p.rpc + '\n' + p.deployer + '\n' +
+                    (p.deploy_options.empty() ? std::string() : p.deploy_options.dump());
+  std::shared_ptr<const Route> route;
   {
     std::lock_guard lock(mu_);
-    if (auto it = routes_.find(key); it != routes_.end()) return it->second;
+    if (auto it = routes_.find(key); it != routes_.end()) route = it->second;
   }
-  Route route = dispatcher_.resolve({.key = p.key,
-                                     .version = p.version,
-                                     .rpc = p.rpc,
-                                     .deployer = p.deployer,
-                                     .options = &p.deploy_options,
-                                     .registry = true});
-  if (route.kind == Route::Kind::kPoll && !p.poll && !p.key.empty()) {
-    route = Route{};
-    route.reason = "plugin '" + p.key + "' is not installed (template '" + call.tmpl->name +
-                   "' does not poll the plugins that provide '" + p.rpc + "')";
+  if (!route) {
+    auto made = std::make_shared<const Route>(dispatcher_.resolve({.key = p.key,
+                                                                   .version = p.version,
+                                                                   .rpc = p.rpc,
+                                                                   .deployer = p.deployer,
+                                                                   .options = &p.deploy_options,
+                                                                   .registry = true}));
+    std::lock_guard lock(mu_);
+    route = routes_.emplace(std::move(key), std::move(made)).first->second;
   }
-  auto made = std::make_shared<const Route>(std::move(route));
-  std::lock_guard lock(mu_);
-  return routes_.emplace(std::move(key), std::move(made)).first->second;
+  if (route->kind == Route::Kind::kPoll && !p.poll && !p.key.empty()) {
+    auto refused = std::make_shared<Route>();
+    refused->reason = "plugin '" + p.key + "' is not installed (template '" + call.tmpl->name +
+                      "' does not poll the plugins that provide '" + p.rpc + "')";
+    return refused;
+  }
+  return route;
 }
 
 std::shared_ptr<const Route> DispatchedLeafCalls::containerRoute() {

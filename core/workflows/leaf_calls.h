@@ -1,7 +1,7 @@
 // core/workflows/leaf_calls.h: the engine's leaves (core/workflows/engine.h) run for real.
 //
-// Plugin leaves go through the dispatcher: resolved once per template and key (name, version,
-// RPC, the deployer it chooses, registry plugins by name), args checked against the input
+// Plugin leaves go through the dispatcher: resolved once per key (name, version, RPC, the
+// deployer it chooses and its options, registry plugins by name), args checked against the input
 // schema of the plugin's manifest (before the call when the manifest is known without
 // starting it, else once started), and called with the request Argo's agent sends:
 // {"workflow":{"metadata":{"name","namespace","uid"}},"template":<the filled template>},
@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "core/routing/dispatcher.h"
 #include "core/workflows/engine.h"
@@ -65,14 +66,14 @@ class DispatchedLeafCalls final : public LeafCalls {
   Dispatch call(const LeafCall& call, CallControl& control) override;
 
  private:
-  // Where a plugin leaf's calls go, resolved once per template and key.
+  // Where a plugin leaf's calls go, resolved once per key, version, RPC and deployer.
   std::shared_ptr<const Route> pluginRoute(const LeafCall& call);
   // Where container and script leaves go, resolved once.
   std::shared_ptr<const Route> containerRoute();
 
   Dispatcher& dispatcher_;
   std::mutex mu_;  // guards routes_ and container_
-  std::map<std::pair<const Template*, std::string>, std::shared_ptr<const Route>> routes_;
+  std::unordered_map<std::string, std::shared_ptr<const Route>> routes_;
   std::shared_ptr<const Route> container_;
 };
 

@@ -24,7 +24,9 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,10 +37,40 @@ namespace plugboard::core {
 
 using Json = nlohmann::json;
 
+// A file's name as the model's elements keep it: one shared copy of each name for the
+// whole process (names are interned and never freed; a process reads few files), so that
+// the SourceRef of every element costs a pointer, not a string. Converts to and from
+// std::string; compares and prints as its text.
+class SourceFile {
+ public:
+  SourceFile() = default;  // ""
+  SourceFile(std::string_view name);  // NOLINT: a name is a file
+  SourceFile(const std::string& name) : SourceFile(std::string_view(name)) {}  // NOLINT
+  SourceFile(const char* name) : SourceFile(std::string_view(name)) {}         // NOLINT
+  const std::string& str() const { return *text_; }
+  operator const std::string&() const { return *text_; }  // NOLINT
+  bool empty() const { return text_->empty(); }
+
+  friend bool operator==(const SourceFile& a, const SourceFile& b) { return a.text_ == b.text_; }
+  friend bool operator==(const SourceFile& a, const std::string& b) { return *a.text_ == b; }
+  friend bool operator==(const SourceFile& a, const char* b) { return *a.text_ == b; }
+  friend std::string operator+(const SourceFile& a, std::string_view b) {
+    return *a.text_ + std::string(b);
+  }
+  friend std::string operator+(std::string_view a, const SourceFile& b) {
+    return std::string(a) + *b.text_;
+  }
+  friend std::ostream& operator<<(std::ostream& out, const SourceFile& f) { return out << *f.text_; }
+
+ private:
+  static const std::string kEmpty;
+  const std::string* text_ = &kEmpty;
+};
+
 // Where a model element was written: the file (as given to the front end) and 1-based
 // line and column (0: unknown).
 struct SourceRef {
-  std::string file;
+  SourceFile file;
   int line = 0;
   int column = 0;
   std::string text() const;  // "file:line:column", "file:line" or "file"

@@ -1,5 +1,7 @@
 #include "core/workflows/step_report.h"
 
+#include <algorithm>
+
 #include "core/base/duration.h"
 
 namespace plugboard::core {
@@ -21,26 +23,39 @@ StepPhase stepPhase(NodePhase phase) {
   return StepPhase::kPending;
 }
 
-// {"parameters":[{name,value}]} -> {"parameters":{name:value}}, as TOML steps report them.
-Json stepOutputs(const Json& outputs) {
+// A node's output parameters as TOML steps report them: {"parameters":{name:value}}.
+Json stepOutputs(const NodeIO& outputs) {
   Json parameters = Json::object();
-  if (outputs.is_object() && outputs.contains("parameters")) {
-    for (const auto& p : outputs["parameters"]) {
-      if (p.contains("name") && p.contains("value")) parameters[p["name"].get<std::string>()] = p["value"];
-    }
-  }
+  for (const auto& [name, value] : outputs.parameters) parameters[name] = value;
   return {{"parameters", std::move(parameters)}};
 }
 
 }  // namespace
 
-StepReporter::StepReporter(const Workflow& workflow, RunObserver* observer)
-    : workflow_(workflow), observer_(observer) {
-  steps_.resize(workflow.steps.size());
-  index_.reserve(workflow.steps.size());
-  for (std::size_t i = 0; i < workflow.steps.size(); ++i) {
-    steps_[i].status.id = workflow.steps[i].id;
-    index_.emplace(workflow.steps[i].id, i);
+std::vector<const TemplateCall*> tomlSteps(const WorkflowModel& model) {
+  std::unordered_map<std::string_view, const TemplateCall*> tasks;
+  for (const std::string* dag : {&model.entrypoint, &model.on_exit}) {
+    const Template* t = dag->empty() ? nullptr : model.find(*dag);
+    if (t == nullptr) continue;
+    for (const auto& task : t->tasks) tasks.emplace(task.name, &task);
+  }
+  std::vector<const TemplateCall*> steps;
+  steps.reserve(tasks.size());
+  for (const auto& t : model.templates) {
+    if (auto it = tasks.find(t.name); it != tasks.end()) steps.push_back(it->second);
+  }
+  return steps;
+}
+
+StepReporter::StepReporter(const WorkflowModel& model, RunObserver* observer)
+    : observer_(observer) {
+  const auto tasks = tomlSteps(model);
+  steps_.resize(tasks.size());
+  index_.reserve(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    steps_[i].status.id = tasks[i]->name;
+    steps_[i].task = tasks[i];
+    index_.emplace(tasks[i]->name, i);
   }
 }
 
@@ -55,7 +70,13 @@ void StepReporter::update(Step& step, const NodeStatus& node) {
   const StepPhase before = s.phase;
   const std::string message_before = s.message;
   if (node.type == NodeType::kPlugin) {
-    step.leaf_calls[node.id] = node.calls;
+    auto leaf = std::find_if(step.leaf_calls.begin(), step.leaf_calls.end(),
+                             [&](const auto& l) { return l.first == node.id; });
+    if (leaf == step.leaf_calls.end()) {
+      step.leaf_calls.emplace_back(node.id, node.calls);
+    } else {
+      leaf->second = node.calls;
+    }
     s.attempts = static_cast<int>(step.leaf_calls.size());
     s.calls = 0;
     for (const auto& [_, calls] : step.leaf_calls) s.calls += calls;
@@ -74,8 +95,7 @@ void StepReporter::update(Step& step, const NodeStatus& node) {
     if (step.omitted) {
       // The first dependency that did not end as Argo's `depends` needs (Succeeded, or
       // Skipped by its `when`).
-      const WorkflowStep& ws = workflow_.steps[index_.at(s.id)];
-      for (const auto& d : ws.depends) {
+      for (const auto& d : step.task->depends_on) {
         const Step& other = steps_[index_.at(d)];
         const StepStatus& dep = other.status;
         if (dep.phase == StepPhase::kSucceeded ||
@@ -110,6 +130,7 @@ RunReport StepReporter::report(const RunResult& result) {
   by_id.reserve(result.nodes.size());
   for (const auto& n : result.nodes) by_id.emplace(n.id, &n);
   const auto now = std::chrono::steady_clock::now();
+  report.steps.reserve(steps_.size());
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     Step& step = steps_[i];
     StepStatus& s = step.status;
@@ -120,8 +141,7 @@ RunReport StepReporter::report(const RunResult& result) {
       for (const auto& child : task->second->children) {
         auto c = by_id.find(child);
         if (c == by_id.end()) continue;
-        const Json outputs = stepOutputs(c->second->outputs);
-        for (const auto& [name, value] : outputs["parameters"].items())
+        for (const auto& [name, value] : c->second->outputs.parameters)
           gathered[name].push_back(value);
       }
       s.outputs = {{"parameters", std::move(gathered)}};
@@ -147,7 +167,7 @@ RunReport StepReporter::report(const RunResult& result) {
     }
     if (observer_ != nullptr && (s.phase != phase_before || s.message != message_before))
       observer_->stepChanged(s);
-    report.steps.push_back(s);
+    report.steps.push_back(std::move(s));
   }
   return report;
 }

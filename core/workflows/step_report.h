@@ -2,7 +2,8 @@
 //
 // A TOML workflow runs on the engine (core/workflows/engine.h) as the model its front end
 // made (core/frontends/toml_workflow.h): a task per step, a plugin template per step named
-// by its id. StepReporter watches the engine's nodes and keeps each step's StepStatus (the
+// by its id, in file order. The report is told from the model alone (the parsed TOML file
+// is not kept for the run). StepReporter watches the engine's nodes and keeps each step's StepStatus (the
 // task's node for phase, message, outputs and times; its leaves for attempts, calls and
 // the plugin that answered), telling a RunObserver (the progress display) of each change,
 // and makes the RunReport `plugboard run` prints. The rules of the words: a task omitted
@@ -18,32 +19,37 @@
 #include <vector>
 
 #include "core/workflows/engine.h"
+#include "core/workflows/model.h"
 #include "core/workflows/run_report.h"
-#include "core/workflows/workflow.h"
 
 namespace plugboard::core {
 
+// The steps of a TOML workflow's model, in file order: the tasks of its entry dag and of
+// its exit dag, ordered as their templates are.
+std::vector<const TemplateCall*> tomlSteps(const WorkflowModel& model);
+
 class StepReporter final : public EngineObserver {
  public:
-  // `workflow` must outlive this object; `observer` may be null.
-  StepReporter(const Workflow& workflow, RunObserver* observer);
+  // `model` (a TOML workflow's) must outlive this object; `observer` may be null.
+  StepReporter(const WorkflowModel& model, RunObserver* observer);
 
   void nodeChanged(const NodeStatus& node) override;
   void tick() override;
 
-  // The run's report, from the engine's result.
+  // The run's report, from the engine's result. Once: the steps' statuses move into it.
   RunReport report(const RunResult& result);
 
  private:
   struct Step {
     StepStatus status;
-    std::string task_node;                          // the task's node id
-    bool omitted = false;  // skipped because a dependency did not succeed (not by `when`)
-    std::unordered_map<std::string, int> leaf_calls;  // leaf node id -> its calls
+    const TemplateCall* task = nullptr;
+    std::string task_node;  // the task's node id
+    bool omitted = false;   // skipped because a dependency did not succeed (not by `when`)
+    // leaf node id -> its calls: one per attempt or item, so a list
+    std::vector<std::pair<std::string, int>> leaf_calls;
   };
   void update(Step& step, const NodeStatus& node);
 
-  const Workflow& workflow_;
   RunObserver* observer_;
   std::vector<Step> steps_;                            // in file order
   std::unordered_map<std::string, std::size_t> index_;  // step id -> position

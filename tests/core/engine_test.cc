@@ -127,7 +127,7 @@ TEST_F(EngineTest, StepsRunGroupsInOrderAndPassOutputsOn) {
   EXPECT_EQ(node(r, "wf[0]").display_name, "[0]");
   // The second group hangs below the calls of the first.
   EXPECT_EQ(node(r, "wf[0].hello1").children, std::vector<std::string>{node(r, "wf[1]").id});
-  EXPECT_EQ(node(r, "wf[0].hello1").outputs["result"], "hello1");
+  EXPECT_EQ(node(r, "wf[0].hello1").outputs.result, "hello1");
 }
 
 TEST_F(EngineTest, AFailedStepFailsItsGroupAndTheStepsUnlessItContinues) {
@@ -171,7 +171,7 @@ TEST_F(EngineTest, WithItemsNamesEachItemAsArgoDoes) {
   auto r = run(workflow("main", {steps("main", {{c}}), leaf("say", {"message"})}));
   EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
   const std::string first = "wf[0].print(0:{\"os\":\"debian\",\"version\":\"12\"})";
-  EXPECT_EQ(node(r, first).inputs["parameters"][0]["value"], "debian 12");
+  EXPECT_EQ(node(r, first).inputs.parameters.at(0).second, "debian 12");
   EXPECT_EQ(node(r, "wf[0].print(1:{\"os\":\"alpine\",\"version\":\"3.23\"})").display_name,
             "print(1:{\"os\":\"alpine\",\"version\":\"3.23\"})");
 }
@@ -211,7 +211,7 @@ TEST_F(EngineTest, WithParamLoopsOverAPreviousOutputAndAggregatesTheItems) {
   EXPECT_EQ(node(r, "wf[1].each(0:a)").children, std::vector<std::string>{node(r, "wf[2]").id});
   EXPECT_EQ(node(r, "wf[1].each(2:c)").children, std::vector<std::string>{node(r, "wf[2]").id});
   EXPECT_EQ(node(r, "wf[1]").children.size(), 3u);
-  EXPECT_EQ(node(r, "wf[2].sum").inputs["parameters"][0]["value"],
+  EXPECT_EQ(node(r, "wf[2].sum").inputs.parameters.at(0).second,
             "[\"a\",\"b\",\"c\"]|[\"a\",\"b\",\"c\"]");
 }
 
@@ -269,7 +269,7 @@ TEST_F(EngineTest, ExpressionsIndexParametersByName) {
   m.parameters.push_back(param("my-p", "!"));
   auto r = run(m);
   EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
-  EXPECT_EQ(node(r, "wf[1].use").inputs["parameters"][0]["value"], "hi!");
+  EXPECT_EQ(node(r, "wf[1].use").inputs.parameters.at(0).second, "hi!");
   EXPECT_EQ(phase(r, "wf[1].go"), "Succeeded");
 }
 

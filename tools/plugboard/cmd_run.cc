@@ -135,6 +135,8 @@ int cmdRun(const Args& args) {
     std::cerr << ready.error().message() << "\n";
     return kExitUsage;
   }
+  // The run needs only the model: the parsed file goes now, before the run's nodes grow.
+  prepared->workflow = core::Workflow{};
   // Parsing freed the file's TOML tree step by step; give those pages back, so that a
   // large workflow's peak memory is that of the parse or of the run, not of both (the
   // calls allocate on the workers, whose malloc arenas would not reuse them).
@@ -143,25 +145,25 @@ int cmdRun(const Args& args) {
   // reuses the memory the parse freed instead of growing an arena per worker (about 8% of
   // the resident memory of a 100,000-step run). Smaller ones keep an arena per thread. The
   // workers start later, with the run.
-  if (prepared->workflow.steps.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
+  if (prepared->model.templates.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
 
   const bool json = *output == "json";
   std::vector<std::string> ids;
   if (!json) {
-    for (const auto& s : prepared->workflow.steps) ids.push_back(s.id);
+    for (const core::TemplateCall* s : core::tomlSteps(prepared->model)) ids.push_back(s->name);
   }
   ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
   // The TOML workflow runs on the engine as the model its front end made; the steps are
   // told from the engine's nodes.
   core::DispatchedLeafCalls calls(runtime->dispatcher());
-  core::StepReporter steps(prepared->workflow, json ? nullptr : &display);
+  core::StepReporter steps(prepared->model, json ? nullptr : &display);
   core::Engine engine(calls, engine_options, &steps);
   cancel_target->setEngine(engine);
   // A signal that came while the workflow was checked: nothing runs, every step is
   // skipped.
   core::RunResult result;
   if (cancel_target->wasCancelled()) {
-    result.workflow = prepared->workflow.name;
+    result.workflow = prepared->model.name;
     result.phase = core::NodePhase::kFailed;
     result.cancelled = true;
   } else {
