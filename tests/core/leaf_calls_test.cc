@@ -374,6 +374,16 @@ TEST_F(LeafCallsTest, PodmanFailingToRunTheImageIsAClearError) {
       std::string::npos)
       << d.outcome.message;
   EXPECT_NE(d.outcome.message.find("podman could not run it"), std::string::npos);
+
+  // With outputs and no command, the image's own command is read first: that fails.
+  auto& own = container("localhost/plugboard-no-such-image:none", {});
+  own.outputs.push_back(fromPath("x", "/tmp/x", Json("default")));
+  auto o = run(own);
+  EXPECT_EQ(o.outcome.phase, Phase::kError);
+  EXPECT_NE(o.outcome.message.find("template 'main' (image localhost/plugboard-no-such-image:none)"
+                                   ": podman cannot inspect the image"),
+            std::string::npos)
+      << o.outcome.message;
 }
 
 TEST_F(LeafCallsTest, BadTemplatesAreErrorsBeforeAnyContainerRuns) {
