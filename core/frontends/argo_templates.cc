@@ -126,7 +126,6 @@ std::optional<Template> TemplateReader::read(const yaml::Node& node, const std::
     ~Restore() { owner = std::move(outer); }
   } restore{owner_, std::move(outer)};
   t.where = yaml_.at(node);
-  t.original = toJson(node);
   yaml_.checkFields(node, "", subject, kTemplateFields);
   if (yaml_.boolean(node, "daemon", "", subject).value_or(false)) {
     yaml_.problem(member(node, "daemon"), subject,
@@ -138,6 +137,12 @@ std::optional<Template> TemplateReader::read(const yaml::Node& node, const std::
     t.inputs = parameters(member(inputs, "parameters"), "inputs.parameters", subject, true);
   }
   if (!readKind(node, t, "", subject)) return std::nullopt;
+  // The text a leaf's call carries (model.h): a steps or dag template's own would be the
+  // whole list of its calls, which no call sends.
+  if (t.kind == Template::Kind::kPlugin || t.kind == Template::Kind::kContainer ||
+      t.kind == Template::Kind::kScript) {
+    t.original = toJson(node);
+  }
   readOutputs(member(node, "outputs"), t, "outputs", subject);
   readRetry(member(node, "retryStrategy"), t, "retryStrategy", subject);
   readLimits(node, t, "", subject);
