@@ -107,6 +107,7 @@ void TemplateReader::readDag(const yaml::Node& node, Template& t, const std::str
     return;
   }
   if (auto f = yaml_.boolean(node, "failFast", path, subject)) t.fail_fast = *f;
+  t.tasks.reserve(tasks.size());
   bool uses_depends = false, uses_dependencies = false;
   std::set<std::string> seen;
   for (size_t i = 0; i < tasks.size(); ++i) {
