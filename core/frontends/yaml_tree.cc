@@ -83,7 +83,11 @@ struct Tree::Builder {
 
   NodeData* node(Node::Type type, const yaml_mark_t& m) {
     void* p = arena->allocate(sizeof(NodeData), alignof(NodeData));
-    return new (p) NodeData{type, false, mark(m), {}, nullptr, 0};
+    return new (p) NodeData{type, false, mark(m), {}, {}, nullptr, 0};
+  }
+
+  std::string_view keep(const unsigned char* text) {
+    return text ? keep(text, std::strlen(reinterpret_cast<const char*>(text))) : std::string_view();
   }
 
   std::string_view keep(const unsigned char* bytes, std::size_t size) {
@@ -118,6 +122,7 @@ struct Tree::Builder {
                        e.start_mark);
     n->plain = plain;
     if (n->type == Node::Type::kScalar) n->text = keep(s.value, s.length);
+    n->tag = keep(s.tag);
     if (plain && s.length == 0 && s.anchor == nullptr && !open.empty() && !open.back().flow) {
       empty = n;
     }
@@ -143,8 +148,9 @@ struct Tree::Builder {
     const yaml_char_t* anchor = map ? e.data.mapping_start.anchor : e.data.sequence_start.anchor;
     bool flow = map ? e.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
                     : e.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
-    open.push_back(Open{node(type, e.start_mark), kids.size(),
-                        anchor ? reinterpret_cast<const char*>(anchor) : "", flow});
+    NodeData* n = node(type, e.start_mark);
+    n->tag = keep(map ? e.data.mapping_start.tag : e.data.sequence_start.tag);
+    open.push_back(Open{n, kids.size(), anchor ? reinterpret_cast<const char*>(anchor) : "", flow});
   }
 
   void end() {

@@ -57,6 +57,9 @@ class Node {
   std::string text() const { return std::string(scalar()); }
   // True for a plain scalar without a tag: one that YAML 1.1 types (true, 5, 1.5).
   bool plain() const;
+  // A node's explicit tag as libyaml resolves it ("!expr", "tag:yaml.org,2002:str" for
+  // `!!str`); "" when it has none.
+  std::string_view tag() const;
   Mark mark() const;
 
   // A sequence's items, or a mapping's entries; 0 for anything else.
@@ -81,6 +84,7 @@ struct NodeData {
   bool plain;
   Mark mark;
   std::string_view text;        // a scalar's; its bytes belong to the Tree
+  std::string_view tag;         // "" when none; its bytes belong to the Tree
   const NodeData* const* kids;  // a sequence's items; a mapping's key, value, key, value...
   std::uint32_t count;          // of kids
 };
@@ -172,6 +176,7 @@ inline std::string_view Node::scalar() const {
   return data_ && data_->type == Type::kScalar ? data_->text : std::string_view();
 }
 inline bool Node::plain() const { return data_ && data_->plain; }
+inline std::string_view Node::tag() const { return data_ ? data_->tag : std::string_view(); }
 inline Mark Node::mark() const { return data_ ? data_->mark : Mark{}; }
 inline std::size_t Node::size() const {
   if (!data_) return 0;

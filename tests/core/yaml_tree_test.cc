@@ -49,7 +49,7 @@ tagged: !!str true
 empty:
 tilde: ~
 flow: {a: [1, two], b: null}
-block:
+block: !list
   - x
   - y: z
 )");
@@ -60,6 +60,8 @@ block:
   EXPECT_FALSE(doc.member("quoted").plain());  // text whatever it says
   EXPECT_EQ(doc.member("quoted").scalar(), "3");
   EXPECT_FALSE(doc.member("tagged").plain());
+  EXPECT_EQ(doc.member("tagged").tag(), "tag:yaml.org,2002:str");
+  EXPECT_EQ(doc.member("name").tag(), "");
   EXPECT_TRUE(doc.member("empty").isNull());
   EXPECT_TRUE(doc.member("tilde").isNull());
   EXPECT_FALSE(doc.member("missing").isDefined());
@@ -71,6 +73,7 @@ block:
   EXPECT_TRUE(flow.member("b").isNull());
   Node block = doc.member("block");
   ASSERT_EQ(block.size(), 2u);
+  EXPECT_EQ(block.tag(), "!list");
   EXPECT_EQ(block[1].member("y").scalar(), "z");
   std::string keys;
   for (const auto& kv : doc.pairs()) keys += std::string(kv.key.scalar()) + " ";
