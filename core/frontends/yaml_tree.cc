@@ -83,7 +83,7 @@ struct Tree::Builder {
 
   NodeData* node(Node::Type type, const yaml_mark_t& m) {
     void* p = arena->allocate(sizeof(NodeData), alignof(NodeData));
-    return new (p) NodeData{type, false, mark(m), {}, {}, nullptr, 0};
+    return new (p) NodeData{type, false, mark(m), 0, {}, {}, nullptr};
   }
 
   std::string_view keep(const unsigned char* text) {

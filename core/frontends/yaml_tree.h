@@ -83,11 +83,12 @@ struct NodeData {
   Node::Type type;
   bool plain;
   Mark mark;
+  std::uint32_t count;          // of kids
   std::string_view text;        // a scalar's; its bytes belong to the Tree
   std::string_view tag;         // "" when none; its bytes belong to the Tree
   const NodeData* const* kids;  // a sequence's items; a mapping's key, value, key, value...
-  std::uint32_t count;          // of kids
 };
+static_assert(sizeof(NodeData) <= 56);
 
 struct NodePair {
   Node key;
