@@ -569,6 +569,55 @@ TEST(ArgoWorkflow, RefusesAYamlSyntaxErrorWithItsLine) {
           5, "YAML syntax error");
 }
 
+// Argo reads strictly (argo lint and submit default to --strict: sigs.k8s.io/yaml's
+// YAMLToJSONStrict, go-yaml's UnmarshalStrict), which refuses a key given twice.
+TEST(ArgoWorkflow, RefusesAKeyGivenTwiceATabAndAnAliasOfNothing) {
+  std::string wf(kHello);
+  refused(edited(wf, "  entrypoint: main\n", "  entrypoint: main\n  entrypoint: other\n"), 11,
+          "key 'entrypoint' is given twice in one mapping (first on line 10)");
+  refused(edited(wf, "  entrypoint: main\n", "\tentrypoint: main\n"), 10,
+          "YAML syntax error: a tab character where YAML allows only spaces");
+  refused(edited(wf, "  entrypoint: main\n", "  entrypoint: *main\n"), 10,
+          "alias *main: no anchor &main before it");
+  // Nothing is read of a refused file: the one problem is the YAML's.
+  ArgoWorkflowLoad load =
+      readArgoWorkflow(edited(wf, "kind: Workflow\n", "kind: Workflow\nkind: CronWorkflow\n"),
+                       "wf.yaml");
+  ASSERT_EQ(load.problems.size(), 1u) << problems(load);
+  EXPECT_FALSE(load.model.has_value());
+}
+
+TEST(ArgoWorkflow, ATemplatesDirectoryRefusesOnlyTheTemplatesItCannotRead) {
+  TempDir dir;
+  dir.write("lib.yaml", kLibrary);
+  // A workflow beside the templates is not read from there, even with a key given twice
+  // (Argo's own examples directory has one).
+  dir.write("other.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n"
+                          "  name: a\n  name: b\n");
+  ArgoReadOptions options;
+  options.templates_dir = dir.path();
+  const std::string wf = R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: ref-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - name: a
+        templateRef: {name: lib, template: say}
+)";
+  ok(wf, options);
+  // A WorkflowTemplate with one is a problem on its own line.
+  dir.write("broken.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\n"
+                           "metadata: {name: broken}\nspec:\n  templates: []\n  templates: []\n");
+  ArgoWorkflowLoad load = readArgoWorkflow(wf, "wf.yaml", options);
+  ASSERT_EQ(load.problems.size(), 1u) << problems(load);
+  EXPECT_EQ(load.problems[0].where.file, (dir / "broken.yaml").string());
+  EXPECT_EQ(load.problems[0].where.line, 6);
+  EXPECT_NE(load.problems[0].message.find("key 'templates' is given twice"), std::string::npos);
+}
+
 TEST(ArgoWorkflow, RefusesAMissingEntrypointAndAnUnknownTemplate) {
   std::string wf(kHello);
   refused(edited(wf, "  entrypoint: main\n", ""), 10, "spec.entrypoint is required");
