@@ -67,13 +67,13 @@ TEST(AtpContainerTest, AnImagePackedWithAPackageDirectoryAndPyYamlRuns) {
   constexpr const char* kPacked = "localhost/plugboard-test/atp-packed:latest";
   TempDir dir;
   const std::string registry = dir.write(
-      "registry.toml", std::string("[plugins.greeter.\"1.0.0\"]\natp = { image = \"") + kPacked +
+      "registry.toml", std::string("[plugins.packed-greeter.\"1.0.0\"]\natp = { image = \"") + kPacked +
                            "\" }\n");
   RunOptions options;
   options.env = {"XDG_CACHE_HOME=" + (dir.path() / "cache").string()};
   auto r = plugboard({"run",
                       dir.write("wf.toml",
-                                "name = \"wf\"\n[[steps]]\nid = \"greet\"\nplugin = \"greeter\"\n"
+                                "name = \"wf\"\n[[steps]]\nid = \"greet\"\nplugin = \"packed-greeter\"\n"
                                 "rpc = \"arcaflow.greet\"\nargs = { name = \"Ada\" }\n"),
                       "--plugins", pluginDir().string(), "--registry", registry, "--output", "json"},
                      options);
