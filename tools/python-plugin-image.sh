@@ -4,8 +4,8 @@
 # library, and the plugin's files in /plugin, imported with `podman import`
 # (tools/lib/rootfs.sh).
 #
-#   tools/python-plugin-image.sh arcaflow PLUGIN.py IMAGE [--with FILE]... [--podman PATH]
-#   tools/python-plugin-image.sh argo SERVER.py IMAGE [--with FILE]... [--podman PATH]
+#   tools/python-plugin-image.sh arcaflow PLUGIN.py IMAGE [--with FILE-OR-DIR]... [--podman PATH]
+#   tools/python-plugin-image.sh argo SERVER.py IMAGE [--with FILE-OR-DIR]... [--podman PATH]
 #
 #   arcaflow  an Arcaflow plugin speaking ATP; the image also holds cbor2 and PyYAML
 #             (Debian's python3-cbor2 and python3-yaml: what the Arcaflow SDK needs) and its
@@ -19,7 +19,7 @@
 #             imports (such as the Arcaflow SDK's src/arcaflow_plugin_sdk)
 #   --podman  the podman binary (default: podman in PATH)
 set -euo pipefail
-usage() { sed -n '7,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
 kind=$1 plugin=$2 image=$3
 shift 3
