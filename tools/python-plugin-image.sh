@@ -32,6 +32,9 @@ while [ $# -gt 0 ]; do
     *) usage ;;
   esac
 done
+for f in "$plugin" "${withs[@]}"; do
+  [ -e "$f" ] || { echo "$0: $f: no such file or directory" >&2; exit 2; }
+done
 # shellcheck source=tools/lib/rootfs.sh
 . "$(dirname "$0")/lib/rootfs.sh"
 rootfs=$(rootfs_new)
@@ -41,11 +44,8 @@ for f in "$plugin" "${withs[@]}"; do
   if [ -d "$f" ]; then  # a package: its files, without compiled caches
     install -d -m 0755 "$rootfs/plugin"
     tar -C "$(dirname "$f")" --exclude=__pycache__ -c "$(basename "$f")" | tar -C "$rootfs/plugin" -x
-  elif [ -f "$f" ]; then
-    rootfs_install "$rootfs" 0644 "$f" "/plugin/$(basename "$f")"
   else
-    echo "$0: $f: no such file or directory" >&2
-    exit 2
+    rootfs_install "$rootfs" 0644 "$f" "/plugin/$(basename "$f")"
   fi
 done
 name=$(basename "$plugin")

@@ -387,6 +387,16 @@ TEST_F(AtpTest, ACancelledStepKeepsThePluginsAnswer) {
   EXPECT_EQ(serve.stop(), 0);
 }
 
+TEST_F(AtpTest, TheImageScriptNamesAFileOrDirectoryThatIsNotThere) {
+  const std::string script = (sourceDir() / "tools" / "python-plugin-image.sh").string();
+  auto r = run({script, "arcaflow", fixtureFile(), "localhost/plugboard-test/never-made:1",
+                "--with", (dir_ / "no-such-package").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find((dir_ / "no-such-package").string() + ": no such file or directory"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(AtpTest, AMissingImageIsAStepErrorNamingIt) {
   if (access("/usr/bin/podman", X_OK) != 0) GTEST_SKIP() << "podman is not installed";
   dir_.write(
