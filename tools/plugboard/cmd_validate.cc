@@ -36,7 +36,8 @@ int cmdValidate(const Args& args) {
   auto runtime = openRuntime(*config);
   if (!runtime) return kExitUsage;
   cancel_target->setDeployers(runtime->launcher().deployers());
-  const core::CheckStarts check_starts{&cancel_target->checking, config->server.default_timeout};
+  core::CheckStarts check_starts{&cancel_target->checking, config->server.default_timeout};
+  check_starts.unstarted_is_problem = true;
   auto prepared = runtime->prepare(file, *given, check_starts);
   const bool cancelled = cancel_target->wasCancelled();
   cancel_target->release();
