@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   const auto step = [&](const core::Template& t) {
     core::LeafCall call;
     call.tmpl = &t;
-    call.container = t.container;
+    call.container = *t.container;
     call.workflow_name = "bench";
     if (auto refused = calls.check(call)) benchFailed(refused->message);
     core::CallControl control;

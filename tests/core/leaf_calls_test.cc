@@ -91,7 +91,7 @@ class LeafCallsTest : public ::testing::Test {
     LeafCall call;
     call.tmpl = &t;
     call.filled = std::move(filled);
-    call.container = t.container;
+    call.container = *t.container;
     call.plugin = t.plugin;
     call.workflow_name = "wf";
     call.workflow_uid = "uid-1";
