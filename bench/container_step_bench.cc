@@ -76,19 +76,19 @@ int main(int argc, char** argv) {
   core::Template echo;
   echo.name = "echo";
   echo.kind = core::Template::Kind::kContainer;
-  echo.container.image = "busybox";
-  echo.container.command = {"echo", "hello"};
+  echo.container->image = "busybox";
+  echo.container->command = {"echo", "hello"};
   core::Template script;
   script.name = "script";
   script.kind = core::Template::Kind::kScript;
-  script.container.image = "python:alpine3.23";
-  script.container.command = {"python"};
-  script.container.source = "print(6 * 7)\n";
+  script.container->image = "python:alpine3.23";
+  script.container->command = {"python"};
+  script.container->source = "print(6 * 7)\n";
   core::Template output;
   output.name = "output";
   output.kind = core::Template::Kind::kContainer;
-  output.container.image = "busybox";
-  output.container.command = {"sh", "-c", "echo hello > /tmp/hello.txt"};
+  output.container->image = "busybox";
+  output.container->command = {"sh", "-c", "echo hello > /tmp/hello.txt"};
   core::OutputParameterDecl hello;
   hello.name = "hello";
   hello.from = core::OutputParameterDecl::From::kPath;
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
   const auto step = [&](const core::Template& t) {
     core::LeafCall call;
     call.tmpl = &t;
-    call.container = t.container;
+    call.container = *t.container;
     call.workflow_name = "bench";
     if (auto refused = calls.check(call)) benchFailed(refused->message);
     core::CallControl control;

@@ -278,7 +278,7 @@ void TemplateReader::readHooks(const yaml::Node& node, TemplateCall& call, const
 void TemplateReader::readLoop(const yaml::Node& node, TemplateCall& call, const std::string& path,
                               const std::string& subject) {
   int loops = 0;
-  Loop& loop = call.loop;
+  Loop loop;  // set on the call only when it has one
   if (member(node, "withItems").isDefined()) {
     ++loops;
     loop.kind = Loop::Kind::kItems;
@@ -318,6 +318,7 @@ void TemplateReader::readLoop(const yaml::Node& node, TemplateCall& call, const 
   if (loops > 1) {  // validate.go validateNonLeaf / validateItems
     yaml_.problem(node, subject, "only one of withItems, withParam, withSequence can be specified");
   }
+  if (loops > 0) call.loop = std::move(loop);
 }
 
 }  // namespace plugboard::core::argo

@@ -213,7 +213,7 @@ void TemplateReader::readPlugin(const yaml::Node& node, Template& t, const std::
 void TemplateReader::readContainer(const yaml::Node& node, Template& t, bool script,
                                    const std::string& path, const std::string& subject) {
   if (!yaml_.checkFields(node, path, subject, kContainerFields)) return;
-  ContainerRun& c = t.container;
+  ContainerRun& c = *t.container;
   c.image = yaml_.text(node, "image", path, subject);
   if (c.image.empty()) yaml_.problem(node, subject, path + ".image may not be empty");
   c.command = yaml_.strings(node, "command", path, subject);

@@ -234,7 +234,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
   };
   auto whenText = [&] { return "when '" + when_filled + "' evaluated false"; };
 
-  if (call.loop.kind == Loop::Kind::kNone) {
+  if (call.loop->kind == Loop::Kind::kNone) {
     auto start = one(base, parent, Json());
     if (!start) {
       fail(start.error().message());
@@ -259,7 +259,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     return;
   }
 
-  auto items = loopItems(c, call.loop);
+  auto items = loopItems(c, *call.loop);
   if (!items) {
     fail(items.error().message());
     return;

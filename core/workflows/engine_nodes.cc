@@ -49,9 +49,9 @@ Json leafJson(const Template& t) {
   if (t.kind == Template::Kind::kPlugin) {
     j["plugin"] = {{t.plugin.key, t.plugin.args}};
   } else if (t.kind == Template::Kind::kContainer || t.kind == Template::Kind::kScript) {
-    Json c = {{"image", t.container.image}, {"command", t.container.command},
-              {"args", t.container.args}};
-    if (t.container.source) c["source"] = *t.container.source;
+    Json c = {{"image", t.container->image}, {"command", t.container->command},
+              {"args", t.container->args}};
+    if (t.container->source) c["source"] = *t.container->source;
     j[t.kind == Template::Kind::kScript ? "script" : "container"] = c;
   }
   return j;
@@ -346,7 +346,7 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
     if (!args) return args.error();
     c.plugin.args = std::move(*args);
   } else {
-    const ContainerRun& r = t.container;
+    const ContainerRun& r = *t.container;
     Json env = Json::object();
     for (const auto& [k, v] : r.env) env[k] = v;
     Json j = {{"image", r.image}, {"command", r.command}, {"args", r.args}, {"env", env},

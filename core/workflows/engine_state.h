@@ -38,7 +38,8 @@ inline constexpr std::uint32_t kExitSlot = kNoNode;
 struct TemplateInfo {
   // steps: each call's flat index; dag: each task's index. Name -> index.
   std::unordered_map<std::string, std::uint32_t> index;
-  std::unordered_map<std::string, std::uint32_t> depends_index;  // dag: '-' written '_'
+  // dag: the names with '-', written with '_' as `depends` sees them (the others: `index`)
+  std::unordered_map<std::string, std::uint32_t> depends_index;
   std::vector<const TemplateCall*> calls;  // by index
   // dag only
   std::vector<std::vector<std::uint32_t>> deps, dependents;

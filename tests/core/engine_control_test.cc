@@ -171,8 +171,8 @@ TEST_F(EngineTest, ActiveDeadlineOfATemplateCoversItsRetries) {
 TEST_F(EngineTest, TemplateParallelismBoundsTheChildrenRunningAtOnce) {
   leaves_.plan("slow", {LeafAnswer::sleeping(Millis(1000))});
   auto c = call("s", "slow");
-  c.loop.kind = core::Loop::Kind::kItems;
-  c.loop.items = Json::array({1, 2, 3, 4, 5});
+  c.loop->kind = core::Loop::Kind::kItems;
+  c.loop->items = Json::array({1, 2, 3, 4, 5});
   auto main = steps("main", {{c}});
   main.parallelism = 2;
   auto r = run(workflow("main", {main, leaf("slow")}));
@@ -309,16 +309,16 @@ TEST_F(EngineTest, ABadRetryLimitTimeoutOrDurationErrorsTheNode) {
 
 TEST_F(EngineTest, ABadSequenceErrorsTheCall) {
   auto both = call("both", "echo");
-  both.loop.kind = core::Loop::Kind::kSequence;
-  both.loop.count = "2";
-  both.loop.end = "3";
+  both.loop->kind = core::Loop::Kind::kSequence;
+  both.loop->count = "2";
+  both.loop->end = "3";
   auto format = call("format", "echo");
-  format.loop.kind = core::Loop::Kind::kSequence;
-  format.loop.count = "2";
-  format.loop.format = "%s";
+  format.loop->kind = core::Loop::Kind::kSequence;
+  format.loop->count = "2";
+  format.loop->format = "%s";
   auto word = call("word", "echo");
-  word.loop.kind = core::Loop::Kind::kSequence;
-  word.loop.count = "two";
+  word.loop->kind = core::Loop::Kind::kSequence;
+  word.loop->count = "two";
   auto r = run(workflow("main", {steps("main", {{both, format, word}}), leaf("echo")}), Json::object(),
                /*checked=*/false);
   EXPECT_EQ(node(r, "wf[0].both").message, "withSequence: only one of count or end can be defined");

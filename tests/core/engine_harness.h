@@ -282,11 +282,8 @@ class EngineTest : public ::testing::Test {
     return std::string(core::nodePhaseName(node(r, name).phase));
   }
   static std::string outParam(const core::NodeStatus& n, const std::string& name) {
-    if (!n.outputs.is_object() || !n.outputs.contains("parameters")) return "<none>";
-    for (const auto& p : n.outputs["parameters"]) {
-      if (p["name"] == name) return p["value"].get<std::string>();
-    }
-    return "<none>";
+    const std::string* value = n.outputs.parameter(name);
+    return value != nullptr ? *value : "<none>";
   }
 
   VirtualRunEnv env_;

@@ -80,10 +80,10 @@ class LeafCallsTest : public ::testing::Test {
     auto& t = templates_.emplace_back();
     t.name = "main";
     t.kind = source ? Template::Kind::kScript : Template::Kind::kContainer;
-    t.container.image = image;
-    t.container.command = std::move(command);
-    t.container.args = std::move(args);
-    t.container.source = std::move(source);
+    t.container->image = image;
+    t.container->command = std::move(command);
+    t.container->args = std::move(args);
+    t.container->source = std::move(source);
     return t;
   }
 
@@ -91,7 +91,7 @@ class LeafCallsTest : public ::testing::Test {
     LeafCall call;
     call.tmpl = &t;
     call.filled = std::move(filled);
-    call.container = t.container;
+    call.container = *t.container;
     call.plugin = t.plugin;
     call.workflow_name = "wf";
     call.workflow_uid = "uid-1";
@@ -309,8 +309,8 @@ TEST_F(LeafCallsTest, StepsAtOnceRunInContainersOfTheirOwn) {
 TEST_F(LeafCallsTest, EnvAndWorkingDirReachTheContainer) {
   calls();
   auto& t = container("busybox", {"sh", "-c"}, {"pwd; echo \"$GREETING, $WHO\""});
-  t.container.env = {{"GREETING", "hello"}, {"WHO", "a b"}};
-  t.container.working_dir = "/tmp";
+  t.container->env = {{"GREETING", "hello"}, {"WHO", "a b"}};
+  t.container->working_dir = "/tmp";
   auto d = run(t);
   EXPECT_EQ(d.outcome.phase, Phase::kSucceeded) << d.outcome.message;
   EXPECT_EQ(d.outcome.outputs["result"], "/tmp\nhello, a b");
@@ -394,7 +394,7 @@ TEST_F(LeafCallsTest, BadTemplatesAreErrorsBeforeAnyContainerRuns) {
       << no_image.outcome.message;
 
   auto& bad_env = container("busybox", {"true"});
-  bad_env.container.env = {{"A=B", "x"}};
+  bad_env.container->env = {{"A=B", "x"}};
   auto e = run(bad_env);
   EXPECT_EQ(e.outcome.phase, Phase::kError);
   EXPECT_NE(e.outcome.message.find("no valid name"), std::string::npos) << e.outcome.message;
