@@ -69,9 +69,13 @@ bool integerFormat(const std::string& f) {
 
 // ---- parallelism of a template's children (Argo's checkParallelism for a boundary)
 
-void EngineRun::gatedStart(std::uint32_t boundary, std::function<std::uint32_t()> start) {
+void EngineRun::gatedStart(std::uint32_t boundary, const Template& child,
+                           std::function<std::uint32_t()> start) {
   Node& b = nodes_[boundary];
-  if (b.tmpl == nullptr || !b.tmpl->parallelism) {
+  // Argo counts a boundary's active Pod, Steps and DAG children (node_counters.go
+  // getActiveChildrenCounter): a plugin or suspend node never waits for a place.
+  const bool counted = child.kind != Template::Kind::kPlugin && child.kind != Template::Kind::kSuspend;
+  if (b.tmpl == nullptr || !b.tmpl->parallelism || !counted) {
     start();
     return;
   }
@@ -249,7 +253,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
       return;
     }
     if (!in_dag) ++nodes_[parent].open;
-    gatedStart(c, [this, c, slot, link, start = std::move(*start)]() {
+    gatedStart(c, *tmpl, [this, c, slot, link, start = std::move(*start)]() {
       const std::uint32_t n = start();
       nodes_[n].slot = slot;
       nodes_[c].c().slots[slot].node = n;
@@ -302,7 +306,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
       }
       continue;
     }
-    gatedStart(c, [this, c, slot, i, item_parent, in_dag, link, start = std::move(*start)]() {
+    gatedStart(c, *tmpl, [this, c, slot, i, item_parent, in_dag, link, start = std::move(*start)]() {
       const std::uint32_t n = start();
       nodes_[n].slot = slot;
       nodes_[c].c().slots[slot].items[i] = n;
