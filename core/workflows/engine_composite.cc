@@ -369,6 +369,20 @@ void EngineRun::groupChildFulfilled(std::uint32_t g, std::uint32_t child, TimePo
     grp.c().failing = true;
     grp.c().fail_message = "child '" + status_[child].id + "' failed";
   }
+  // A steps template with failFast starts none of the children still waiting for a place
+  // (operator.go checkParallelism): they get no node, and the group and template fail
+  // with Argo's message once the ones running have ended.
+  const std::uint32_t s = grp.boundary;
+  if (grp.c().failing && s != kNoNode && nodes_[s].tmpl->fail_fast && nodes_[s].composite) {
+    Composite& sc = *nodes_[s].composite;
+    const std::size_t dropped = sc.gated.size() - sc.gated_head;
+    if (dropped > 0) {
+      sc.gated.clear();
+      sc.gated_head = 0;
+      grp.open -= static_cast<std::uint32_t>(dropped);
+      grp.c().fail_message = "template has failed or errored children and failFast enabled";
+    }
+  }
   if (grp.open == 0) {
     end(g, grp.c().failing ? NodePhase::kFailed : NodePhase::kSucceeded, grp.c().fail_message, now);
   }

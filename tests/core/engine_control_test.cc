@@ -191,6 +191,30 @@ TEST_F(EngineTest, TemplateParallelismBoundsTheChildrenRunningAtOnce) {
   EXPECT_EQ(std::vector<Millis>(times.begin() + 5, times.end()), std::vector<Millis>(5, times[5]));
 }
 
+TEST_F(EngineTest, AStepsTemplateWithFailFastStartsNoMoreChildrenAfterAFailure) {
+  leaves_.plan("item", {LeafAnswer::failed("first"), LeafAnswer::ok()});
+  auto c = call("s", "item");
+  c.loop.kind = core::Loop::Kind::kItems;
+  c.loop.items = Json::array({1, 2, 3, 4});
+  auto main = steps("main", {{c}});
+  main.parallelism = 1;
+  // Argo's default: the others run, and the group fails for its failed child.
+  auto r = run(workflow("main", {main, pod("item")}));
+  EXPECT_EQ(r.phase, NodePhase::kFailed);
+  EXPECT_EQ(leaves_.records("item").size(), 4u);
+  EXPECT_EQ(r.message.rfind("child '", 0), 0u) << r.message;
+
+  // failFast: the three waiting for a place never start, and get no node.
+  main.fail_fast = true;
+  leaves_.plan("item", {LeafAnswer::failed("first"), LeafAnswer::ok()});
+  auto fast = run(workflow("main", {main, pod("item")}));
+  EXPECT_EQ(fast.phase, NodePhase::kFailed);
+  EXPECT_EQ(leaves_.records("item").size(), 5u);
+  EXPECT_EQ(fast.message, "template has failed or errored children and failFast enabled");
+  EXPECT_EQ(phase(fast, "wf[0]"), "Failed");
+  EXPECT_FALSE(has(fast, "wf[0].s(1:2)"));
+}
+
 TEST_F(EngineTest, WorkflowParallelismBoundsTheLeavesRunningAtOnce) {
   leaves_.plan("slow", {LeafAnswer::sleeping(Millis(1000))});
   leaves_.plan("call", {LeafAnswer::sleeping(Millis(1000))});

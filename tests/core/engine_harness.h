@@ -244,6 +244,7 @@ inline core::Template steps(std::string name, std::vector<std::vector<core::Temp
   core::Template t;
   t.name = std::move(name);
   t.kind = core::Template::Kind::kSteps;
+  t.fail_fast = false;  // Argo's default for a steps template
   t.steps = std::move(groups);
   return t;
 }
