@@ -185,6 +185,7 @@ bool TemplateReader::readKind(const yaml::Node& node, Template& t, const std::st
     }
   } else if (kind == "steps") {
     t.kind = Template::Kind::kSteps;
+    t.fail_fast = false;  // a steps template fails fast only when its failFast says so
     readSteps(body, t, "steps", subject);
   } else if (kind == "dag") {
     t.kind = Template::Kind::kDag;
@@ -427,7 +428,10 @@ void TemplateReader::readLimits(const yaml::Node& node, Template& t, const std::
       t.parallelism = static_cast<int>(*p);
     }
   }
-  if (auto f = yaml_.boolean(node, "failFast", path, subject)) t.fail_fast = *f;
+  // The template's failFast (Template.IsFailFast: only when true) stops a steps or dag
+  // template starting children once one failed (operator.go checkParallelism); a dag's own
+  // dag.failFast (default true) was read with the dag.
+  if (auto f = yaml_.boolean(node, "failFast", path, subject); f && *f) t.fail_fast = true;
 }
 
 }  // namespace plugboard::core::argo

@@ -229,7 +229,9 @@ struct Template {
   std::vector<std::vector<TemplateCall>> steps;  // kSteps: groups in order
   std::vector<TemplateCall> tasks;               // kDag
   std::string dag_target;  // kDag: run only these tasks (and what they need); empty: all
-  bool fail_fast = true;   // kDag/kSteps: stop starting children after one failed
+  // Stop starting children after one failed: kDag dag.failFast (default true), kSteps the
+  // template's failFast (Argo's default false; the front end says).
+  bool fail_fast = true;
 
   Part<RetryStrategy> retry;
   std::string timeout;  // a leaf's deadline per attempt (duration or tag); empty: default
