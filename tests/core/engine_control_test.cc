@@ -194,8 +194,8 @@ TEST_F(EngineTest, TemplateParallelismBoundsTheChildrenRunningAtOnce) {
 TEST_F(EngineTest, AStepsTemplateWithFailFastStartsNoMoreChildrenAfterAFailure) {
   leaves_.plan("item", {LeafAnswer::failed("first"), LeafAnswer::ok()});
   auto c = call("s", "item");
-  c.loop.kind = core::Loop::Kind::kItems;
-  c.loop.items = Json::array({1, 2, 3, 4});
+  c.loop->kind = core::Loop::Kind::kItems;
+  c.loop->items = Json::array({1, 2, 3, 4});
   auto main = steps("main", {{c}});
   main.parallelism = 1;
   // Argo's default: the others run, and the group fails for its failed child.

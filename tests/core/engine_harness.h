@@ -183,7 +183,7 @@ inline core::Template pod(std::string name) {
   core::Template t;
   t.name = std::move(name);
   t.kind = core::Template::Kind::kContainer;
-  t.container.image = "busybox";
+  t.container->image = "busybox";
   t.original = {{"name", t.name}, {"container", {{"image", "busybox"}}}};
   return t;
 }
