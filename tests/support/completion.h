@@ -82,7 +82,7 @@ inline RunResult completeFish(const std::filesystem::path& script,
   std::vector<std::string> argv = {
       "fish", "--no-config", "-c",
       "source $argv[1]; or exit 1; complete -C (string join ' ' -- $argv[2..-1]) | "
-      "string replace -r '\t.*' ''",
+      "string replace -r '\t.*' ''; true",
       script.string()};
   argv.insert(argv.end(), words.begin(), words.end());
   return run(argv, completionEnv(bin_dir));

@@ -53,13 +53,18 @@ std::string shownName(const std::string& option, const po::positional_options_de
 // in the usage line, an unknown option with the nearest known one.
 std::string problem(const po::error& e, const po::options_description& all,
                     const po::positional_options_description& positional,
-                    std::string_view operands) {
+                    std::string_view operands, const po::variables_map& given) {
   if (const auto* missing = dynamic_cast<const po::required_option*>(&e)) {
     std::string name = missing->get_option_name();
     if (name.starts_with("--")) name.erase(0, 2);
     const std::string shown = shownName(name, positional, operands);
-    if (!shown.starts_with("--")) return "missing " + shown;
-    return shown + " is required";
+    if (shown.starts_with("--")) return shown + " is required";
+    // The first operand missing, in the usage line's order ("new" lacks KIND before NAME).
+    for (unsigned i = 0; i < positional.max_total_count(); ++i) {
+      const std::string& option = positional.name_for_position(i);
+      if (!given.count(option)) return "missing " + shownName(option, positional, operands);
+    }
+    return "missing " + shown;
   }
   if (const auto* unknown = dynamic_cast<const po::unknown_option*>(&e)) {
     std::vector<std::string> known;
@@ -85,7 +90,7 @@ bool parseArgs(const Args& args, const std::string& usage, const po::options_des
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    std::cerr << "plugboard: " << problem(e, all, positional, operands) << "\n"
+    std::cerr << "plugboard: " << problem(e, all, positional, operands, vm) << "\n"
               << usage << "\n(--help for details)\n";
     exit_code = kExitUsage;
     return false;
