@@ -62,9 +62,7 @@ Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config, bool isol
   // than as each step's missing plugin.
   std::string unreadable;
   for (const auto& p : catalog.directoryProblems(config.plugin_dirs)) {
-    const std::string prefix = p.file.string() + ": ";
-    unreadable += (unreadable.empty() ? "" : "\n") +
-                  (p.message.starts_with(prefix) ? "" : prefix) + p.message;
+    unreadable += (unreadable.empty() ? "" : "\n") + p.oneLine();
   }
   if (!unreadable.empty()) return Error(unreadable);
   for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());

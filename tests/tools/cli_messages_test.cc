@@ -157,6 +157,7 @@ TEST(CliMessageTest, AMissingPluginDirectoryIsSaidOnce) {
                          pluginDir().string()});
   EXPECT_EQ(list.exit_code, 1);
   EXPECT_THAT(list.out, HasSubstr(missing + ": refused: cannot read plugin directory"));
+  EXPECT_THAT(run.err, HasSubstr("plugboard: " + missing + ": refused: cannot read plugin directory: "));
   EXPECT_THAT(list.out, HasSubstr("hello"));
   auto json = plugboard({"plugins", "list", "--plugins", missing, "--json"});
   EXPECT_EQ(json.exit_code, 1);
