@@ -79,7 +79,8 @@ void appendJsonString(std::string& out, std::string_view s) {
     return c >= 0x20 && c != '"' && c != '\\' && static_cast<unsigned char>(c) < 0x80;
   });
   if (!plain) {
-    out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out += nlohmann::json(std::string(s))
+               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return;
   }
   out += '"';

@@ -21,7 +21,10 @@ std::vector<Json> parsed(const std::string& text) {
 }
 
 TEST(MetricsTextTest, EscapesBackslashQuoteAndNewlineAsTheFormatSays) {
-  EXPECT_EQ(escapeLabelValue(R"(a"b\c)" "\n" "d"), R"(a\"b\\c\nd)");
+  EXPECT_EQ(escapeLabelValue(R"(a"b\c)"
+                             "\n"
+                             "d"),
+            R"(a\"b\\c\nd)");
   EXPECT_EQ(escapeLabelValue("plain@1.0.0+build.5"), "plain@1.0.0+build.5");
   MetricsText out;
   out.family("x_total", "counter", "A help text with a \\ and a\nline feed.");

@@ -27,8 +27,9 @@ struct ParsedMetrics {
 };
 
 inline ParsedMetrics parsePrometheus(const std::string& text) {
-  auto r = run({"/usr/bin/python3", (sourceDir() / "tests" / "support" / "prometheus_parse.py").string()},
-               text);
+  auto r = run(
+      {"/usr/bin/python3", (sourceDir() / "tests" / "support" / "prometheus_parse.py").string()},
+      text);
   ParsedMetrics parsed;
   parsed.ok = r.exit_code == 0;
   parsed.error = r.err;

@@ -32,9 +32,12 @@ int linesWith(const std::string& text, const std::string& what) {
 }
 
 TEST(CliSuggestTest, AMisspelledCommandGetsTheNearestOne) {
-  for (const auto& [given, meant] : std::vector<std::pair<std::string, std::string>>{
-           {"rnu", "run"}, {"valdate", "validate"}, {"serv", "serve"}, {"Inspect", "inspect"},
-           {"verison", "version"}}) {
+  for (const auto& [given, meant] :
+       std::vector<std::pair<std::string, std::string>>{{"rnu", "run"},
+                                                        {"valdate", "validate"},
+                                                        {"serv", "serve"},
+                                                        {"Inspect", "inspect"},
+                                                        {"verison", "version"}}) {
     auto r = plugboard({given});
     EXPECT_EQ(r.exit_code, 2) << given;
     EXPECT_THAT(r.err, HasSubstr("unknown command '" + given + "'; did you mean '" + meant + "'?"))
@@ -90,12 +93,12 @@ args = { name = "Ada" }
   }
   auto call = plugboard({"call", "mutli", "--plugins", pluginDir().string()});
   EXPECT_EQ(call.exit_code, 1);
-  EXPECT_THAT(call.err, HasSubstr("no plugin 'mutli' in the plugin directories; did you mean 'multi'?"));
+  EXPECT_THAT(call.err,
+              HasSubstr("no plugin 'mutli' in the plugin directories; did you mean 'multi'?"));
 }
 
 TEST(CliMessageTest, AMissingOperandIsNamedAsTheUsageLineNamesIt) {
-  for (const auto& [args, missing] :
-       std::vector<std::pair<std::vector<std::string>, std::string>>{
+  for (const auto& [args, missing] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"run"}, "WORKFLOW"},
            {{"validate", "--plugins", "d"}, "WORKFLOW"},
            {{"graph"}, "WORKFLOW"},
@@ -143,21 +146,22 @@ TEST(CliMessageTest, AWorkflowFileThatCannotBeReadSaysWhy) {
 
 TEST(CliMessageTest, AMissingPluginDirectoryIsSaidOnce) {
   const std::string missing = "/nonexistent/plugboard-plugins";
-  auto validate = plugboard({"validate", (sourceDir() / "examples" / "hello.toml").string(),
-                             "--plugins", missing});
+  auto validate = plugboard(
+      {"validate", (sourceDir() / "examples" / "hello.toml").string(), "--plugins", missing});
   EXPECT_EQ(validate.exit_code, 2);
   EXPECT_EQ(linesWith(validate.err, missing), 1) << validate.err;
   EXPECT_THAT(validate.err, Not(HasSubstr("poll = true"))) << validate.err;
-  auto run = plugboard({"run", (sourceDir() / "examples" / "hello.toml").string(), "--plugins",
-                        missing});
+  auto run =
+      plugboard({"run", (sourceDir() / "examples" / "hello.toml").string(), "--plugins", missing});
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_EQ(linesWith(run.err, missing), 1) << run.err;
   // plugins list shows what the other directories hold, and fails.
-  auto list = plugboard({"plugins", "list", "--plugins", missing, "--plugins",
-                         pluginDir().string()});
+  auto list =
+      plugboard({"plugins", "list", "--plugins", missing, "--plugins", pluginDir().string()});
   EXPECT_EQ(list.exit_code, 1);
   EXPECT_THAT(list.out, HasSubstr(missing + ": refused: cannot read plugin directory"));
-  EXPECT_THAT(run.err, HasSubstr("plugboard: " + missing + ": refused: cannot read plugin directory: "));
+  EXPECT_THAT(run.err,
+              HasSubstr("plugboard: " + missing + ": refused: cannot read plugin directory: "));
   EXPECT_THAT(list.out, HasSubstr("hello"));
   auto json = plugboard({"plugins", "list", "--plugins", missing, "--json"});
   EXPECT_EQ(json.exit_code, 1);
@@ -177,7 +181,8 @@ TEST(CliVersionTest, VersionDashVAndDashDashVersionSayTheVersionAndBuild) {
   ASSERT_EQ(version.exit_code, 0) << version.err;
   // "plugboard 0.1.0 (commit 0123456789ab, GNU 12.2.0, RelWithDebInfo)"; no commit
   // outside a git checkout.
-  const std::regex line(R"(plugboard ([0-9.]+) \((commit [0-9a-f]{12}, )?(GNU|Clang) [0-9.]+, \w+\)\n)");
+  const std::regex line(
+      R"(plugboard ([0-9.]+) \((commit [0-9a-f]{12}, )?(GNU|Clang) [0-9.]+, \w+\)\n)");
   std::smatch m;
   ASSERT_TRUE(std::regex_match(version.out, m, line)) << version.out;
   EXPECT_EQ(m[1].str(), projectVersion());

@@ -20,8 +20,10 @@ using ::testing::HasSubstr;
 
 class MetricsTest : public ::testing::Test {
  protected:
-  MetricsTest() : dir_({"hello", "fail"}, {"throws"}), serve_({"--plugins", dir_.plugins()}),
-                  client_(serve_.port()) {}
+  MetricsTest()
+      : dir_({"hello", "fail"}, {"throws"}),
+        serve_({"--plugins", dir_.plugins()}),
+        client_(serve_.port()) {}
   // Calls `plugin` directly; returns the phase it answered.
   std::string call(const std::string& plugin, const std::string& args = "{}") {
     auto r = client_.request("POST", "/api/v1/plugins/" + plugin + "/template.execute", args);
@@ -70,8 +72,8 @@ TEST_F(MetricsTest, CountsCallsByPhaseAndParsesAsPrometheusText) {
   ASSERT_NE(build, nullptr) << text;
   EXPECT_EQ((*build)["value"], 1);
   const std::string version = plugboard({"version"}).out;
-  EXPECT_THAT(version, HasSubstr("plugboard " + (*build)["labels"]["version"].get<std::string>() +
-                                 " ("));
+  EXPECT_THAT(version,
+              HasSubstr("plugboard " + (*build)["labels"]["version"].get<std::string>() + " ("));
   EXPECT_THAT(version, HasSubstr((*build)["labels"]["compiler"].get<std::string>()));
   EXPECT_THAT(version, HasSubstr((*build)["labels"]["build_type"].get<std::string>() + ")"));
   // Every family has its help and type: the parser would call it "unknown" otherwise.

@@ -34,7 +34,8 @@ namespace {
 
 // The name a user knows an option by in messages: the operand word (WORKFLOW, KIND) for one
 // filled by position, else --name.
-std::string shownName(const std::string& option, const po::positional_options_description& positional,
+std::string shownName(const std::string& option,
+                      const po::positional_options_description& positional,
                       std::string_view operands) {
   std::vector<std::string> words;
   for (std::size_t start = 0; start < operands.size();) {
@@ -52,8 +53,8 @@ std::string shownName(const std::string& option, const po::positional_options_de
 // What went wrong on the command line, in the user's terms: a missing operand by its name
 // in the usage line, an unknown option with the nearest known one.
 std::string problem(const po::error& e, const po::options_description& all,
-                    const po::positional_options_description& positional,
-                    std::string_view operands, const po::variables_map& given) {
+                    const po::positional_options_description& positional, std::string_view operands,
+                    const po::variables_map& given) {
   if (const auto* missing = dynamic_cast<const po::required_option*>(&e)) {
     std::string name = missing->get_option_name();
     if (name.starts_with("--")) name.erase(0, 2);
@@ -118,9 +119,9 @@ void addPluginDirsOption(po::options_description& options) {
 }
 
 void addParamOption(po::options_description& options) {
-  options.add_options()("param",
-                        po::value<std::vector<std::string>>()->composing()->value_name("NAME=VALUE"),
-                        "set a workflow input: --param NAME=VALUE (repeatable)");
+  options.add_options()(
+      "param", po::value<std::vector<std::string>>()->composing()->value_name("NAME=VALUE"),
+      "set a workflow input: --param NAME=VALUE (repeatable)");
 }
 
 void addPriorityOption(po::options_description& options) {

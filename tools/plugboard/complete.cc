@@ -94,7 +94,8 @@ int cmdComplete(const Args& args) {
     }
   } else if (what == "params") {
     if (!vm->count("workflow")) return kExitOk;
-    for (const auto& name : inputsOf(vm->at("workflow").as<std::string>())) words.insert(name + "=");
+    for (const auto& name : inputsOf(vm->at("workflow").as<std::string>()))
+      words.insert(name + "=");
   } else {
     return kExitUsage;
   }

@@ -51,15 +51,23 @@ std::string joinFlags(const std::vector<Flag>& list, Pick pick, const char* sepa
 // The bash completion of a value of kind `kind`, or "" for none (kNone).
 std::string bashAction(ValueKind kind, const std::string& value_name = "") {
   switch (kind) {
-    case ValueKind::kNone: return "";
-    case ValueKind::kDir: return "_plugboard_reply -d";
-    case ValueKind::kFile: return "_plugboard_reply -f";
-    case ValueKind::kChoices: return "_plugboard_reply -W '" + choices(value_name) + "'";
-    case ValueKind::kPlugin: return "_plugboard_reply -W \"$(_plugboard_ask plugins)\"";
-    case ValueKind::kRpc: return "_plugboard_reply -W \"$(_plugboard_ask rpcs)\"";
+    case ValueKind::kNone:
+      return "";
+    case ValueKind::kDir:
+      return "_plugboard_reply -d";
+    case ValueKind::kFile:
+      return "_plugboard_reply -f";
+    case ValueKind::kChoices:
+      return "_plugboard_reply -W '" + choices(value_name) + "'";
+    case ValueKind::kPlugin:
+      return "_plugboard_reply -W \"$(_plugboard_ask plugins)\"";
+    case ValueKind::kRpc:
+      return "_plugboard_reply -W \"$(_plugboard_ask rpcs)\"";
     case ValueKind::kParam:
-      return "compopt -o nospace 2>/dev/null\n      _plugboard_reply -W \"$(_plugboard_ask params)\"";
-    case ValueKind::kOther: return "COMPREPLY=()";  // a value of its own kind: nothing to offer
+      return "compopt -o nospace 2>/dev/null\n      _plugboard_reply -W \"$(_plugboard_ask "
+             "params)\"";
+    case ValueKind::kOther:
+      return "COMPREPLY=()";  // a value of its own kind: nothing to offer
   }
   return "";
 }
@@ -216,7 +224,6 @@ complete -F _plugboard plugboard
   return s.str();
 }
 
-
 namespace {
 
 // The first words of the commands, once each, and "version"; the first words of the
@@ -250,14 +257,22 @@ std::string spaced(const std::vector<std::string>& words) {
 // The zsh completion of a value of kind `kind`, or "" for none (kNone).
 std::string zshAction(ValueKind kind, const std::string& value_name = "") {
   switch (kind) {
-    case ValueKind::kNone: return "";
-    case ValueKind::kDir: return "_files -/";
-    case ValueKind::kFile: return "_files";
-    case ValueKind::kChoices: return "compadd -- " + choices(value_name);
-    case ValueKind::kPlugin: return "_plugboard_offer plugins";
-    case ValueKind::kRpc: return "_plugboard_offer rpcs";
-    case ValueKind::kParam: return "_plugboard_offer params -S ''";
-    case ValueKind::kOther: return ":";  // a value of its own kind: nothing to offer
+    case ValueKind::kNone:
+      return "";
+    case ValueKind::kDir:
+      return "_files -/";
+    case ValueKind::kFile:
+      return "_files";
+    case ValueKind::kChoices:
+      return "compadd -- " + choices(value_name);
+    case ValueKind::kPlugin:
+      return "_plugboard_offer plugins";
+    case ValueKind::kRpc:
+      return "_plugboard_offer rpcs";
+    case ValueKind::kParam:
+      return "_plugboard_offer params -S ''";
+    case ValueKind::kOther:
+      return ":";  // a value of its own kind: nothing to offer
   }
   return "";
 }
@@ -275,14 +290,22 @@ std::string fishQuoted(std::string_view text) {
 // The fish arguments completing the value of an option of kind `kind`.
 std::string fishValue(ValueKind kind, const std::string& value_name) {
   switch (kind) {
-    case ValueKind::kNone: return "";
-    case ValueKind::kDir: return " -xa '(__fish_complete_directories)'";
-    case ValueKind::kFile: return " -rF";
-    case ValueKind::kChoices: return " -xa " + fishQuoted(choices(value_name));
-    case ValueKind::kPlugin: return " -xa '(__plugboard_ask plugins)'";
-    case ValueKind::kRpc: return " -xa '(__plugboard_ask rpcs)'";
-    case ValueKind::kParam: return " -xa '(__plugboard_ask params)'";
-    case ValueKind::kOther: return " -x";
+    case ValueKind::kNone:
+      return "";
+    case ValueKind::kDir:
+      return " -xa '(__fish_complete_directories)'";
+    case ValueKind::kFile:
+      return " -rF";
+    case ValueKind::kChoices:
+      return " -xa " + fishQuoted(choices(value_name));
+    case ValueKind::kPlugin:
+      return " -xa '(__plugboard_ask plugins)'";
+    case ValueKind::kRpc:
+      return " -xa '(__plugboard_ask rpcs)'";
+    case ValueKind::kParam:
+      return " -xa '(__plugboard_ask params)'";
+    case ValueKind::kOther:
+      return " -x";
   }
   return "";
 }
@@ -359,7 +382,10 @@ _plugboard() {
                                                                          : "";
     s << "    \"" << command.name << "\")\n      options=("
       << joinFlags(
-             flags(command), [](const Flag& f) { return std::vector{f.long_name, f.short_name}; },
+             flags(command),
+             [](const Flag& f) {
+               return std::vector{f.long_name, f.short_name};
+             },
              " ")
       << ")\n      operand=" << operand;
     if (const auto operand_words = operandWords(command); !operand_words.empty())

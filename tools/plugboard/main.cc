@@ -35,13 +35,13 @@ int main(int argc, char** argv) {
       return findCommand(args[0] + " " + seconds.front())->run(Args(args.begin() + 1, args.end()));
     }
     if (args.size() < 2 || args[1].starts_with("-")) {
-      std::cerr << "plugboard: '" << args[0] << "' needs a subcommand: "
-                << plugboard::core::join(seconds, ", ") << "\n";
+      std::cerr << "plugboard: '" << args[0]
+                << "' needs a subcommand: " << plugboard::core::join(seconds, ", ") << "\n";
     } else {
       std::cerr << "plugboard: unknown command '" << args[0] << " " << args[1] << "'"
                 << plugboard::core::didYouMean(args[0] + " " + args[1], commandNames())
-                << " (subcommands of '"
-                << args[0] << "': " << plugboard::core::join(seconds, ", ") << ")\n";
+                << " (subcommands of '" << args[0] << "': " << plugboard::core::join(seconds, ", ")
+                << ")\n";
     }
     return kExitUsage;
   }
