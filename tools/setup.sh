@@ -16,6 +16,8 @@ packages=(
   busybox-static nodejs  # the stand-ins for the images of Argo's examples (tests/support/make_argo_example_images.sh)
   time curl ccache graphviz
   dpkg-dev lintian
+  zsh fish  # the completion scripts' tests run them (tests/tools/docs_test.cc)
+  python3-prometheus-client  # its parser reads serve's /metrics (tests/tools/metrics_test.cc)
 )
 read -r -a extra <<<"${SETUP_PACKAGES:-}"
 packages+=("${extra[@]}")

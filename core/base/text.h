@@ -2,6 +2,8 @@
 #ifndef PLUGBOARD_CORE_BASE_TEXT_H_
 #define PLUGBOARD_CORE_BASE_TEXT_H_
 
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +22,15 @@ std::string toLower(std::string_view s);
 // byte, and in other text a byte that starts no valid UTF-8 sequence becomes U+FFFD.
 std::string toLowerUnicode(std::string_view s);
 std::string toUpperUnicode(std::string_view s);
+// The one rule for "did you mean": the name of `candidates` nearest to `given` (ASCII case
+// ignored) by Damerau-Levenshtein distance (insertions, deletions, substitutions and swaps
+// of two neighbours each count 1), when that distance is at most a third of the longer
+// name's length (at least 1, at most 3) and the candidate is not `given` itself; the first
+// listed wins a tie. Nullopt when none is that near.
+std::optional<std::string> nearestName(std::string_view given,
+                                       std::span<const std::string> candidates);
+// "; did you mean 'NAME'?" with the nearest name, or "" when none is near.
+std::string didYouMean(std::string_view given, std::span<const std::string> candidates);
 
 // Appends `s` to `out` as a JSON string (quoted and escaped; invalid UTF-8 replaced).
 void appendJsonString(std::string& out, std::string_view s);

@@ -106,6 +106,14 @@ Json CatalogConflict::toJson() const {
           {"message", message}};
 }
 
+std::vector<CatalogProblem> Catalog::directoryProblems(const std::vector<fs::path>& dirs) const {
+  std::vector<CatalogProblem> out;
+  for (const auto& p : problems_) {
+    if (std::find(dirs.begin(), dirs.end(), p.file) != dirs.end()) out.push_back(p);
+  }
+  return out;
+}
+
 Catalog Catalog::scan(const std::vector<fs::path>& dirs, const TrustPolicy& policy,
                       std::string_view kind) {
   Catalog catalog;

@@ -99,6 +99,10 @@ class Catalog {
   const std::vector<CatalogEntry>& entries() const { return entries_; }
   // Every refused file or directory, sorted by path.
   const std::vector<CatalogProblem>& problems() const { return problems_; }
+  // The problems of the directories `dirs` themselves, not of files in them: a plugin
+  // directory that does not exist, cannot be listed or is refused by the trust rules.
+  std::vector<CatalogProblem> directoryProblems(
+      const std::vector<std::filesystem::path>& dirs) const;
   // Every key claimed by more than one plugin, sorted by key.
   const std::vector<CatalogConflict>& conflicts() const { return conflicts_; }
 

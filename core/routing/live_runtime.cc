@@ -230,14 +230,23 @@ void LiveRuntime::reload() {
   std::set<std::filesystem::path> refused;
   for (const auto& p : catalog->problems()) refused.insert(p.file);
   const auto now = std::chrono::system_clock::now();
+  // A file the previous generation refused was never served: its version is no "from".
+  const auto served = [incumbent](const std::filesystem::path& file) {
+    if (incumbent == nullptr) return false;
+    const auto& entries = incumbent->entries();
+    return std::any_of(entries.begin(), entries.end(),
+                       [&file](const CatalogEntry& e) { return e.file == file; });
+  };
   for (const auto& c : state.changes) {
     if (!c.new_version.empty() && refused.count(c.file)) continue;  // logged as refused
+    const std::string old_version = served(c.file) ? c.old_version : std::string();
+    if (c.new_version.empty() && old_version.empty()) continue;  // refused, now gone
     spdlog::info("{}: plugin '{}' {} -> {} in {}", c.file.string(), c.name,
-                 c.old_version.empty() ? "(new)" : c.old_version,
+                 old_version.empty() ? "(new)" : old_version,
                  c.new_version.empty() ? "(removed)" : c.new_version, formatElapsed(took));
     if (!previous) continue;  // the start, not a reload
     std::lock_guard lock(recent_mu_);
-    recent_.push_front({now, c.file, c.name, c.old_version, c.new_version, took});
+    recent_.push_front({now, c.file, c.name, old_version, c.new_version, took});
     if (recent_.size() > defaults::kRecentReloads) recent_.pop_back();
   }
 }

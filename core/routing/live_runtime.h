@@ -82,6 +82,8 @@ class LiveRuntime {
   // Labels (name@version) of plugins of older generations that still run calls.
   std::vector<std::string> draining() const;
   int reloads() const { return reloads_.load(); }
+  // The plugin directories it serves and watches, as given.
+  const std::vector<std::filesystem::path>& pluginDirs() const { return dirs_; }
   // The latest changes applied after the start, newest first.
   std::vector<ReloadRecord> recentReloads() const;
   // The deployer that runs `entry` (of `generation`'s catalog), by name; empty when not

@@ -8,6 +8,7 @@
 #ifndef PLUGBOARD_CORE_RUNTIME_EXPORTS_H_
 #define PLUGBOARD_CORE_RUNTIME_EXPORTS_H_
 
+#include "core/base/build_info.h"    // version: what this build is
 #include "core/base/defaults.h"      // docs: the default of each option
 #include "core/base/expected.h"
 #include "core/base/read_file.h"     // call, graph: files named on the command line

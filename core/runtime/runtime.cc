@@ -58,6 +58,13 @@ Runtime::Runtime(Config config, Catalog catalog, std::shared_ptr<const PluginSou
 
 Expected<std::unique_ptr<Runtime>> Runtime::open(const Config& config, bool isolate_polls) {
   Catalog catalog = Catalog::scan(config.plugin_dirs, config.trust);
+  // A plugin directory that cannot be read ends a one-shot command here, said once, rather
+  // than as each step's missing plugin.
+  std::string unreadable;
+  for (const auto& p : catalog.directoryProblems(config.plugin_dirs)) {
+    unreadable += (unreadable.empty() ? "" : "\n") + p.oneLine();
+  }
+  if (!unreadable.empty()) return Error(unreadable);
   for (const auto& p : catalog.problems()) spdlog::warn("{}", p.oneLine());
   for (const auto& c : catalog.conflicts()) spdlog::warn("{}", c.oneLine());
   auto launcher = makeLauncher(config, /*keep_started=*/true, isolate_polls);

@@ -2,7 +2,8 @@
 //
 // The CLI parses flags into a Config and hands it here. Runtime::open() assembles what the
 // one-shot commands (run, exec, call, validate) share: the catalog of the plugin
-// directories (each refused file logged as a warning), the launcher (deployers, registry,
+// directories (each refused file logged as a warning; a directory that cannot be read is
+// an error), the launcher (deployers, registry,
 // placement, trust; core/launch/launcher.h) and a dispatcher that opens plugins through it.
 // openLiveRuntime() assembles what `serve` hosts (core/routing/live_runtime.h): the same launcher,
 // keeping plugins only while a generation holds them, the plugins only the registry knows,
@@ -49,7 +50,10 @@ struct StepPlace {
 
 class Runtime {
  public:
-  // Errors: the registry file cannot be read or parsed. `isolate_polls` for a command
+  // Errors: a plugin directory cannot be read (it does not exist, cannot be listed or is
+  // refused by the trust rules: each named once, where every step would otherwise say its
+  // plugin is missing; serve's live runtime goes on without it instead); the registry
+  // file cannot be read or parsed. `isolate_polls` for a command
   // that answers a request as `serve` does (exec): LaunchOptions::isolate_polls.
   static Expected<std::unique_ptr<Runtime>> open(const Config& config, bool isolate_polls = false);
   Runtime(const Runtime&) = delete;

@@ -10,7 +10,10 @@
 #include <spdlog/spdlog.h>
 #include <boost/asio/error.hpp>
 
+#include "core/base/build_info.h"
+#include "core/base/text.h"
 #include "core/serving/argo.h"
+#include "core/serving/metrics_text.h"
 #include "core/serving/status_page.h"
 
 namespace plugboard::core {
@@ -74,8 +77,26 @@ Json versionOrNull(const std::string& version) {
 
 }  // namespace
 
+namespace {
+
+// The phases a call's outcome can end in, as /metrics and /api/v1/plugins count them;
+// Succeeded, Failed and Error are always written, the others once seen.
+constexpr std::array<Phase, 6> kPhases = {Phase::kSucceeded, Phase::kFailed,  Phase::kError,
+                                          Phase::kRunning,   Phase::kPending, Phase::kNotHandled};
+
+std::size_t phaseIndex(Phase phase) {
+  for (std::size_t i = 0; i < kPhases.size(); ++i) {
+    if (kPhases[i] == phase) return i;
+  }
+  return 2;  // never reached: every phase is listed
+}
+
+}  // namespace
+
 struct HttpRouter::PluginStats {
-  std::atomic<std::uint64_t> calls{0}, errors{0};
+  std::atomic<std::uint64_t> calls{0};
+  std::array<std::atomic<std::uint64_t>, kPhases.size()> by_phase{};
+  std::uint64_t phase(Phase p) const { return by_phase[phaseIndex(p)].load(); }
   std::atomic<std::uint64_t> poll_errors{0};  // Errors of polls for keys hosted elsewhere
   std::array<std::atomic<std::uint64_t>, kBuckets.size()> buckets{};
   std::atomic<std::uint64_t> micros{0};
@@ -97,6 +118,8 @@ HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options, WorkP
         return ++routers;
       }()),
       clock_(clock),
+      started_(std::chrono::system_clock::now()),
+      started_steady_(Steady::now()),
       calls_(pool, clock),
       argo_calls_(clock, options.reply_deadline, options.keep_outcomes_for,
                   {options.keep_outcomes, options.keep_outcomes_bytes,
@@ -143,7 +166,7 @@ void HttpRouter::call(Routed to, DispatchRequest request, std::function<void(Dis
                           std::chrono::duration<double>(Steady::now() - start).count();
                       PluginStats& s = statsFor(d.plugin);
                       ++s.calls;
-                      if (d.outcome.phase == Phase::kError) ++s.errors;
+                      ++s.by_phase[phaseIndex(d.outcome.phase)];
                       for (std::size_t i = 0; i < kBuckets.size(); ++i) {
                         if (seconds <= kBuckets[i]) ++s.buckets[i];
                       }
@@ -292,7 +315,11 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, R
   request.rpc = rest.substr(slash + 1);
   Routed to = routed(request);
   if (!to.hosted()) {
-    return error(http::status::not_found, "no plugin '" + request.key + "'", req.version());
+    std::vector<std::string> names;
+    for (const auto& e : to.generation->catalog().entries()) names.push_back(e.manifest.name);
+    return error(http::status::not_found,
+                 "no plugin '" + request.key + "'" + didYouMean(request.key, names),
+                 req.version());
   }
   if (host::holdsNul(req.body())) {
     return error(http::status::bad_request, std::string("the body ") + host::kNulText, req.version());
@@ -361,7 +388,8 @@ Json HttpRouter::pluginList() {
                                              : "error"},
         {"deployer", LiveRuntime::deployerOf(*dispatcher, e)},
         {"calls", calls},
-        {"errors", s.errors.load()},
+        {"failed", s.phase(Phase::kFailed)},
+        {"errors", s.phase(Phase::kError)},
         {"latency_seconds",
          {{"p50", quantile(0.5, s.buckets, calls)}, {"p99", quantile(0.99, s.buckets, calls)}}},
         {"draining_versions", std::move(old)}};
@@ -386,63 +414,98 @@ Json HttpRouter::pluginList() {
                       {"to", versionOrNull(r.new_version)},
                       {"took_ms", r.took.count()}});
   }
-  return {{"plugins", std::move(list)},
+  const BuildInfo& build = buildInfo();
+  Json dirs = Json::array();
+  for (const auto& d : runtime_.pluginDirs()) dirs.push_back(d.string());
+  Json server = {
+      {"version", build.version},
+      {"commit", build.commit.empty() ? Json(nullptr) : Json(build.commit)},
+      {"compiler", build.compiler},
+      {"build_type", build.build_type},
+      {"listen", listening_.empty() ? Json(nullptr) : Json(listening_)},
+      {"plugin_dirs", std::move(dirs)},
+      {"started_at", isoTime(started_)},
+      {"uptime_seconds",
+       std::chrono::duration_cast<std::chrono::seconds>(Steady::now() - started_steady_).count()}};
+  return {{"server", std::move(server)},
+          {"plugins", std::move(list)},
           {"conflicts", std::move(conflicts)},
           {"reloads", {{"total", runtime_.reloads()}, {"recent", std::move(recent)}}}};
 }
 
 std::string HttpRouter::metrics() {
-  std::ostringstream out;
+  MetricsText out;
+  const BuildInfo& build = buildInfo();
+  out.family("plugboard_build_info", "gauge",
+             "The running plugboard: its version, git commit, compiler and build type.");
+  out.sample("plugboard_build_info",
+             {{"version", build.version},
+              {"commit", build.commit},
+              {"compiler", build.compiler},
+              {"build_type", build.build_type}},
+             std::uint64_t{1});
+  out.family("plugboard_start_time_seconds", "gauge",
+             "When serve started, in seconds since the Unix epoch.");
+  out.sample("plugboard_start_time_seconds", {},
+             std::chrono::duration<double>(started_.time_since_epoch()).count());
   std::lock_guard lock(mu_);
-  out << "# HELP plugboard_calls_total Plugin calls.\n# TYPE plugboard_calls_total counter\n";
-  for (const auto& [p, s] : stats_)
-    out << "plugboard_calls_total{plugin=\"" << p << "\"} " << s->calls << "\n";
-  out << "# HELP plugboard_call_errors_total Plugin calls that ended in Error.\n"
-         "# TYPE plugboard_call_errors_total counter\n";
+  out.family("plugboard_calls_total", "counter", "Plugin calls, by the phase they ended in.");
   for (const auto& [p, s] : stats_) {
-    out << "plugboard_call_errors_total{plugin=\"" << p << "\"} " << s->errors << "\n";
+    for (std::size_t i = 0; i < kPhases.size(); ++i) {
+      const std::uint64_t n = s->by_phase[i].load();
+      if (n == 0 && i > 2) continue;
+      out.sample("plugboard_calls_total", {{"plugin", p}, {"phase", phaseName(kPhases[i])}}, n);
+    }
   }
-  out << "# HELP plugboard_poll_errors_total Polled calls for a key no hosted plugin has that "
-         "ended in Error or at the deadline (answered {}).\n"
-         "# TYPE plugboard_poll_errors_total counter\n";
+  out.family("plugboard_call_errors_total", "counter",
+             "Plugin calls that ended in Error (plugboard_calls_total{phase=\"Error\"}, kept "
+             "for dashboards made before the phase label).");
   for (const auto& [p, s] : stats_) {
-    if (const auto n = s->poll_errors.load())
-      out << "plugboard_poll_errors_total{plugin=\"" << p << "\"} " << n << "\n";
+    out.sample("plugboard_call_errors_total", {{"plugin", p}}, s->phase(Phase::kError));
   }
-  out << "# HELP plugboard_call_duration_seconds Plugin call latency.\n"
-         "# TYPE plugboard_call_duration_seconds histogram\n";
+  out.family("plugboard_poll_errors_total", "counter",
+             "Polled calls for a key no hosted plugin has that ended in Error or at the deadline "
+             "(answered {}).");
+  for (const auto& [p, s] : stats_) {
+    if (const auto n = s->poll_errors.load()) {
+      out.sample("plugboard_poll_errors_total", {{"plugin", p}}, n);
+    }
+  }
+  out.family("plugboard_call_duration_seconds", "histogram", "Plugin call latency.");
   for (const auto& [p, s] : stats_) {
     for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-      out << "plugboard_call_duration_seconds_bucket{plugin=\"" << p << "\",le=\"" << kBuckets[i]
-          << "\"} " << s->buckets[i] << "\n";
+      std::ostringstream le;
+      le << kBuckets[i];
+      out.sample("plugboard_call_duration_seconds_bucket", {{"plugin", p}, {"le", le.str()}},
+                 s->buckets[i].load());
     }
-    out << "plugboard_call_duration_seconds_bucket{plugin=\"" << p << "\",le=\"+Inf\"} " << s->calls
-        << "\n"
-        << "plugboard_call_duration_seconds_sum{plugin=\"" << p << "\"} " << s->micros / 1e6 << "\n"
-        << "plugboard_call_duration_seconds_count{plugin=\"" << p << "\"} " << s->calls << "\n";
+    out.sample("plugboard_call_duration_seconds_bucket", {{"plugin", p}, {"le", "+Inf"}},
+               s->calls.load());
+    out.sample("plugboard_call_duration_seconds_sum", {{"plugin", p}}, s->micros / 1e6);
+    out.sample("plugboard_call_duration_seconds_count", {{"plugin", p}}, s->calls.load());
   }
   const auto current = runtime_.current();
-  out << "# HELP plugboard_reloads_total Plugin files loaded again after a change.\n"
-         "# TYPE plugboard_reloads_total counter\nplugboard_reloads_total "
-      << runtime_.reloads() << "\n"
-      << "# HELP plugboard_load_failures_total Plugin files that could not be loaded.\n"
-         "# TYPE plugboard_load_failures_total counter\nplugboard_load_failures_total "
-      << current->loadFailures() + static_cast<int>(current->catalog().problems().size()) << "\n"
-      << "# HELP plugboard_http_responses_total HTTP responses by status code.\n"
-         "# TYPE plugboard_http_responses_total counter\n";
+  out.family("plugboard_reloads_total", "counter",
+             "Reloads of the plugin directories that applied a change.");
+  out.sample("plugboard_reloads_total", {}, static_cast<std::uint64_t>(runtime_.reloads()));
+  out.family("plugboard_load_failures_total", "counter",
+             "Plugin files that could not be loaded.");
+  out.sample("plugboard_load_failures_total", {},
+             static_cast<std::uint64_t>(current->loadFailures() +
+                                        static_cast<int>(current->catalog().problems().size())));
+  out.family("plugboard_http_responses_total", "counter", "HTTP responses by status code.");
   for (std::size_t code = 0; code < responses_.size(); ++code) {
     if (const auto n = responses_[code].load()) {
-      out << "plugboard_http_responses_total{code=\"" << code << "\"} " << n << "\n";
+      out.sample("plugboard_http_responses_total", {{"code", std::to_string(code)}}, n);
     }
   }
   const ArgoCalls::Kept kept = argo_calls_.kept();
-  out << "# HELP plugboard_argo_outcomes_kept Finished template.execute replies kept for "
-         "requests sent again.\n# TYPE plugboard_argo_outcomes_kept gauge\nplugboard_argo_outcomes_kept "
-      << kept.count << "\n"
-      << "# HELP plugboard_argo_outcomes_kept_bytes Bytes of the replies kept.\n"
-         "# TYPE plugboard_argo_outcomes_kept_bytes gauge\nplugboard_argo_outcomes_kept_bytes "
-      << kept.bytes << "\n";
-  return out.str();
+  out.family("plugboard_argo_outcomes_kept", "gauge",
+             "Finished template.execute replies kept for requests sent again.");
+  out.sample("plugboard_argo_outcomes_kept", {}, static_cast<std::uint64_t>(kept.count));
+  out.family("plugboard_argo_outcomes_kept_bytes", "gauge", "Bytes of the replies kept.");
+  out.sample("plugboard_argo_outcomes_kept_bytes", {}, static_cast<std::uint64_t>(kept.bytes));
+  return out.text();
 }
 
 }  // namespace plugboard::core

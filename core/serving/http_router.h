@@ -22,6 +22,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <cstdint>
@@ -72,6 +73,10 @@ class HttpRouter {
   // Counts a response about to be sent, for /metrics.
   void countResponse(const HttpResponse& res);
 
+  // The address the server listens on, for /api/v1/plugins' "server". REQUIRES: called
+  // before the first request is handled (the server does, once it is bound).
+  void setListening(std::string address) { listening_ = std::move(address); }
+
   // From now on every request is answered 503.
   void drain() { draining_ = true; }
   bool draining() const { return draining_; }
@@ -119,6 +124,9 @@ class HttpRouter {
   const bool poll_unknown_;
   const std::uint64_t id_;  // tells routers apart in per-thread caches
   AlarmClock& clock_;
+  const std::chrono::system_clock::time_point started_;  // for uptime, /metrics' start time
+  const std::chrono::steady_clock::time_point started_steady_;
+  std::string listening_;  // set once before serving (setListening)
   TimedCalls calls_;
   std::atomic<bool> draining_{false};
   std::atomic<int> calls_in_flight_{0};

@@ -400,6 +400,7 @@ Expected<std::string> HttpServer::start() {
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Error("cannot listen on " + listen + ": " + ec.message());
   const auto bound = acceptor.local_endpoint();
+  impl_->router.setListening(bound.address().to_string() + ":" + std::to_string(bound.port()));
   impl_->accept();
   impl_->io = std::make_unique<WorkPool>(n);
   for (auto& loop : impl_->loops) impl_->io->post([l = loop.get()] { l->run(); });

@@ -115,7 +115,8 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
     if (entry == nullptr) {
       const std::string spec = step.plugin + (step.version.empty() ? "" : "@" + step.version);
       if (!step.poll) {
-        report("no plugin '" + spec + "' is installed (installed: " + join(installed) +
+        report("no plugin '" + spec + "' is installed" + didYouMean(step.plugin, installed) +
+               " (installed: " + join(installed) +
                "); to let the providers of '" + step.rpc + "' be polled instead, set poll = true");
       } else if (catalog.providers(step.rpc).empty() && catalog.legacy().empty()) {
         report("no plugin '" + spec + "' is installed and no plugin provides '" + step.rpc +

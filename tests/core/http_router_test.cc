@@ -219,7 +219,7 @@ TEST_F(HttpRouterTest, CallsPluginsDirectlyListsThemAndCountsCalls) {
   EXPECT_EQ(list["reloads"], Json({{"total", 0}, {"recent", Json::array()}}));
 
   const std::string metrics = get("/metrics").body();
-  EXPECT_NE(metrics.find("plugboard_calls_total{plugin=\"multi@1.0.0\"} 1\n"), std::string::npos)
+  EXPECT_NE(metrics.find("plugboard_calls_total{plugin=\"multi@1.0.0\",phase=\"Succeeded\"} 1\n"), std::string::npos)
       << metrics;
   EXPECT_NE(metrics.find("plugboard_call_duration_seconds_count{plugin=\"multi@1.0.0\"} 1\n"),
             std::string::npos);

@@ -1,6 +1,7 @@
-// The man pages and the bash completion script `plugboard __docs` writes at build time
-// (<build>/generated): bash parses the script and it completes commands, flags, their
-// values, plugin names and files; groff renders every page without a warning, and each
+// The man pages and the completion scripts `plugboard __docs` writes at build time
+// (<build>/generated): bash, zsh and fish parse their scripts, and each completes
+// commands, flags, their values, plugin names, a plugin's RPCs, a workflow's inputs and
+// files; groff renders every page without a warning, and each
 // page lists every option the command's --help lists.
 #include <algorithm>
 #include <regex>
@@ -117,6 +118,111 @@ TEST(CompletionTest, CompletesPluginNamesFromTheGivenPluginDirectories) {
               ElementsAre("multi"));
   // No plugin directory on the line or in the environment: nothing (and no error text).
   EXPECT_THAT(offered({"plugboard", "call", "he"}), IsEmpty());
+}
+
+TEST(CompletionTest, CompletesTheRpcsOfTheNamedPlugin) {
+  const std::string dir = pluginDir().string();
+  EXPECT_THAT(offered({"plugboard", "call", "multi", "-p", dir, "--rpc", ""}),
+              ElementsAre("text.count", "text.upper"));
+  EXPECT_THAT(offered({"plugboard", "call", "--plugins", dir, "multi", "--rpc", "text.u"}),
+              ElementsAre("text.upper"));
+  // No plugin named yet: every plugin's.
+  EXPECT_THAT(offered({"plugboard", "call", "-p", dir, "--rpc", ""}), Contains("text.count"));
+}
+
+TEST(CompletionTest, CompletesTheInputsOfTheWorkflow) {
+  const std::string hello = (sourceDir() / "examples" / "hello.toml").string();
+  EXPECT_THAT(offered({"plugboard", "run", hello, "--param", ""}), ElementsAre("who="));
+  EXPECT_THAT(offered({"plugboard", "validate", hello, "--param", "w"}), ElementsAre("who="));
+  TempDir dir;
+  const std::string argo = dir.write("wf.yaml", R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata:
+  name: params
+spec:
+  entrypoint: main
+  arguments:
+    parameters:
+      - name: message
+        value: hi
+      - name: count
+        value: "2"
+  templates:
+    - name: main
+      container:
+        image: busybox
+)");
+  EXPECT_THAT(offered({"plugboard", "run", argo, "--param", ""}), ElementsAre("count=", "message="));
+  // A workflow that does not exist or parse: nothing, no error text.
+  EXPECT_THAT(offered({"plugboard", "run", (dir / "none.toml").string(), "--param", ""}), IsEmpty());
+}
+
+fs::path zshScript() { return generated() / "completions" / "_plugboard"; }
+fs::path fishScript() { return generated() / "completions" / "plugboard.fish"; }
+
+std::vector<std::string> offeredByZsh(const std::vector<std::string>& words) {
+  auto r = completeZsh(zshScript(), binary().parent_path(), words);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  return lines(r.out);
+}
+
+std::vector<std::string> offeredByFish(const std::vector<std::string>& words) {
+  auto r = completeFish(fishScript(), binary().parent_path(), words);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  return lines(r.out);
+}
+
+TEST(CompletionTest, ZshParsesTheScript) {
+  auto r = run({"zsh", "-n", zshScript().string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(readFile(zshScript()).rfind("#compdef plugboard\n", 0), 0u);
+}
+
+TEST(CompletionTest, ZshCompletesCommandsFlagsValuesPluginsRpcsAndInputs) {
+  const std::string dir = pluginDir().string();
+  EXPECT_THAT(offeredByZsh({"plugboard", "ru"}), ElementsAre("run"));
+  EXPECT_THAT(offeredByZsh({"plugboard", "ver"}), ElementsAre("version"));
+  EXPECT_THAT(offeredByZsh({"plugboard", "plugins", ""}), ElementsAre("list"));
+  EXPECT_THAT(offeredByZsh({"plugboard", "run", "--pl"}), ElementsAre("--plugins"));
+  EXPECT_THAT(offeredByZsh({"plugboard", "inspect", "--pl"}), IsEmpty());
+  EXPECT_THAT(offeredByZsh({"plugboard", "run", "x.toml", "--output", ""}),
+              ElementsAre("text", "json"));
+  EXPECT_THAT(offeredByZsh({"plugboard", "run", "--plugins", ""}), ElementsAre("<directories>"));
+  EXPECT_THAT(offeredByZsh({"plugboard", "run", ""}), ElementsAre("<files>"));
+  EXPECT_THAT(offeredByZsh({"plugboard", "call", "-p", dir, "he"}), ElementsAre("hello"));
+  EXPECT_THAT(offeredByZsh({"plugboard", "call", "multi", "-p", dir, "--rpc", ""}),
+              ElementsAre("text.count", "text.upper"));
+  EXPECT_THAT(offeredByZsh({"plugboard", "run", (sourceDir() / "examples" / "hello.toml").string(),
+                            "--param", ""}),
+              ElementsAre("who="));
+  EXPECT_THAT(offeredByZsh({"plugboard", "new", ""}), ElementsAre("plugin", "deployer"));
+}
+
+TEST(CompletionTest, FishCompletesCommandsFlagsValuesPluginsRpcsAndInputs) {
+  const std::string dir = pluginDir().string();
+  EXPECT_THAT(offeredByFish({"plugboard", "ru"}), ElementsAre("run"));
+  EXPECT_THAT(offeredByFish({"plugboard", "ver"}), ElementsAre("version"));
+  EXPECT_THAT(offeredByFish({"plugboard", "plugins", ""}), ElementsAre("list"));
+  EXPECT_THAT(offeredByFish({"plugboard", "run", "--pl"}), ElementsAre("--plugins"));
+  EXPECT_THAT(offeredByFish({"plugboard", "inspect", "--pl"}), IsEmpty());
+  EXPECT_THAT(offeredByFish({"plugboard", "run", "x.toml", "--output", ""}),
+              ElementsAre("json", "text"));
+  EXPECT_THAT(offeredByFish({"plugboard", "call", "-p", dir, "he"}), ElementsAre("hello"));
+  EXPECT_THAT(offeredByFish({"plugboard", "call", "multi", "-p", dir, "--rpc", ""}),
+              ElementsAre("text.count", "text.upper"));
+  EXPECT_THAT(offeredByFish({"plugboard", "run", (sourceDir() / "examples" / "hello.toml").string(),
+                             "--param", ""}),
+              ElementsAre("who="));
+  EXPECT_THAT(offeredByFish({"plugboard", "new", ""}), ElementsAre("deployer", "plugin"));
+  TempDir files;
+  fs::create_directory(files / "plugdir");
+  files.write("flow.toml", "name = \"x\"\n");
+  const std::string prefix = (files / "").string();
+  EXPECT_THAT(offeredByFish({"plugboard", "run", prefix + "f"}), ElementsAre(prefix + "flow.toml"));
+  EXPECT_THAT(offeredByFish({"plugboard", "run", "--plugins", prefix + "p"}),
+              ElementsAre(prefix + "plugdir/"));
 }
 
 TEST(ManPageTest, EveryPageRendersWithoutWarnings) {

@@ -2,7 +2,8 @@
 // from this build tree into <build>/test-packages): unpacked into a temporary root, the
 // CLI there finds its deployers and the system plugin directory without flags and runs the
 // hello workflow; every file is in an FHS location; lintian reports no errors; the
-// installed completion script completes commands and the bundled plugins' names.
+// installed bash completion completes commands and the bundled plugins' names, and zsh's
+// and fish's are installed beside it.
 #include <algorithm>
 #include <set>
 
@@ -90,6 +91,9 @@ TEST_F(PackageTest, TheManPagesAndTheCompletionAreInstalled) {
   r = complete(script, usr() / "bin", {"plugboard", "call", "he"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(lines(r.out), ElementsAre("hello"));
+  // zsh's and fish's, where Debian's zsh and fish look for them (docs_test runs them).
+  EXPECT_TRUE(fs::exists(usr() / "share" / "zsh" / "vendor-completions" / "_plugboard"));
+  EXPECT_TRUE(fs::exists(usr() / "share" / "fish" / "vendor_completions.d" / "plugboard.fish"));
   // The Python SDK where Debian's python3 imports from.
   EXPECT_TRUE(
       fs::exists(usr() / "lib" / "python3" / "dist-packages" / "plugboard_sdk" / "__init__.py"));
@@ -107,7 +111,8 @@ TEST(SystemPluginDirTest, TheBuildTreeStillNeedsAPluginDirectory) {
 
 // Every path in both packages is one the FHS gives packages: /usr/bin, /usr/include,
 // /usr/lib/<what the package owns>, /usr/lib/python3/dist-packages, /usr/share/{man,doc,
-// bash-completion,lintian/overrides}; and each package has its copyright and changelog.
+// bash-completion,lintian/overrides}, zsh's and fish's vendor completions; and each
+// package has its copyright and changelog.
 TEST(PackageContentsTest, EveryFileIsInAnFhsLocation) {
   const std::vector<std::string> allowed = {"./usr/bin/",
                                             "./usr/include/plugboard/",
@@ -117,6 +122,8 @@ TEST(PackageContentsTest, EveryFileIsInAnFhsLocation) {
                                             "./usr/share/man/man1/",
                                             "./usr/share/bash-completion/completions/",
                                             "./usr/share/lintian/overrides/",
+                                            "./usr/share/zsh/vendor-completions/",
+                                            "./usr/share/fish/vendor_completions.d/",
                                             "./usr/share/doc/plugboard/",
                                             "./usr/share/doc/plugboard-dev/"};
   std::set<std::string> docs;

@@ -162,7 +162,7 @@ TEST_F(ServeTest, ListsPluginsCallsThemDirectlyAndCountsInMetrics) {
   EXPECT_TRUE(found);
   auto metrics = client.request("GET", "/metrics");
   EXPECT_EQ(metrics.status, 200);
-  EXPECT_NE(metrics.body.find("plugboard_calls_total{plugin=\"multi@1.0.0\"} 1"), std::string::npos)
+  EXPECT_NE(metrics.body.find("plugboard_calls_total{plugin=\"multi@1.0.0\",phase=\"Succeeded\"} 1"), std::string::npos)
       << metrics.body;
   EXPECT_NE(metrics.body.find("plugboard_call_duration_seconds_count{plugin=\"multi@1.0.0\"} 1"),
             std::string::npos);

@@ -1,6 +1,8 @@
-// serve's status page through the real binary: the page at / and /ui, self-contained;
-// the JSON it reads, with every field it shows; the token rule for that data; the page as
-// headless Chromium renders it (when Debian's chromium is installed).
+// serve's status page through the real binary: the page at / and /ui, self-contained but
+// for its link to /metrics; the JSON it reads, with every field it shows (the server's
+// version, address and directories, calls Failed and in Error); the token rule for that
+// data; reloads, without files that were never served; the page as headless Chromium
+// renders it (when Debian's chromium is installed).
 #include <filesystem>
 #include <string>
 
@@ -59,8 +61,13 @@ TEST_F(StatusPageTest, TheRootAndUiServeThePageWithoutAToken) {
 TEST_F(StatusPageTest, ThePageFetchesNothingFromElsewhere) {
   ServeProcess serve(args());
   HttpClient client(serve.port());
-  const std::string page = client.request("GET", "/").body;
+  std::string page = client.request("GET", "/").body;
   ASSERT_FALSE(page.empty());
+  // One link, to this server's /metrics (a relative one: the same origin).
+  const std::string metrics_link = "<a href=\"metrics\">/metrics</a>";
+  const auto link = page.find(metrics_link);
+  ASSERT_NE(link, std::string::npos);
+  page.erase(link, metrics_link.size());
   // No URL with a scheme or a protocol-relative one (the page has no // at all), and
   // nothing loaded by attribute, stylesheet or import.
   for (const char* outside : {"http:", "https:", "//", "src=", "href=", "url(", "@import", "<link",
@@ -109,6 +116,61 @@ TEST_F(StatusPageTest, ItsDataNeedsTheTokenAndHoldsWhatThePageShows) {
   EXPECT_EQ(list["reloads"], Json({{"total", 0}, {"recent", Json::array()}}));
 }
 
+TEST_F(StatusPageTest, ItsDataHoldsTheVersionUptimeAddressAndDirectories) {
+  ServeProcess serve(args());
+  HttpClient client(serve.port());
+  const Json server =
+      Json::parse(client.request("GET", "/api/v1/plugins", "", withToken()).body)["server"];
+  const std::string version = plugboard({"version"}).out;
+  EXPECT_NE(version.find("plugboard " + server["version"].get<std::string>() + " ("),
+            std::string::npos)
+      << server.dump(2) << version;
+  EXPECT_TRUE(server["commit"].is_null() ||
+              version.find("commit " + server["commit"].get<std::string>()) != std::string::npos)
+      << server.dump(2);
+  EXPECT_EQ(server["listen"], "127.0.0.1:" + std::to_string(serve.port()));
+  EXPECT_EQ(server["plugin_dirs"], Json::array({dir().string()}));
+  EXPECT_TRUE(server["uptime_seconds"].is_number_integer());
+  EXPECT_GE(server["uptime_seconds"].get<long>(), 0);
+  EXPECT_TRUE(server["started_at"].get<std::string>().ends_with("Z"));  // UTC
+}
+
+TEST_F(StatusPageTest, ARefusedFileThatGoesIsNotListedAsRemoved) {
+  ServeProcess serve(args());
+  HttpClient client(serve.port());
+  const auto list = [&] {
+    return Json::parse(client.request("GET", "/api/v1/plugins", "", withToken()).body);
+  };
+  const auto listed = [](const Json& l, const fs::path& file) {
+    for (const auto& p : l["plugins"]) {
+      if (p.value("file", "") == file.string()) return true;
+    }
+    return false;
+  };
+  // A second multi 1.0.0: refused, the first keeps its name and version.
+  const fs::path copy = dir() / "multi-copy.so";
+  fs::copy_file(plugin("multi"), tmp_ / "staging.so");
+  fs::rename(tmp_ / "staging.so", copy);
+  ASSERT_TRUE(eventually([&] { return listed(list(), copy); })) << list().dump(2);
+  fs::remove(copy);
+  ASSERT_TRUE(eventually([&] { return !listed(list(), copy); })) << list().dump(2);
+  // A change after it: once it is listed, what the removal recorded is listed too.
+  fs::copy_file(plugin("hello"), tmp_ / "staging.so");
+  fs::rename(tmp_ / "staging.so", dir() / "hello.so");
+  Json reloads;
+  ASSERT_TRUE(eventually([&] {
+    reloads = list()["reloads"];
+    for (const auto& r : reloads["recent"]) {
+      if (r["plugin"] == "hello") return true;
+    }
+    return false;
+  })) << reloads.dump(2);
+  for (const auto& r : reloads["recent"]) {
+    EXPECT_NE(r["file"], copy.string()) << "never served, yet listed: " << reloads.dump(2);
+  }
+  EXPECT_GE(reloads["total"].get<int>(), 1);
+}
+
 TEST_F(StatusPageTest, AReloadIsListedWithItsDuration) {
   ServeProcess serve(args());
   HttpClient client(serve.port());
@@ -150,6 +212,16 @@ TEST_F(StatusPageTest, ABrowserShowsThePluginTheRefusedFileAndTheCall) {
   EXPECT_NE(page.find("<td data-label=\"Deployer\">native</td>"), std::string::npos);
   EXPECT_NE(page.find((dir() / "broken.so").string()), std::string::npos) << page;
   EXPECT_NE(page.find("id=\"status\" class=\"\">updated"), std::string::npos) << page;
+  // Failed and Error apart; the server's version, address and directories; times in UTC.
+  EXPECT_NE(page.find("<th>Failed</th><th>Errors</th>"), std::string::npos) << page;
+  EXPECT_NE(page.find("<td data-label=\"Failed\" class=\"num\">0</td>"), std::string::npos);
+  EXPECT_NE(page.find("id=\"version\">plugboard "), std::string::npos) << page;
+  EXPECT_NE(page.find("listening on 127.0.0.1:" + std::to_string(serve.port())),
+            std::string::npos);
+  EXPECT_NE(page.find("plugin directories: " + dir().string()), std::string::npos);
+  EXPECT_NE(page.find(" UTC</span>"), std::string::npos) << page;
+  EXPECT_NE(page.find("<a href=\"metrics\">/metrics</a>"), std::string::npos);
+  EXPECT_NE(page.find("none since the start"), std::string::npos);
 }
 
 }  // namespace

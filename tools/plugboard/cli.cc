@@ -30,9 +30,57 @@ po::options_description withCommonOptions(const po::options_description& own) {
   return all;
 }
 
+namespace {
+
+// The name a user knows an option by in messages: the operand word (WORKFLOW, KIND) for one
+// filled by position, else --name.
+std::string shownName(const std::string& option,
+                      const po::positional_options_description& positional,
+                      std::string_view operands) {
+  std::vector<std::string> words;
+  for (std::size_t start = 0; start < operands.size();) {
+    auto end = operands.find(' ', start);
+    if (end == std::string_view::npos) end = operands.size();
+    if (end > start) words.emplace_back(operands.substr(start, end - start));
+    start = end + 1;
+  }
+  for (unsigned i = 0; i < positional.max_total_count() && i < words.size(); ++i) {
+    if (positional.name_for_position(i) == option) return words[i];
+  }
+  return "--" + option;
+}
+
+// What went wrong on the command line, in the user's terms: a missing operand by its name
+// in the usage line, an unknown option with the nearest known one.
+std::string problem(const po::error& e, const po::options_description& all,
+                    const po::positional_options_description& positional, std::string_view operands,
+                    const po::variables_map& given) {
+  if (const auto* missing = dynamic_cast<const po::required_option*>(&e)) {
+    std::string name = missing->get_option_name();
+    if (name.starts_with("--")) name.erase(0, 2);
+    const std::string shown = shownName(name, positional, operands);
+    if (shown.starts_with("--")) return shown + " is required";
+    // The first operand missing, in the usage line's order ("new" lacks KIND before NAME).
+    for (unsigned i = 0; i < positional.max_total_count(); ++i) {
+      const std::string& option = positional.name_for_position(i);
+      if (!given.count(option)) return "missing " + shownName(option, positional, operands);
+    }
+    return "missing " + shown;
+  }
+  if (const auto* unknown = dynamic_cast<const po::unknown_option*>(&e)) {
+    std::vector<std::string> known;
+    for (const auto& option : all.options()) known.push_back("--" + option->long_name());
+    const std::string given = unknown->get_option_name();
+    return "unknown option '" + given + "'" + core::didYouMean(given, known);
+  }
+  return e.what();
+}
+
+}  // namespace
+
 bool parseArgs(const Args& args, const std::string& usage, const po::options_description& options,
                const po::positional_options_description& positional, po::variables_map& vm,
-               int& exit_code) {
+               int& exit_code, std::string_view operands) {
   const po::options_description all = withCommonOptions(options);
   try {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
@@ -43,7 +91,8 @@ bool parseArgs(const Args& args, const std::string& usage, const po::options_des
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    std::cerr << "plugboard: " << e.what() << "\n" << usage << "\n(--help for details)\n";
+    std::cerr << "plugboard: " << problem(e, all, positional, operands, vm) << "\n"
+              << usage << "\n(--help for details)\n";
     exit_code = kExitUsage;
     return false;
   }
@@ -70,8 +119,9 @@ void addPluginDirsOption(po::options_description& options) {
 }
 
 void addParamOption(po::options_description& options) {
-  options.add_options()("param", po::value<std::vector<std::string>>()->composing(),
-                        "set a workflow input: --param NAME=VALUE (repeatable)");
+  options.add_options()(
+      "param", po::value<std::vector<std::string>>()->composing()->value_name("NAME=VALUE"),
+      "set a workflow input: --param NAME=VALUE (repeatable)");
 }
 
 void addPriorityOption(po::options_description& options) {
@@ -147,14 +197,18 @@ std::vector<std::filesystem::path> defaultPluginDirs() {
 }
 
 std::optional<std::string> choice(const po::variables_map& vm, const std::string& name,
-                                  std::initializer_list<std::string_view> choices) {
+                                  std::initializer_list<std::string_view> choices,
+                                  std::string_view shown) {
   const std::string value = vm[name].as<std::string>();
   std::string listed;
+  std::vector<std::string> words;
   for (const std::string_view c : choices) {
     if (c == value) return value;
     listed += (listed.empty() ? "" : " or ") + std::string(c);
+    words.emplace_back(c);
   }
-  std::cerr << "plugboard: --" << name << " must be " << listed << ", got '" << value << "'\n";
+  std::cerr << "plugboard: " << (shown.empty() ? "--" + name : std::string(shown)) << " must be "
+            << listed << ", got '" << value << "'" << core::didYouMean(value, words) << "\n";
   return std::nullopt;
 }
 

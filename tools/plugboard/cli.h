@@ -65,11 +65,14 @@ boost::program_options::options_description withCommonOptions(
 
 // Parses `args` against `options` (positional names in `positional`). On --help prints
 // `usage` and the options and returns kExitOk through `exit_code`; on a parse error prints
-// it and returns kExitUsage. Returns true when the command should go on.
+// it and returns kExitUsage. Returns true when the command should go on. `operands` names
+// the positional ones as the usage line does ("KIND NAME"): a missing one is said as
+// "missing KIND", never by the option behind it.
 bool parseArgs(const Args& args, const std::string& usage,
                const boost::program_options::options_description& options,
                const boost::program_options::positional_options_description& positional,
-               boost::program_options::variables_map& vm, int& exit_code);
+               boost::program_options::variables_map& vm, int& exit_code,
+               std::string_view operands = "");
 
 // Adds --config FILE and --plugins DIR (repeatable) to `options`.
 void addPluginDirsOption(boost::program_options::options_description& options);
@@ -81,10 +84,12 @@ void addPriorityOption(boost::program_options::options_description& options);
 std::optional<std::map<std::string, std::string>> params(
     const boost::program_options::variables_map& vm);
 // The value of option --`name`, one of `choices` (the first is its default); prints the
-// problem and returns nullopt for any other.
+// problem (with the nearest choice) and returns nullopt for any other. `shown`: what the
+// message calls the option, for one filled by position ("KIND"); default --`name`.
 std::optional<std::string> choice(const boost::program_options::variables_map& vm,
                                   const std::string& name,
-                                  std::initializer_list<std::string_view> choices);
+                                  std::initializer_list<std::string_view> choices,
+                                  std::string_view shown = "");
 
 // A default value as --help states it: durations as users write them ("5m").
 std::string defaultText(core::Millis value);
@@ -119,7 +124,7 @@ std::vector<std::filesystem::path> defaultPluginDirs();
 std::vector<std::filesystem::path> splitPath(const std::string& colon_separated);
 
 // The runtime of a one-shot command (core/runtime/runtime.h) for `config`; prints the problem and
-// returns null when it cannot be made.
+// returns null when it cannot be made (a plugin directory that cannot be read among them).
 // `isolate_polls`: for exec, which answers a request as serve does (core::LaunchOptions).
 std::unique_ptr<core::Runtime> openRuntime(const core::Config& config, bool isolate_polls = false);
 

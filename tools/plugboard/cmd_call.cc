@@ -50,7 +50,8 @@ CommandOptions callOptions() {
   addPluginDirsOption(options);
   options.add_options()("plugin", po::value<std::string>()->required(),
                         "plugin name or alias, optionally NAME@VERSION")(
-      "rpc", po::value<std::string>()->default_value("template.execute"), "the RPC to call")(
+      "rpc", po::value<std::string>()->default_value("template.execute")->value_name("RPC"),
+      "the RPC to call")(
       "args", po::value<std::string>(), "the call's args as JSON (default {})")(
       "args-file", po::value<std::string>()->value_name("FILE"),
       "read the args JSON from this file")("json", "print the result as JSON");
@@ -85,10 +86,13 @@ int cmdCall(const Args& args) {
   const core::Route route =
       dispatcher.resolve({.key = key, .version = version, .rpc = rpc, .registry = true});
   if (route.kind == core::Route::Kind::kPoll) {
-    std::vector<std::string> installed;
-    for (const auto& e : runtime->catalog().entries()) installed.push_back(e.label);
-    std::cerr << "plugboard: no plugin '" << spec
-              << "' in the plugin directories (installed: " << join(installed, ", ", "none")
+    std::vector<std::string> installed, names;
+    for (const auto& e : runtime->catalog().entries()) {
+      installed.push_back(e.label);
+      names.push_back(e.manifest.name);
+    }
+    std::cerr << "plugboard: no plugin '" << spec << "' in the plugin directories"
+              << core::didYouMean(key, names) << " (installed: " << join(installed, ", ", "none")
               << ")\n";
     return kExitFailed;
   }

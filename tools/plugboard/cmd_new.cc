@@ -27,7 +27,7 @@ int cmdNew(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseCommandArgs(args, "new", vm, exit_code)) return exit_code;
-  const auto what = choice(vm, "what", {"plugin", "deployer"});
+  const auto what = choice(vm, "what", {"plugin", "deployer"}, "KIND");
   const auto lang = choice(vm, "lang", {"cpp", "python"});
   if (!what || !lang) return kExitUsage;
   if (*what == "deployer" && *lang != "cpp") {

@@ -69,9 +69,13 @@ int cmdPluginsList(const Args& args) {
   if (!config) return kExitUsage;
   const auto catalog = core::Catalog::scan(config->plugin_dirs, config->trust);
   const auto deployers = core::Catalog::scan(config->deployer_dirs, config->trust, "deployer");
+  // A plugin directory that cannot be read (listed with its reason) fails the command:
+  // the list is not the directory's.
+  const int status =
+      catalog.directoryProblems(config->plugin_dirs).empty() ? kExitOk : kExitFailed;
   if (!vm.count("json")) {
     printTable(catalog, deployers);
-    return kExitOk;
+    return status;
   }
   nlohmann::json list = nlohmann::json::array();
   for (const auto& e : catalog.entries()) {
@@ -99,7 +103,7 @@ int cmdPluginsList(const Args& args) {
                               {"deployers", deployer_list}}
                    .dump(2)
             << "\n";
-  return kExitOk;
+  return status;
 }
 
 }  // namespace plugboard::cli

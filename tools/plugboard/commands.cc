@@ -18,9 +18,9 @@ const Command kCommands[] = {
      "FILE [--json] [--load]", inspectOptions, cmdInspect},
     {"run", "WORKFLOW", Operand::kFile, "run a workflow file (TOML) on the installed plugins",
      "WORKFLOW --plugins DIR [--param K=V]... [--output text|json]", runOptions, cmdRun},
-    {"validate", "WF", Operand::kFile, "check a workflow file without loading any plugin",
+    {"validate", "WORKFLOW", Operand::kFile, "check a workflow file without loading any plugin",
      "WORKFLOW --plugins DIR [--param K=V]...", validateOptions, cmdValidate},
-    {"graph", "WF", Operand::kFile, "a workflow's step graph as Graphviz DOT or Mermaid",
+    {"graph", "WORKFLOW", Operand::kFile, "a workflow's step graph as Graphviz DOT or Mermaid",
      "WORKFLOW --plugins DIR [--format dot|mermaid] [--run-output FILE] [--param K=V]...",
      graphOptions, cmdGraph},
     {"exec", "", Operand::kNone,
@@ -46,6 +46,41 @@ const Command* findCommand(std::string_view name) {
     if (command.name == name) return &command;
   }
   return nullptr;
+}
+
+std::vector<std::string> commandNames() {
+  std::vector<std::string> names;
+  for (const auto& command : kCommands) names.emplace_back(command.name);
+  return names;
+}
+
+std::vector<std::string> firstWords() {
+  std::vector<std::string> words;
+  for (const auto& command : kCommands) {
+    std::string first(command.name.substr(0, command.name.find(' ')));
+    if (std::find(words.begin(), words.end(), first) == words.end()) words.push_back(first);
+  }
+  words.insert(words.end(), {"version", "help"});
+  return words;
+}
+
+std::vector<std::string> subcommands(std::string_view first) {
+  std::vector<std::string> words;
+  for (const auto& command : kCommands) {
+    const auto space = command.name.find(' ');
+    if (space != std::string_view::npos && command.name.substr(0, space) == first)
+      words.emplace_back(command.name.substr(space + 1));
+  }
+  return words;
+}
+
+int cmdVersion(const Args& args) {
+  if (!args.empty()) {
+    std::cerr << "plugboard: 'version' takes no arguments\nusage: plugboard version\n";
+    return kExitUsage;
+  }
+  std::cout << core::buildInfoLine() << "\n";
+  return kExitOk;
 }
 
 std::vector<std::string> usageForms(const Command& command) {
@@ -81,7 +116,9 @@ std::string overview() {
     const std::string h = head(command);
     text += "  " + h + std::string(width - h.size() + 3, ' ') + std::string(command.summary) + "\n";
   }
-  return text + "\nRun 'plugboard <command> --help' for a command's options.";
+  return text +
+         "\nRun 'plugboard <command> --help' for a command's options, 'plugboard --version' for "
+         "the version.";
 }
 
 bool parseCommandArgs(const Args& args, std::string_view name, po::variables_map& vm,
@@ -93,7 +130,8 @@ bool parseCommandArgs(const Args& args, std::string_view name, po::variables_map
     return false;
   }
   const CommandOptions own = command->options();
-  return parseArgs(args, usageLine(*command), own.options, own.positional, vm, exit_code);
+  return parseArgs(args, usageLine(*command), own.options, own.positional, vm, exit_code,
+                   command->operand);
 }
 
 }  // namespace plugboard::cli

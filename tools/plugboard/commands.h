@@ -41,6 +41,13 @@ struct Command {
 std::span<const Command> commands();
 // The command named `name`, or null.
 const Command* findCommand(std::string_view name);
+// Every command's name ("run", "plugins list"), in the table's order.
+std::vector<std::string> commandNames();
+// The words that may follow "plugboard": each command's first word, once, and "version"
+// and "help" (what "did you mean" compares an unknown first word with).
+std::vector<std::string> firstWords();
+// The second words of the commands whose first word is `first` ("list" for "plugins").
+std::vector<std::string> subcommands(std::string_view first);
 
 // "usage: plugboard <name> <usage>", one line per form of the usage.
 std::string usageLine(const Command& command);
@@ -53,9 +60,22 @@ std::string overview();
 bool parseCommandArgs(const Args& args, std::string_view name,
                       boost::program_options::variables_map& vm, int& exit_code);
 
+// `plugboard version` (also --version, -V): the version and build of this binary
+// (core/base/build_info.h).
+int cmdVersion(const Args& args);
+
 // Hidden command `plugboard __docs DIR`: writes DIR/man1/*.1 (plugboard.1 and one page per
-// command, plugboard-<words>.1) and DIR/completions/plugboard (bash) from the table.
+// command, plugboard-<words>.1) and the completion scripts DIR/completions/plugboard (bash),
+// DIR/completions/_plugboard (zsh) and DIR/completions/plugboard.fish from the table.
 int cmdDocs(const Args& args);
+
+// Hidden command `plugboard __complete WHAT [ARGS]`: the words the completion scripts offer
+// that only the binary can know, one a line, nothing (exit 0) when it cannot tell:
+//   __complete plugins [--plugins DIR]... [--config F]  the plugins' names
+//   __complete rpcs [NAME] [--plugins DIR]... [--config F]  the RPCs NAME provides (all
+//                                                        the plugins' without NAME)
+//   __complete params WORKFLOW                           the workflow's inputs, as "NAME="
+int cmdComplete(const Args& args);
 
 }  // namespace plugboard::cli
 

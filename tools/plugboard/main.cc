@@ -13,8 +13,13 @@ int main(int argc, char** argv) {
     std::cout << overview() << "\n";
     return args.empty() ? kExitUsage : kExitOk;
   }
-  // Hidden: the man pages and the completion script, made at build time (tools/CMakeLists.txt).
+  if (args[0] == "--version" || args[0] == "-V" || args[0] == "version") {
+    return cmdVersion(Args(args.begin() + 1, args.end()));
+  }
+  // Hidden: the man pages and the completion scripts, made at build time
+  // (tools/CMakeLists.txt), and the words those scripts ask the binary for.
   if (args[0] == "__docs") return cmdDocs(Args(args.begin() + 1, args.end()));
+  if (args[0] == "__complete") return cmdComplete(Args(args.begin() + 1, args.end()));
   // A command is one or two words ("run", "plugins list"); the longest match wins.
   if (args.size() >= 2) {
     if (const Command* command = findCommand(args[0] + " " + args[1])) {
@@ -25,14 +30,30 @@ int main(int argc, char** argv) {
     return command->run(Args(args.begin() + 1, args.end()));
   }
   // The first word of a two-word command alone: its --help, or what it needs.
-  for (const auto& c : commands()) {
-    if (!c.name.starts_with(args[0] + " ")) continue;
+  if (const auto seconds = subcommands(args[0]); !seconds.empty()) {
     if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) {
-      return c.run(Args(args.begin() + 1, args.end()));
+      return findCommand(args[0] + " " + seconds.front())->run(Args(args.begin() + 1, args.end()));
     }
-    std::cerr << "plugboard: '" << args[0] << "' needs a subcommand: " << c.name << "\n";
+    if (args.size() < 2 || args[1].starts_with("-")) {
+      std::cerr << "plugboard: '" << args[0]
+                << "' needs a subcommand: " << plugboard::core::join(seconds, ", ") << "\n";
+    } else {
+      std::cerr << "plugboard: unknown command '" << args[0] << " " << args[1] << "'"
+                << plugboard::core::didYouMean(args[0] + " " + args[1], commandNames())
+                << " (subcommands of '" << args[0] << "': " << plugboard::core::join(seconds, ", ")
+                << ")\n";
+    }
     return kExitUsage;
   }
-  std::cerr << "plugboard: unknown command '" << args[0] << "'\n" << overview() << "\n";
+  // "plugin list" is nearest to "plugins list", "rnu" to "run".
+  std::string given = args[0];
+  std::string suggestion;
+  if (args.size() >= 2 && !args[1].starts_with("-")) {
+    suggestion = plugboard::core::didYouMean(args[0] + " " + args[1], commandNames());
+    if (!suggestion.empty()) given += " " + args[1];
+  }
+  if (suggestion.empty()) suggestion = plugboard::core::didYouMean(args[0], firstWords());
+  std::cerr << "plugboard: unknown command '" << given << "'" << suggestion << "\n";
+  if (suggestion.empty()) std::cerr << overview() << "\n";
   return kExitUsage;
 }
