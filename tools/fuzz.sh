@@ -19,7 +19,7 @@ seconds=${1:-60}
 shift || true
 build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 parallel=${FUZZ_PARALLEL:-2}
-all_targets=(elf_manifest protocol workflow config registry argo_args schema substitution http http_pieces atp)
+all_targets=(elf_manifest protocol workflow config registry argo_args schema substitution arcaflow_expression http http_pieces atp)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 for target in "${targets[@]}"; do
@@ -51,7 +51,7 @@ nice -n 10 cmake --build "$build_dir" -j "${FUZZ_JOBS:-2}" --target "${targets[@
 declare -A dicts=(
   [elf_manifest]="json manifest" [protocol]="json protocol" [workflow]="toml workflow"
   [config]="toml config" [registry]="toml registry" [argo_args]="json argo"
-  [schema]="json schema" [substitution]="json substitution" [http]="http argo json" [http_pieces]="http argo json"
+  [schema]="json schema" [substitution]="json substitution" [arcaflow_expression]="arcaflow" [http]="http argo json" [http_pieces]="http argo json"
 )
 runs=$build_dir/fuzz-runs
 run_one() {

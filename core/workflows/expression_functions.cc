@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/base/text.h"
 #include "core/workflows/expression_tree.h"
 
 namespace plugboard::core::expression {
@@ -127,14 +128,10 @@ Expected<Json> stringFunction(const Args& args, std::size_t pos, const char* nam
 }
 
 Expected<Json> upper(const Args& args, std::size_t pos) {
-  return stringFunction(args, pos, "upper", [](std::string& s) {
-    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  });
+  return stringFunction(args, pos, "upper", [](std::string& s) { s = toUpperUnicode(s); });
 }
 Expected<Json> lower(const Args& args, std::size_t pos) {
-  return stringFunction(args, pos, "lower", [](std::string& s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  });
+  return stringFunction(args, pos, "lower", [](std::string& s) { s = toLowerUnicode(s); });
 }
 
 Expected<Json> trim(const Args& args, std::size_t pos) {

@@ -11,6 +11,7 @@
 
 #include <re2/re2.h>
 
+#include "core/base/text.h"
 #include "core/workflows/expression_tree.h"
 
 namespace plugboard::core::expression {
@@ -82,14 +83,8 @@ Expected<Json> onString(const Args& args, std::size_t pos) {
   return Json(F(args, toText(args.back())));
 }
 
-std::string upperS(const Args&, std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-std::string lowerS(const Args&, std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+std::string upperS(const Args&, std::string s) { return toUpperUnicode(s); }
+std::string lowerS(const Args&, std::string s) { return toLowerUnicode(s); }
 std::string titleS(const Args&, std::string s) {
   bool start = true;
   for (char& c : s) {

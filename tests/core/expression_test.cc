@@ -297,3 +297,20 @@ TEST(ExpressionTest, DeepNestingIsRefusedNotOverflowed) {
 
 }  // namespace
 }  // namespace plugboard::core
+
+namespace plugboard::core {
+namespace {
+
+// expr's upper/lower and Sprig's are Go's strings.ToUpper/ToLower: every Unicode letter.
+TEST(Expression, UpperAndLowerMapUnicodeLetters) {
+  JsonScope scope(Json::object());
+  auto upper = evaluate("upper('école')", Dialect::kExpr, scope);
+  ASSERT_TRUE(upper.ok()) << upper.error().message();
+  EXPECT_EQ(*upper, "ÉCOLE");
+  auto lower = evaluate("sprig.lower('ΑΒΓ')", Dialect::kExpr, scope);
+  ASSERT_TRUE(lower.ok()) << lower.error().message();
+  EXPECT_EQ(*lower, "αβγ");
+}
+
+}  // namespace
+}  // namespace plugboard::core
