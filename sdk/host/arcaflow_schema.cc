@@ -79,7 +79,10 @@ Json convertObject(const Json& object, const Json& scope, int depth, int& budget
         if (!value.is_discarded()) converted["default"] = std::move(value);
       }
       const Json* req = member(property, "required");
-      if (req != nullptr && req->is_boolean() && req->get<bool>() && def == nullptr)
+      // `required` defaults to true in the schema language (the Python SDK's
+      // PropertySchema): a hand-written scope, as a workflow's input, often leaves it out.
+      const bool needed = req == nullptr || !req->is_boolean() || req->get<bool>();
+      if (needed && def == nullptr)
         required.push_back(name);
       properties[name] = std::move(converted);
     }
