@@ -36,6 +36,10 @@ foreach(component_package runtime:plugboard sdk:plugboard-dev)
           DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/${package} COMPONENT ${component})
 endforeach()
 
+# lintian's overrides of the runtime package, each with its reason in the file.
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/lintian-overrides
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides RENAME plugboard COMPONENT runtime)
+
 # Everything the two packages install, so that tools/package.sh builds only that (not the
 # benchmarks or tests).
 add_custom_target(plugboard_packaged)

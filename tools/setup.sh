@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 packages=(
   g++ cmake ninja-build binutils pkg-config python3 python3-venv libpython3-dev podman runc catatonit
   libboost-dev libboost-program-options-dev
-  libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libre2-dev libyaml-dev libyaml-cpp-dev
+  libtomlplusplus-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libre2-dev libyaml-dev
   libgtest-dev libgmock-dev libbenchmark-dev libssl-dev
   libcbor-dev python3-cbor2
   busybox-static nodejs  # the stand-ins for the images of Argo's examples (tests/support/make_argo_example_images.sh)

@@ -11,9 +11,9 @@
 #include <set>
 
 #include <plugboard/host/arcaflow_schema.h>
-#include <yaml-cpp/yaml.h>
 
 #include "core/base/read_file.h"
+#include "core/frontends/yaml_tree.h"
 #include "core/workflows/arcaflow_expression.h"
 #include "core/workflows/schema.h"
 
@@ -29,17 +29,29 @@ class Reader {
   Reader(std::string file, std::vector<ModelProblem>& problems)
       : file_(std::move(file)), problems_(problems) {}
 
-  SourceRef at(const YAML::Mark& mark) const {
+  SourceRef at(const yaml::Mark& mark) const {
+    if (mark.isNull()) return {file_, 0, 0};
     return {file_, mark.line + 1, mark.column + 1};
   }
-  void problem(const YAML::Node& node, std::string subject, std::string message) {
-    problems_.push_back({at(node.Mark()), std::move(subject), std::move(message)});
+  void problem(const yaml::Node& node, std::string subject, std::string message) {
+    problems_.push_back({at(node.mark()), std::move(subject), std::move(message)});
   }
 
-  // A YAML value as JSON with its tags marked; `subject` names it in problems.
-  Json value(const YAML::Node& node, const std::string& subject) {
-    const std::string& tag = node.Tag();
-    if (!tag.empty() && tag[0] == '!' && tag != "!") {
+  // A YAML value as JSON with its tags marked; `subject` names it in problems. Throws
+  // yaml::TreeLimit past 128 levels or a million values (aliases of aliases).
+  Json value(const yaml::Node& node, const std::string& subject) {
+    if (depth_ > kMaxDepth || ++values_ > kMaxValues) {
+      throw yaml::TreeLimit{node.mark(), depth_ > kMaxDepth
+                                             ? "nested deeper than 128 levels"
+                                             : "more than a million values (aliases of aliases?)"};
+    }
+    struct Deeper {
+      int& depth;
+      explicit Deeper(int& d) : depth(++d) {}
+      ~Deeper() { --depth; }
+    } deeper(depth_);
+    const std::string tag(node.tag());
+    if (isLocalTag(tag)) {
       if (!kTags.contains(tag)) {
         problem(node, subject,
                 "unknown tag '" + tag +
@@ -49,32 +61,37 @@ class Reader {
       }
       return tagged(node, tag, subject);
     }
-    switch (node.Type()) {
-      case YAML::NodeType::Map: {
+    switch (node.type()) {
+      case yaml::Node::Type::kMap: {
         Json out = Json::object();
-        for (const auto& kv : node) {
-          const std::string key = kv.first.Scalar();
-          out[key] = value(kv.second, subject);
-        }
+        for (const auto& kv : node.pairs()) out[kv.key.text()] = value(kv.value, subject);
         return out;
       }
-      case YAML::NodeType::Sequence: {
+      case yaml::Node::Type::kSequence: {
         Json out = Json::array();
-        for (const auto& item : node) out.push_back(value(item, subject));
+        for (yaml::Node item : node.items()) out.push_back(value(item, subject));
         return out;
       }
-      case YAML::NodeType::Scalar:
+      case yaml::Node::Type::kScalar:
         return scalar(node);
       default:
         return Json();
     }
   }
 
+  // A tag of the workflow language (`!expr`, ...; not YAML's own `!!str` nor the bare `!`).
+  static bool isLocalTag(std::string_view tag) {
+    return tag.size() > 1 && tag[0] == '!';
+  }
+
   // A plain scalar as YAML's core schema types it (as the engine's YAML parser does);
   // a quoted one, or one tagged !!str, is text.
-  static Json scalar(const YAML::Node& node) {
-    const std::string& text = node.Scalar();
-    if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return text;
+  static Json scalar(const yaml::Node& node) {
+    const std::string text = node.text();
+    // Quoted, block or `!!str` text stays text; YAML's own `!!int`, `!!bool`... type it.
+    const std::string_view tag = node.tag();
+    if (!node.plain() && (!tag.starts_with("tag:yaml.org,2002:") || tag == "tag:yaml.org,2002:str"))
+      return text;
     static const std::regex kInt("^[-+]?(0|[1-9][0-9]*)$");
     static const std::regex kFloat(
         R"(^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$)");
@@ -94,66 +111,67 @@ class Reader {
   }
 
   // The expression in a tagged scalar, parsed now so that a bad one names its place.
-  std::optional<arcaflow::Expression> expression(const YAML::Node& node, const std::string& tag,
+  std::optional<arcaflow::Expression> expression(const yaml::Node& node, const std::string& tag,
                                                  const std::string& subject) {
-    if (!node.IsScalar()) {
+    if (!node.isScalar()) {
       problem(node, subject, tag + " on a value that is not a string");
       return std::nullopt;
     }
     arcaflow::Position pos;
-    auto expr = arcaflow::parseExpression(node.Scalar(), &pos);
+    auto expr = arcaflow::parseExpression(node.scalar(), &pos);
     if (!expr) {
-      problem(node, subject, "bad expression '" + node.Scalar() + "': " + expr.error().message());
+      problem(node, subject, "bad expression '" + node.text() + "': " + expr.error().message());
       return std::nullopt;
     }
     if (Status checked = expr->check(); !checked) {
-      problem(node, subject, "bad expression '" + node.Scalar() + "': " + checked.error().message());
+      problem(node, subject, "bad expression '" + node.text() + "': " + checked.error().message());
       return std::nullopt;
     }
     return std::move(*expr);
   }
 
-  Json tagged(const YAML::Node& node, const std::string& tag, const std::string& subject) {
+  Json tagged(const yaml::Node& node, const std::string& tag, const std::string& subject) {
     Json out = {{kArcaflowTagKey, tag},
-                {"line", node.Mark().line + 1},
-                {"column", node.Mark().column + 1}};
+                {"line", node.mark().line + 1},
+                {"column", node.mark().column + 1}};
     if (tag == "!oneof") {
       // workflow/yaml.go buildOneOfExpressions: a map of `discriminator` and `one_of`.
-      if (!node.IsMap()) {
+      if (!node.isMap()) {
         problem(node, subject, "!oneof on a value that is not a mapping of discriminator and one_of");
         return Json();
       }
-      const YAML::Node d = node["discriminator"];
-      const YAML::Node options = node["one_of"];
-      if (!d || !d.IsScalar() || d.Scalar().empty()) {
+      const yaml::Node d = node.member("discriminator");
+      const yaml::Node options = node.member("one_of");
+      if (!d.isScalar() || d.scalar().empty()) {
         problem(node, subject, "!oneof needs a non-empty string 'discriminator'");
         return Json();
       }
-      if (!options || !options.IsMap()) {
+      if (!options.isMap()) {
         problem(node, subject, "!oneof needs a mapping 'one_of'");
         return Json();
       }
-      for (const auto& kv : node) {
-        const std::string key = kv.first.Scalar();
+      for (const auto& kv : node.pairs()) {
+        const std::string key = kv.key.text();
         if (key != "discriminator" && key != "one_of")
-          problem(kv.first, subject, "!oneof has no field '" + key + "' (it has discriminator, one_of)");
+          problem(kv.key, subject, "!oneof has no field '" + key + "' (it has discriminator, one_of)");
       }
-      out["discriminator"] = d.Scalar();
+      out["discriminator"] = d.text();
       out["one_of"] = value(options, subject);
       return out;
     }
     auto expr = expression(node, tag, subject);
     if (!expr) return Json();
-    out["expr"] = node.Scalar();
+    const std::string text = node.text();
+    out["expr"] = text;
     if (tag == "!ordisabled") {
       // workflow/yaml.go buildResultOrDisabledExpression: the text must name a step's
       // outputs, `$.steps.NAME.<more>`; its disabled case reads `$.steps.NAME.disabled.output`.
       static const std::regex kStepPath(R"(((?:\$.)?steps\.([^.]+))(\..+))");
       std::smatch m;
-      if (!std::regex_search(node.Scalar(), m, kStepPath)) {
+      if (!std::regex_search(text, m, kStepPath)) {
         problem(node, subject,
                 "!ordisabled needs a step's output, as $.steps.NAME.outputs.OUTPUT; got '" +
-                    node.Scalar() + "'");
+                    text + "'");
         return Json();
       }
       out["step"] = m[2].str();
@@ -162,28 +180,32 @@ class Reader {
   }
 
   // Refuses each key of `node` not in `known`, by name.
-  void onlyKnown(const YAML::Node& node, const std::set<std::string>& known,
+  void onlyKnown(const yaml::Node& node, const std::set<std::string>& known,
                  const std::string& subject, const std::string& what) {
-    for (const auto& kv : node) {
-      const std::string key = kv.first.Scalar();
+    for (const auto& kv : node.pairs()) {
+      const std::string key = kv.key.text();
       if (known.contains(key)) continue;
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      problem(kv.first, subject, "unknown field '" + key + "' (" + what + " has " + list + ")");
+      problem(kv.key, subject, "unknown field '" + key + "' (" + what + " has " + list + ")");
     }
   }
 
-  std::string text(const YAML::Node& node, const std::string& subject, const std::string& field) {
-    if (!node.IsScalar() || (!node.Tag().empty() && node.Tag()[0] == '!' && node.Tag() != "!")) {
+  std::string text(const yaml::Node& node, const std::string& subject, const std::string& field) {
+    if (!node.isScalar() || isLocalTag(node.tag())) {
       problem(node, subject, "'" + field + "' must be a string");
       return {};
     }
-    return node.Scalar();
+    return node.text();
   }
 
  private:
-  std::string file_;
+  static constexpr int kMaxDepth = 128;
+  static constexpr long kMaxValues = 1'000'000;
+  SourceFile file_;
   std::vector<ModelProblem>& problems_;
+  int depth_ = 0;
+  long values_ = 0;
 };
 
 // Every expression of `value` (tagged objects, recursively), with its place.
@@ -225,19 +247,19 @@ void stepsRead(const Json& value, const std::set<std::string>& steps, const std:
   });
 }
 
-void readStep(Reader& r, const std::string& id, const YAML::Node& node, ArcaflowStep& step) {
+void readStep(Reader& r, const std::string& id, const yaml::Node& node, ArcaflowStep& step) {
   const std::string subject = "step '" + id + "'";
   step.id = id;
-  step.where = r.at(node.Mark());
-  if (!node.IsMap()) {
+  step.where = r.at(node.mark());
+  if (!node.isMap()) {
     r.problem(node, subject, "a step is a mapping");
     return;
   }
   std::string kind = "plugin";
-  if (const YAML::Node k = node["kind"]) kind = r.text(k, subject, "kind");
-  auto field = [&](const char* name) { return node[name]; };
+  if (const yaml::Node k = node.member("kind"); k.isDefined()) kind = r.text(k, subject, "kind");
+  auto field = [&](const char* name) { return node.member(name); };
   auto read = [&](const char* name, Json& to) {
-    if (const YAML::Node n = field(name)) to = r.value(n, subject);
+    if (const yaml::Node n = field(name); n.isDefined()) to = r.value(n, subject);
   };
   read("wait_for", step.wait_for);
   read("enabled", step.enabled);
@@ -246,15 +268,16 @@ void readStep(Reader& r, const std::string& id, const YAML::Node& node, Arcaflow
                 {"kind", "plugin", "step", "input", "deploy", "wait_for", "enabled", "stop_if",
                  "closure_wait_timeout"},
                 subject, "a plugin step");
-    const YAML::Node plugin = field("plugin");
-    if (!plugin || !plugin.IsMap()) {
-      r.problem(plugin ? plugin : node, subject,
+    const yaml::Node plugin = field("plugin");
+    if (!plugin.isMap()) {
+      r.problem(plugin.isDefined() ? plugin : node, subject,
                 "needs 'plugin' with 'src' and 'deployment_type' (image or python)");
     } else {
       r.onlyKnown(plugin, {"src", "deployment_type"}, subject, "'plugin'");
-      if (const YAML::Node src = plugin["src"]) step.src = r.text(src, subject, "plugin.src");
+      if (const yaml::Node src = plugin.member("src"); src.isDefined())
+        step.src = r.text(src, subject, "plugin.src");
       if (step.src.empty()) r.problem(plugin, subject, "'plugin.src' is missing or empty");
-      if (const YAML::Node type = plugin["deployment_type"]) {
+      if (const yaml::Node type = plugin.member("deployment_type"); type.isDefined()) {
         step.deployment_type = r.text(type, subject, "plugin.deployment_type");
         if (!step.deployment_type.empty() && step.deployment_type != "image" &&
             step.deployment_type != "python")
@@ -265,20 +288,21 @@ void readStep(Reader& r, const std::string& id, const YAML::Node& node, Arcaflow
         r.problem(plugin, subject, "'plugin.deployment_type' is missing (image or python)");
       }
     }
-    if (const YAML::Node s = field("step")) step.step = r.text(s, subject, "step");
+    if (const yaml::Node s = field("step"); s.isDefined()) step.step = r.text(s, subject, "step");
     read("input", step.input);
     read("deploy", step.deploy);
     read("stop_if", step.stop_if);
     read("closure_wait_timeout", step.closure_wait_timeout);
-    if (!field("input")) r.problem(node, subject, "'input' is missing");
+    if (!field("input").isDefined()) r.problem(node, subject, "'input' is missing");
   } else if (kind == "foreach") {
     step.kind = ArcaflowStep::Kind::kForeach;
     r.onlyKnown(node, {"kind", "items", "workflow", "parallelism", "wait_for", "enabled"},
                 subject, "a foreach step");
-    if (const YAML::Node w = field("workflow")) step.workflow = r.text(w, subject, "workflow");
+    if (const yaml::Node w = field("workflow"); w.isDefined())
+      step.workflow = r.text(w, subject, "workflow");
     if (step.workflow.empty()) r.problem(node, subject, "'workflow' (a sub-workflow file) is missing");
     read("items", step.items);
-    if (!field("items")) r.problem(node, subject, "'items' is missing");
+    if (!field("items").isDefined()) r.problem(node, subject, "'items' is missing");
     read("parallelism", step.parallelism);
   } else {
     r.problem(field("kind"), subject, "kind '" + kind + "' is not one of plugin, foreach");
@@ -333,33 +357,48 @@ const ArcaflowStep* ArcaflowWorkflow::step(std::string_view id) const {
 }
 
 bool looksLikeArcaflow(std::string_view text) {
-  try {
-    const YAML::Node doc = YAML::Load(std::string(text));
-    return doc.IsMap() && doc["version"] && !doc["apiVersion"] && !doc["kind"];
-  } catch (const YAML::Exception&) {
-    return false;
-  }
+  yaml::Tree tree;
+  const yaml::Tree::Parsed parsed = tree.parse(text);
+  if (parsed.error || parsed.documents.empty()) return false;
+  const yaml::Node doc = parsed.documents.front().root;
+  return doc.isMap() && doc.member("version").isDefined() &&
+         !doc.member("apiVersion").isDefined() && !doc.member("kind").isDefined();
 }
 
-ArcaflowLoad readArcaflowWorkflow(std::string_view text, const std::string& file_label) {
-  ArcaflowLoad load;
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    load.problems.push_back({{file_label, e.mark.line + 1, e.mark.column + 1}, "",
-                             "not YAML: " + e.msg});
-    return load;
+namespace {
+
+// The one document of `text`, or a problem (syntax, a refused document, more than one).
+std::optional<yaml::Node> oneDocument(yaml::Tree& tree, std::string_view text,
+                                      const std::string& file, const char* what,
+                                      std::vector<ModelProblem>& problems) {
+  auto at = [&](const yaml::Mark& m) {
+    return m.isNull() ? SourceRef{file, 0, 0} : SourceRef{file, m.line + 1, m.column + 1};
+  };
+  yaml::Tree::Parsed parsed = tree.parse(text);
+  if (parsed.error) {
+    problems.push_back({at(parsed.error->mark), "", "not YAML: " + parsed.error->message});
+    return std::nullopt;
   }
-  if (!doc.IsMap()) {
-    load.problems.push_back({{file_label, 1, 1}, "", "an Arcaflow workflow is a YAML mapping"});
-    return load;
+  if (parsed.documents.empty()) return yaml::Node();
+  if (parsed.documents.size() > 1) {
+    problems.push_back({at(parsed.documents[1].root.mark()), "",
+                        std::string(what) + " is one YAML document; this is the second"});
+    return std::nullopt;
   }
+  if (const auto& refused = parsed.documents.front().refused) {
+    problems.push_back({at(refused->mark), "", refused->message});
+    return std::nullopt;
+  }
+  return parsed.documents.front().root;
+}
+
+void readArcaflowDocument(const yaml::Node& doc, const std::string& file_label,
+                          ArcaflowLoad& load) {
   Reader r(file_label, load.problems);
   ArcaflowWorkflow wf;
   wf.file = file_label;
   r.onlyKnown(doc, {"version", "input", "steps", "outputs", "output"}, "", "a workflow");
-  if (const YAML::Node v = doc["version"]) {
+  if (const yaml::Node v = doc.member("version"); v.isDefined()) {
     wf.version = r.text(v, "", "version");
     if (!wf.version.empty() && wf.version != kVersion)
       r.problem(v, "", "version '" + wf.version + "' is not supported (only " +
@@ -367,40 +406,42 @@ ArcaflowLoad readArcaflowWorkflow(std::string_view text, const std::string& file
   } else {
     r.problem(doc, "", "'version' is missing (v0.2.0)");
   }
-  if (const YAML::Node in = doc["input"]) {
+  if (const yaml::Node in = doc.member("input"); in.isDefined()) {
     wf.input = r.value(in, "input");
-    if (!in.IsMap() || !in["root"] || !in["objects"])
+    const yaml::Node root = in.member("root");
+    if (!in.isMap() || !root.isDefined() || !in.member("objects").isDefined())
       r.problem(in, "input", "the input is a scope: 'root' (an object's id) and 'objects'");
-    else if (!in["objects"][in["root"].Scalar()])
-      r.problem(in["root"], "input", "root '" + in["root"].Scalar() + "' is not one of its objects");
+    else if (!in.member("objects").member(root.scalar()).isDefined())
+      r.problem(root, "input", "root '" + root.text() + "' is not one of its objects");
   } else {
     r.problem(doc, "", "'input' is missing (a scope: root and objects)");
   }
-  const YAML::Node steps = doc["steps"];
-  if (!steps || !steps.IsMap() || steps.size() == 0) {
-    r.problem(steps ? steps : doc, "", "'steps' is missing or empty (a mapping of step id to step)");
+  const yaml::Node steps = doc.member("steps");
+  if (!steps.isMap() || steps.size() == 0) {
+    r.problem(steps.isDefined() ? steps : doc, "", "'steps' is missing or empty (a mapping of step id to step)");
   } else {
     static const std::regex kId("^[$@a-zA-Z0-9-_]+$");  // workflow/model.go
-    for (const auto& kv : steps) {
+    for (const auto& kv : steps.pairs()) {
       ArcaflowStep step;
-      const std::string id = kv.first.Scalar();
+      const std::string id = kv.key.text();
       if (!std::regex_match(id, kId))
-        r.problem(kv.first, "step '" + id + "'", "a step id is letters, digits, $ @ - _");
-      readStep(r, id, kv.second, step);
+        r.problem(kv.key, "step '" + id + "'", "a step id is letters, digits, $ @ - _");
+      readStep(r, id, kv.value, step);
       wf.steps.push_back(std::move(step));
     }
   }
-  const YAML::Node outputs = doc["outputs"];
-  const YAML::Node output = doc["output"];
-  if (outputs && output) r.problem(output, "", "'output' (deprecated) and 'outputs' exclude each other");
-  if (outputs) {
-    if (!outputs.IsMap() || outputs.size() == 0) {
+  const yaml::Node outputs = doc.member("outputs");
+  const yaml::Node output = doc.member("output");
+  if (outputs.isDefined() && output.isDefined())
+    r.problem(output, "", "'output' (deprecated) and 'outputs' exclude each other");
+  if (outputs.isDefined()) {
+    if (!outputs.isMap() || outputs.size() == 0) {
       r.problem(outputs, "", "'outputs' is a mapping of output id to value");
     } else {
-      for (const auto& kv : outputs)
-        wf.outputs.emplace_back(kv.first.Scalar(), r.value(kv.second, "output '" + kv.first.Scalar() + "'"));
+      for (const auto& kv : outputs.pairs())
+        wf.outputs.emplace_back(kv.key.text(), r.value(kv.value, "output '" + kv.key.text() + "'"));
     }
-  } else if (output) {
+  } else if (output.isDefined()) {
     // workflow/executor.go: the deprecated single output is the output "success".
     wf.deprecated_output = true;
     wf.outputs.emplace_back("success", r.value(output, "output"));
@@ -432,6 +473,28 @@ ArcaflowLoad readArcaflowWorkflow(std::string_view text, const std::string& file
     load.problems.push_back({first->where, "", "the steps depend on each other in a cycle: " + cycle});
   }
   load.workflow = std::move(wf);
+}
+
+}  // namespace
+
+ArcaflowLoad readArcaflowWorkflow(std::string_view text, const std::string& file_label) {
+  ArcaflowLoad load;
+  yaml::Tree tree;
+  const std::optional<yaml::Node> read =
+      oneDocument(tree, text, file_label, "an Arcaflow workflow", load.problems);
+  if (!read) return load;
+  const yaml::Node doc = *read;
+  if (!doc.isMap()) {
+    load.problems.push_back({{file_label, 1, 1}, "", "an Arcaflow workflow is a YAML mapping"});
+    return load;
+  }
+  try {
+    readArcaflowDocument(doc, file_label, load);
+  } catch (const yaml::TreeLimit& limit) {
+    load.workflow.reset();
+    load.problems.push_back({{file_label, limit.mark.line + 1, limit.mark.column + 1}, "",
+                             limit.message});
+  }
   return load;
 }
 
@@ -449,14 +512,17 @@ Expected<Json> readArcaflowInput(const std::filesystem::path& file) {
   auto text = readTextFile(file, "input file");
   if (!text) return text.error();
   std::vector<ModelProblem> problems;
+  yaml::Tree tree;
+  const std::optional<yaml::Node> doc =
+      oneDocument(tree, *text, file.string(), "an input file", problems);
+  if (!doc) return Error(problems.front().oneLine());
   Reader r(file.string(), problems);
   Json input;
   try {
-    const YAML::Node doc = YAML::Load(*text);
-    input = doc.IsNull() ? Json::object() : r.value(doc, "input");
-  } catch (const YAML::Exception& e) {
-    return Error(file.string() + ":" + std::to_string(e.mark.line + 1) + ":" +
-                 std::to_string(e.mark.column + 1) + ": not YAML: " + e.msg);
+    input = doc->isDefined() && !doc->isNull() ? r.value(*doc, "input") : Json::object();
+  } catch (const yaml::TreeLimit& limit) {
+    return Error(file.string() + ":" + std::to_string(limit.mark.line + 1) + ":" +
+                 std::to_string(limit.mark.column + 1) + ": " + limit.message);
   }
   if (!problems.empty()) return Error(problems.front().oneLine());
   return input;

@@ -7,19 +7,6 @@
 
 namespace plugboard::core::argo {
 
-std::vector<YAML::Node> documents(ArgoYaml& yaml, std::string_view text) {
-  std::vector<YAML::Node> out;
-  try {
-    for (auto& doc : YAML::LoadAll(std::string(text))) {
-      if (doc.IsDefined() && !doc.IsNull()) out.push_back(doc);
-    }
-  } catch (const YAML::Exception& e) {
-    yaml.problem(yaml.at(e.mark), "", "YAML syntax error: " + e.msg);
-    out.clear();
-  }
-  return out;
-}
-
 std::optional<TemplateLibrary::Found> TemplateLibrary::findDocument(const std::string& wft,
                                                                     bool cluster,
                                                                     std::string& why) {
@@ -64,11 +51,11 @@ std::optional<TemplateLibrary::Found> TemplateLibrary::find(const std::string& w
           " and " + defs[1]->yaml->file();
     return std::nullopt;
   }
-  const YAML::Node templates = member(member(defs[0]->doc, "spec"), "templates");
-  for (size_t i = 0; templates.IsSequence() && i < templates.size(); ++i) {
-    const YAML::Node t = templates[i];
-    const YAML::Node n = member(t, "name");
-    if (n.IsDefined() && n.IsScalar() && n.Scalar() == name) {
+  const yaml::Node templates = member(member(defs[0]->doc, "spec"), "templates");
+  for (size_t i = 0; templates.isSequence() && i < templates.size(); ++i) {
+    const yaml::Node t = templates[i];
+    const yaml::Node n = member(t, "name");
+    if (n.isScalar() && n.scalar() == name) {
       return Found{defs[0]->yaml, t, "spec.templates[" + std::to_string(i) + "]"};
     }
   }
@@ -99,13 +86,19 @@ void TemplateLibrary::load() {
       yaml.problem(SourceRef{file.string(), 0, 0}, "", text.error().message());
       continue;
     }
-    for (const auto& doc : documents(yaml, *text)) {
-      const YAML::Node kind = member(doc, "kind");
-      const YAML::Node name = member(member(doc, "metadata"), "name");
-      if (!kind.IsDefined() || !kind.IsScalar() || !name.IsDefined() || !name.IsScalar()) continue;
-      if (kind.Scalar() != "WorkflowTemplate" && kind.Scalar() != "ClusterWorkflowTemplate")
+    for (const yaml::Document& doc : yaml.documents(*text)) {
+      const yaml::Node kind = member(doc.root, "kind");
+      const yaml::Node name = member(member(doc.root, "metadata"), "name");
+      if (!kind.isScalar() || !name.isScalar()) continue;
+      if (kind.scalar() != "WorkflowTemplate" && kind.scalar() != "ClusterWorkflowTemplate")
         continue;
-      wfts_[name.Scalar()].push_back(Defined{&yaml, doc, kind.Scalar() != "WorkflowTemplate"});
+      // A refused document counts only if it is a template the library would hold (a
+      // workflow beside them is not read from here).
+      if (doc.refused) {
+        yaml.problem(*doc.refused);
+        continue;
+      }
+      wfts_[name.text()].push_back(Defined{&yaml, doc.root, kind.scalar() != "WorkflowTemplate"});
     }
   }
 }

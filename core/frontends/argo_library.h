@@ -1,6 +1,6 @@
 // core/frontends/argo_library.h: the WorkflowTemplates (and ClusterWorkflowTemplates) of a
-// directory, which `templateRef` and `spec.workflowTemplateRef` name; and the documents of
-// one YAML text. Internal to core/frontends. Not thread-safe: one library per file read.
+// directory, which `templateRef` and `spec.workflowTemplateRef` name. Internal to
+// core/frontends. Not thread-safe: one library per file read.
 #ifndef PLUGBOARD_CORE_FRONTENDS_ARGO_LIBRARY_H_
 #define PLUGBOARD_CORE_FRONTENDS_ARGO_LIBRARY_H_
 
@@ -17,9 +17,6 @@
 
 namespace plugboard::core::argo {
 
-// The non-empty documents of `text`; a syntax error is a problem on its line (and none).
-std::vector<YAML::Node> documents(ArgoYaml& yaml, std::string_view text);
-
 // Reads every *.yaml and *.yml in the directory and below the first time it is asked,
 // indexing WorkflowTemplates and ClusterWorkflowTemplates by name. A file it cannot
 // read is a problem; a name defined twice is one only where it is asked for.
@@ -30,7 +27,7 @@ class TemplateLibrary {
 
   struct Found {
     ArgoYaml* yaml;    // the file's reader; belongs to the library
-    YAML::Node node;   // the document, or the template
+    yaml::Node node;   // the document, or the template
     std::string path;  // the template's place in it ("spec.templates[2]")
   };
   // The WorkflowTemplate (`cluster`: ClusterWorkflowTemplate) named `wft`; nullopt with
@@ -45,13 +42,13 @@ class TemplateLibrary {
 
   struct Defined {
     ArgoYaml* yaml;
-    YAML::Node doc;
+    yaml::Node doc;
     bool cluster;
   };
   std::filesystem::path dir_;
   std::vector<ModelProblem>* problems_;
   bool loaded_ = false;
-  std::deque<ArgoYaml> files_;  // a deque: Defined and Found point into it
+  std::deque<ArgoYaml> files_;  // a deque: Defined and Found point into it (and their nodes)
   std::map<std::string, std::vector<Defined>> wfts_;
 };
 

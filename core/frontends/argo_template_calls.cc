@@ -36,11 +36,11 @@ std::vector<std::string> dependsNames(const std::string& depends) {
 
 }  // namespace
 
-std::string TemplateReader::calledTemplate(const YAML::Node& node, const std::string& path,
+std::string TemplateReader::calledTemplate(const yaml::Node& node, const std::string& path,
                                            const std::string& subject) {
-  bool by_name = member(node, "template").IsDefined();
-  const YAML::Node ref = member(node, "templateRef");
-  if (by_name && ref.IsDefined()) {
+  bool by_name = member(node, "template").isDefined();
+  const yaml::Node ref = member(node, "templateRef");
+  if (by_name && ref.isDefined()) {
     yaml_.problem(node, subject, path + ": template and templateRef are exclusive; choose one");
     return "";
   }
@@ -50,7 +50,7 @@ std::string TemplateReader::calledTemplate(const YAML::Node& node, const std::st
     want(prefix_ + name, "", member(node, "template"), subject);
     return prefix_ + name;
   }
-  if (!ref.IsDefined()) {
+  if (!ref.isDefined()) {
     yaml_.problem(node, subject, path + ": template or templateRef is required");
     return "";
   }
@@ -69,17 +69,17 @@ std::string TemplateReader::calledTemplate(const YAML::Node& node, const std::st
   return wft + "/" + tmpl;
 }
 
-void TemplateReader::readSteps(const YAML::Node& node, Template& t, const std::string& path,
+void TemplateReader::readSteps(const yaml::Node& node, Template& t, const std::string& path,
                                const std::string& subject) {
-  if (!node.IsSequence()) {
+  if (!node.isSequence()) {
     yaml_.problem(node, subject, path + " must be a list of parallel groups (lists of steps)");
     return;
   }
   std::set<std::string> names;
   for (size_t g = 0; g < node.size(); ++g) {
-    const YAML::Node& group = node[g];
+    const yaml::Node& group = node[g];
     std::string at = path + "[" + std::to_string(g) + "]";
-    if (!group.IsSequence()) {
+    if (!group.isSequence()) {
       yaml_.problem(group, subject, at + " must be a list of steps (write `- - name: ...`)");
       continue;
     }
@@ -98,15 +98,16 @@ void TemplateReader::readSteps(const YAML::Node& node, Template& t, const std::s
   }
 }
 
-void TemplateReader::readDag(const YAML::Node& node, Template& t, const std::string& path,
+void TemplateReader::readDag(const yaml::Node& node, Template& t, const std::string& path,
                              const std::string& subject) {
   if (!yaml_.checkFields(node, path, subject, {{"tasks", "target", "failFast"}, {}})) return;
-  const YAML::Node tasks = yaml_.list(node, "tasks", path, subject);
+  const yaml::Node tasks = yaml_.list(node, "tasks", path, subject);
   if (tasks.size() == 0) {  // validate.go validateDAG: "must have at least one task"
     yaml_.problem(node, subject, "a dag must have at least one task");
     return;
   }
   if (auto f = yaml_.boolean(node, "failFast", path, subject)) t.fail_fast = *f;
+  t.tasks.reserve(tasks.size());
   bool uses_depends = false, uses_dependencies = false;
   std::set<std::string> seen;
   for (size_t i = 0; i < tasks.size(); ++i) {
@@ -116,8 +117,8 @@ void TemplateReader::readDag(const YAML::Node& node, Template& t, const std::str
       yaml_.problem(tasks[i], subject, "dag task name " + quote(call->name) + " is not unique");
       continue;
     }
-    uses_depends |= member(tasks[i], "depends").IsDefined();
-    uses_dependencies |= member(tasks[i], "dependencies").IsDefined();
+    uses_depends |= member(tasks[i], "depends").isDefined();
+    uses_dependencies |= member(tasks[i], "dependencies").isDefined();
     t.tasks.push_back(std::move(*call));
   }
   if (uses_depends && uses_dependencies) {
@@ -177,7 +178,7 @@ void TemplateReader::readDag(const YAML::Node& node, Template& t, const std::str
   }
 }
 
-std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, bool dag,
+std::optional<TemplateCall> TemplateReader::readCall(const yaml::Node& node, bool dag,
                                                      const std::string& path,
                                                      const std::string& owner) {
   static const FieldRules kStepFields{
@@ -188,7 +189,7 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
       {"name", "template", "templateRef", "arguments", "withItems", "withParam", "withSequence",
        "when", "continueOn", "onExit", "hooks", "dependencies", "depends", "inline"},
       {}};
-  std::string name = node.IsMap() ? yaml_.text(node, "name", path, owner) : "";
+  std::string name = node.isMap() ? yaml_.text(node, "name", path, owner) : "";
   if (name.empty()) {
     yaml_.problem(node, owner, path + ".name is required");
     return std::nullopt;
@@ -198,17 +199,17 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
   TemplateCall call;
   call.name = name;
   call.where = yaml_.at(node);
-  const YAML::Node inline_template = member(node, "inline");
-  if (!inline_template.IsDefined()) {
+  const yaml::Node inline_template = member(node, "inline");
+  if (!inline_template.isDefined()) {
     call.template_name = calledTemplate(node, "", subject);
-  } else if (member(node, "template").IsDefined() || member(node, "templateRef").IsDefined()) {
+  } else if (member(node, "template").isDefined() || member(node, "templateRef").isDefined()) {
     yaml_.problem(node, subject, "inline, template and templateRef are exclusive; choose one");
   } else if (auto t = read(inline_template, "inline", owner_ + "." + name)) {
     call.template_name = t->name;
     inlined_.push_back(std::move(*t));
   }
-  const YAML::Node args = member(node, "arguments");
-  if (args.IsDefined() && !args.IsNull() &&
+  const yaml::Node args = member(node, "arguments");
+  if (args.isDefined() && !args.isNull() &&
       yaml_.checkFields(args, "arguments", subject, {{"parameters"}, {}})) {
     for (auto& p : parameters(member(args, "parameters"), "arguments.parameters", subject, true)) {
       if (!p.value) {
@@ -220,12 +221,12 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
   }
   call.when = yaml_.text(node, "when", "", subject);
   readLoop(node, call, "", subject);
-  const YAML::Node cont = member(node, "continueOn");
-  if (cont.IsDefined() && !cont.IsNull() &&
+  const yaml::Node cont = member(node, "continueOn");
+  if (cont.isDefined() && !cont.isNull() &&
       yaml_.checkFields(cont, "continueOn", subject, {{"failed", "error"}, {}})) {
     call.continue_on_failed = yaml_.boolean(cont, "failed", "continueOn", subject).value_or(false);
     call.continue_on_error = yaml_.boolean(cont, "error", "continueOn", subject).value_or(false);
-    if (dag && member(node, "depends").IsDefined()) {  // validate.go validateDAG
+    if (dag && member(node, "depends").isDefined()) {  // validate.go validateDAG
       yaml_.problem(
           cont, subject,
           "cannot use 'continueOn' when using 'depends'; use 'TASK.Failed' / 'TASK.Errored'");
@@ -251,10 +252,10 @@ std::optional<TemplateCall> TemplateReader::readCall(const YAML::Node& node, boo
   return call;
 }
 
-void TemplateReader::readHooks(const YAML::Node& node, TemplateCall& call, const std::string& path,
+void TemplateReader::readHooks(const yaml::Node& node, TemplateCall& call, const std::string& path,
                                const std::string& subject) {
   if (!exitHook(yaml_, node, path, subject)) return;
-  const YAML::Node exit = member(node, "exit");
+  const yaml::Node exit = member(node, "exit");
   if (!yaml_.checkFields(exit, path + ".exit", subject,
                          {{"template", "templateRef", "arguments"}, {}})) {
     return;
@@ -264,8 +265,8 @@ void TemplateReader::readHooks(const YAML::Node& node, TemplateCall& call, const
     return;
   }
   call.on_exit = calledTemplate(exit, path + ".exit", subject);
-  const YAML::Node args = member(exit, "arguments");
-  if (args.IsDefined() && !args.IsNull() &&
+  const yaml::Node args = member(exit, "arguments");
+  if (args.isDefined() && !args.isNull() &&
       yaml_.checkFields(args, path + ".exit.arguments", subject, {{"parameters"}, {}})) {
     for (auto& p : parameters(member(args, "parameters"), path + ".exit.arguments.parameters",
                               subject, true)) {
@@ -274,15 +275,15 @@ void TemplateReader::readHooks(const YAML::Node& node, TemplateCall& call, const
   }
 }
 
-void TemplateReader::readLoop(const YAML::Node& node, TemplateCall& call, const std::string& path,
+void TemplateReader::readLoop(const yaml::Node& node, TemplateCall& call, const std::string& path,
                               const std::string& subject) {
   int loops = 0;
-  Loop& loop = call.loop;
-  if (member(node, "withItems").IsDefined()) {
+  Loop loop;  // set on the call only when it has one
+  if (member(node, "withItems").isDefined()) {
     ++loops;
     loop.kind = Loop::Kind::kItems;
     loop.where = yaml_.at(member(node, "withItems"));
-    const YAML::Node items = yaml_.list(node, "withItems", path, subject);
+    const yaml::Node items = yaml_.list(node, "withItems", path, subject);
     loop.items = toJson(items);
     if (!loop.items.is_array()) loop.items = Json::array();
     for (const auto& item : loop.items) {
@@ -291,16 +292,16 @@ void TemplateReader::readLoop(const YAML::Node& node, TemplateCall& call, const 
       }
     }
   }
-  if (member(node, "withParam").IsDefined()) {
+  if (member(node, "withParam").isDefined()) {
     ++loops;
     loop.kind = Loop::Kind::kParam;
     loop.where = yaml_.at(member(node, "withParam"));
     loop.param = yaml_.text(node, "withParam", path, subject);
   }
-  if (member(node, "withSequence").IsDefined()) {
+  if (member(node, "withSequence").isDefined()) {
     ++loops;
     loop.kind = Loop::Kind::kSequence;
-    const YAML::Node seq = member(node, "withSequence");
+    const yaml::Node seq = member(node, "withSequence");
     loop.where = yaml_.at(seq);
     if (yaml_.checkFields(seq, "withSequence", subject,
                           {{"count", "start", "end", "format"}, {}})) {
@@ -317,6 +318,7 @@ void TemplateReader::readLoop(const YAML::Node& node, TemplateCall& call, const 
   if (loops > 1) {  // validate.go validateNonLeaf / validateItems
     yaml_.problem(node, subject, "only one of withItems, withParam, withSequence can be specified");
   }
+  if (loops > 0) call.loop = std::move(loop);
 }
 
 }  // namespace plugboard::core::argo

@@ -29,35 +29,35 @@ const FieldRules kContainerFields{{"image", "command", "args", "env", "workingDi
 const FieldRules kParameterFields{{"name", "value", "default", "enum", "description"}, {}};
 
 // A parameter's value: Argo's AnyString takes strings, numbers and booleans as text.
-std::optional<Json> anyString(ArgoYaml& yaml, const YAML::Node& n, const std::string& what,
+std::optional<Json> anyString(ArgoYaml& yaml, const yaml::Node& n, const std::string& what,
                               const std::string& subject) {
-  if (!n.IsDefined() || n.IsNull()) return std::nullopt;
-  if (!n.IsScalar()) {
+  if (!n.isDefined() || n.isNull()) return std::nullopt;
+  if (!n.isScalar()) {
     yaml.problem(n, subject, what + " must be a string, a number or a boolean");
     return std::nullopt;
   }
-  return Json(n.Scalar());
+  return Json(n.text());
 }
 
 }  // namespace
 
-void TemplateReader::want(const std::string& name, const std::string& by_ref, const YAML::Node& at,
+void TemplateReader::want(const std::string& name, const std::string& by_ref, const yaml::Node& at,
                           const std::string& subject) {
   wanted_->push_back(WantedTemplate{name, by_ref, yaml_.at(at), subject});
 }
 
-std::vector<ParameterDecl> TemplateReader::parameters(const YAML::Node& list,
+std::vector<ParameterDecl> TemplateReader::parameters(const yaml::Node& list,
                                                       const std::string& path,
                                                       const std::string& subject,
                                                       bool fixed_value) {
   std::vector<ParameterDecl> out;
-  if (!list.IsDefined() || list.IsNull()) return out;
-  if (!list.IsSequence()) {
+  if (!list.isDefined() || list.isNull()) return out;
+  if (!list.isSequence()) {
     yaml_.problem(list, subject, path + " must be a list");
     return out;
   }
   for (size_t i = 0; i < list.size(); ++i) {
-    const YAML::Node& p = list[i];
+    const yaml::Node& p = list[i];
     std::string at = path + "[" + std::to_string(i) + "]";
     if (!yaml_.checkFields(p, at, subject, kParameterFields)) continue;
     ParameterDecl decl;
@@ -87,7 +87,7 @@ std::vector<ParameterDecl> TemplateReader::parameters(const YAML::Node& list,
     }
     decl.enum_values = yaml_.strings(p, "enum", field, subject);
     decl.description = yaml_.text(p, "description", field, subject);
-    if (member(p, "enum").IsDefined() && decl.enum_values.empty()) {
+    if (member(p, "enum").isDefined() && decl.enum_values.empty()) {
       yaml_.problem(member(p, "enum"), subject, field + ".enum should contain at least one value");
     }
     // validateArgumentsValues: a value given must be one of the enum.
@@ -102,9 +102,9 @@ std::vector<ParameterDecl> TemplateReader::parameters(const YAML::Node& list,
   return out;
 }
 
-std::optional<Template> TemplateReader::read(const YAML::Node& node, const std::string& path,
+std::optional<Template> TemplateReader::read(const yaml::Node& node, const std::string& path,
                                              const std::string& inline_name) {
-  std::string name = node.IsMap() ? yaml_.text(node, "name", path, "") : "";
+  std::string name = node.isMap() ? yaml_.text(node, "name", path, "") : "";
   if (!inline_name.empty()) {
     name = inline_name;
   } else if (name.empty()) {
@@ -114,8 +114,7 @@ std::optional<Template> TemplateReader::read(const YAML::Node& node, const std::
     name = prefix_ + name;
   }
   if (!inline_name.empty() && std::count(inline_name.begin(), inline_name.end(), '.') > 32) {
-    throw YAML::Exception(
-        node.Mark(), "inline templates nested deeper than 32 (an alias that contains itself?)");
+    throw yaml::TreeLimit{node.mark(), "inline templates nested deeper than 32"};
   }
   std::string subject = "template " + quote(name);
   Template t;
@@ -127,25 +126,30 @@ std::optional<Template> TemplateReader::read(const YAML::Node& node, const std::
     ~Restore() { owner = std::move(outer); }
   } restore{owner_, std::move(outer)};
   t.where = yaml_.at(node);
-  t.original = toJson(node);
   yaml_.checkFields(node, "", subject, kTemplateFields);
   if (yaml_.boolean(node, "daemon", "", subject).value_or(false)) {
     yaml_.problem(member(node, "daemon"), subject,
                   "daemon: not supported: " + std::string(refusalReason("daemon")));
   }
-  const YAML::Node inputs = member(node, "inputs");
-  if (inputs.IsDefined() && !inputs.IsNull() &&
+  const yaml::Node inputs = member(node, "inputs");
+  if (inputs.isDefined() && !inputs.isNull() &&
       yaml_.checkFields(inputs, "inputs", subject, {{"parameters"}, {}})) {
     t.inputs = parameters(member(inputs, "parameters"), "inputs.parameters", subject, true);
   }
   if (!readKind(node, t, "", subject)) return std::nullopt;
+  // The text a leaf's call carries (model.h): a steps or dag template's own would be the
+  // whole list of its calls, which no call sends.
+  if (t.kind == Template::Kind::kPlugin || t.kind == Template::Kind::kContainer ||
+      t.kind == Template::Kind::kScript) {
+    t.original = toJson(node);
+  }
   readOutputs(member(node, "outputs"), t, "outputs", subject);
   readRetry(member(node, "retryStrategy"), t, "retryStrategy", subject);
   readLimits(node, t, "", subject);
   return t;
 }
 
-bool TemplateReader::readKind(const YAML::Node& node, Template& t, const std::string& path,
+bool TemplateReader::readKind(const yaml::Node& node, Template& t, const std::string& path,
                               const std::string& subject) {
   // validate.go validateTemplateType: exactly one kind. The refused kinds were named by
   // checkFields already; they count here so that the message is about them alone.
@@ -153,7 +157,7 @@ bool TemplateReader::readKind(const YAML::Node& node, Template& t, const std::st
                                        "dag",       "resource", "containerSet", "data",    "http"};
   std::vector<std::string> kinds;
   for (const char* k : kKinds) {
-    if (member(node, k).IsDefined()) kinds.push_back(k);
+    if (member(node, k).isDefined()) kinds.push_back(k);
   }
   if (kinds.empty()) {
     yaml_.problem(node, subject,
@@ -167,7 +171,7 @@ bool TemplateReader::readKind(const YAML::Node& node, Template& t, const std::st
     return false;
   }
   const std::string& kind = kinds[0];
-  const YAML::Node body = member(node, kind);
+  const yaml::Node body = member(node, kind);
   if (kind == "container" || kind == "script") {
     t.kind = kind == "container" ? Template::Kind::kContainer : Template::Kind::kScript;
     readContainer(body, t, kind == "script", path + kind, subject);
@@ -176,11 +180,12 @@ bool TemplateReader::readKind(const YAML::Node& node, Template& t, const std::st
     readPlugin(body, t, path + kind, subject);
   } else if (kind == "suspend") {
     t.kind = Template::Kind::kSuspend;
-    if (!body.IsNull() && yaml_.checkFields(body, "suspend", subject, {{"duration"}, {}})) {
+    if (!body.isNull() && yaml_.checkFields(body, "suspend", subject, {{"duration"}, {}})) {
       t.suspend_for = yaml_.text(body, "duration", "suspend", subject);
     }
   } else if (kind == "steps") {
     t.kind = Template::Kind::kSteps;
+    t.fail_fast = false;  // a steps template fails fast only when its failFast says so
     readSteps(body, t, "steps", subject);
   } else if (kind == "dag") {
     t.kind = Template::Kind::kDag;
@@ -191,39 +196,39 @@ bool TemplateReader::readKind(const YAML::Node& node, Template& t, const std::st
   return true;
 }
 
-void TemplateReader::readPlugin(const YAML::Node& node, Template& t, const std::string& path,
+void TemplateReader::readPlugin(const yaml::Node& node, Template& t, const std::string& path,
                                 const std::string& subject) {
   // The plugin's name is the one key under `plugin` (Argo's Plugin: an Object whose key
   // the agent's sidecars recognise).
-  if (!node.IsMap() || node.size() != 1) {
+  if (!node.isMap() || node.size() != 1) {
     yaml_.problem(node, subject, path + " must be a mapping with exactly one key, the plugin's");
     return;
   }
-  auto kv = *node.begin();
-  t.plugin.key = kv.first.Scalar();
-  t.plugin.args = kv.second.IsNull() ? Json::object() : toJson(kv.second);
+  auto kv = *node.pairs().begin();
+  t.plugin.key = kv.key.text();
+  t.plugin.args = kv.value.isNull() ? Json::object() : toJson(kv.value);
   // Argo's agent offers a plugin template to every plugin in turn until one takes it.
   t.plugin.poll = true;
 }
 
-void TemplateReader::readContainer(const YAML::Node& node, Template& t, bool script,
+void TemplateReader::readContainer(const yaml::Node& node, Template& t, bool script,
                                    const std::string& path, const std::string& subject) {
   if (!yaml_.checkFields(node, path, subject, kContainerFields)) return;
-  ContainerRun& c = t.container;
+  ContainerRun& c = *t.container;
   c.image = yaml_.text(node, "image", path, subject);
   if (c.image.empty()) yaml_.problem(node, subject, path + ".image may not be empty");
   c.command = yaml_.strings(node, "command", path, subject);
   c.args = yaml_.strings(node, "args", path, subject);
   c.working_dir = yaml_.text(node, "workingDir", path, subject);
   if (script) {
-    if (!member(node, "source").IsDefined())
+    if (!member(node, "source").isDefined())
       yaml_.problem(node, subject, path + ".source is required");
     c.source = yaml_.text(node, "source", path, subject);
-  } else if (member(node, "source").IsDefined()) {
+  } else if (member(node, "source").isDefined()) {
     yaml_.problem(member(node, "source"), subject,
                   path + ".source: only script templates have one");
   }
-  const YAML::Node env = yaml_.list(node, "env", path, subject);
+  const yaml::Node env = yaml_.list(node, "env", path, subject);
   for (size_t i = 0; i < env.size(); ++i) {
     std::string at = path + ".env[" + std::to_string(i) + "]";
     if (!yaml_.checkFields(env[i], at, subject, {{"name", "value"}, {}})) continue;
@@ -233,13 +238,13 @@ void TemplateReader::readContainer(const YAML::Node& node, Template& t, bool scr
   }
 }
 
-void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std::string& path,
+void TemplateReader::readOutputs(const yaml::Node& node, Template& t, const std::string& path,
                                  const std::string& subject) {
-  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.isDefined() || node.isNull()) return;
   if (!yaml_.checkFields(node, path, subject, {{"parameters"}, {}})) return;
-  const YAML::Node list = yaml_.list(node, "parameters", path, subject);
+  const yaml::Node list = yaml_.list(node, "parameters", path, subject);
   for (size_t i = 0; i < list.size(); ++i) {
-    const YAML::Node& p = list[i];
+    const yaml::Node& p = list[i];
     std::string at = path + ".parameters[" + std::to_string(i) + "]";
     if (!yaml_.checkFields(p, at, subject,
                            {{"name", "value", "valueFrom", "globalName"}, {"description"}})) {
@@ -254,9 +259,9 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
     }
     std::string field = path + ".parameters." + out.name;
     out.global_name = yaml_.text(p, "globalName", field, subject);
-    const YAML::Node from = member(p, "valueFrom");
-    bool has_value = member(p, "value").IsDefined() && !member(p, "value").IsNull();
-    bool has_from = from.IsDefined() && !from.IsNull();
+    const yaml::Node from = member(p, "valueFrom");
+    bool has_value = member(p, "value").isDefined() && !member(p, "value").isNull();
+    bool has_from = from.isDefined() && !from.isNull();
     // validate.go validateOutputParameter: exactly one of value and valueFrom.
     if (has_value == has_from) {
       yaml_.problem(p, subject,
@@ -282,7 +287,7 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
                              std::pair{OutputParameterDecl::From::kParameter, "parameter"},
                              std::pair{OutputParameterDecl::From::kExpression, "expression"},
                              std::pair{OutputParameterDecl::From::kSupplied, "supplied"}}) {
-      if (member(from, key).IsDefined()) sources.emplace_back(kind, key);
+      if (member(from, key).isDefined()) sources.emplace_back(kind, key);
     }
     if (sources.size() != 1) {
       yaml_.problem(
@@ -319,9 +324,9 @@ void TemplateReader::readOutputs(const YAML::Node& node, Template& t, const std:
   }
 }
 
-void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::string& path,
+void TemplateReader::readRetry(const yaml::Node& node, Template& t, const std::string& path,
                                const std::string& subject) {
-  if (!node.IsDefined() || node.IsNull()) return;
+  if (!node.isDefined() || node.isNull()) return;
   // affinity asks for another node on a retry; there is one node here.
   if (!yaml_.checkFields(node, path, subject,
                          {{"limit", "retryPolicy", "backoff", "expression"}, {"affinity"}})) {
@@ -329,7 +334,7 @@ void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::s
   }
   RetryStrategy r;
   r.where = yaml_.at(node);
-  if (member(node, "limit").IsDefined() && !member(node, "limit").IsNull()) {
+  if (member(node, "limit").isDefined() && !member(node, "limit").isNull()) {
     r.limit = yaml_.text(node, "limit", path, subject);
   }
   std::string policy = yaml_.text(node, "retryPolicy", path, subject);
@@ -346,8 +351,8 @@ void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::s
     yaml_.problem(member(node, "retryPolicy"), subject, policy + " is not a valid RetryPolicy");
   }
   r.expression = yaml_.text(node, "expression", path, subject);
-  const YAML::Node backoff = member(node, "backoff");
-  if (backoff.IsDefined() && !backoff.IsNull() &&
+  const yaml::Node backoff = member(node, "backoff");
+  if (backoff.isDefined() && !backoff.isNull() &&
       yaml_.checkFields(backoff, path + ".backoff", subject,
                         {{"duration", "factor", "maxDuration", "cap"}, {}})) {
     auto duration = [&](const char* key) -> std::optional<Millis> {
@@ -380,7 +385,7 @@ void TemplateReader::readRetry(const YAML::Node& node, Template& t, const std::s
   t.retry = std::move(r);
 }
 
-void TemplateReader::readLimits(const YAML::Node& node, Template& t, const std::string& path,
+void TemplateReader::readLimits(const yaml::Node& node, Template& t, const std::string& path,
                                 const std::string& subject) {
   bool leaf = t.kind != Template::Kind::kSteps && t.kind != Template::Kind::kDag;
   t.timeout = yaml_.text(node, "timeout", path, subject);
@@ -397,12 +402,12 @@ void TemplateReader::readLimits(const YAML::Node& node, Template& t, const std::
                     "timeout: " + quote(t.timeout) + " is not a duration");
     }
   }
-  const YAML::Node deadline = member(node, "activeDeadlineSeconds");
-  if (deadline.IsDefined() && !deadline.IsNull()) {
-    Json v = deadline.IsScalar() ? toJson(deadline) : Json();
+  const yaml::Node deadline = member(node, "activeDeadlineSeconds");
+  if (deadline.isDefined() && !deadline.isNull()) {
+    Json v = deadline.isScalar() ? toJson(deadline) : Json();
     if (!leaf) {  // validate.go: "activeDeadlineSeconds is only valid for leaf templates"
       yaml_.problem(deadline, subject, "activeDeadlineSeconds is only valid for leaf templates");
-    } else if (v.is_string() && deadline.Scalar().find("{{") != std::string::npos) {
+    } else if (v.is_string() && deadline.text().find("{{") != std::string::npos) {
       yaml_.problem(deadline, subject,
                     "activeDeadlineSeconds: a variable is not supported here; write a number");
     } else if (!v.is_number_integer() || v.get<long long>() <= 0) {
@@ -423,7 +428,10 @@ void TemplateReader::readLimits(const YAML::Node& node, Template& t, const std::
       t.parallelism = static_cast<int>(*p);
     }
   }
-  if (auto f = yaml_.boolean(node, "failFast", path, subject)) t.fail_fast = *f;
+  // The template's failFast (Template.IsFailFast: only when true) stops a steps or dag
+  // template starting children once one failed (operator.go checkParallelism); a dag's own
+  // dag.failFast (default true) was read with the dag.
+  if (auto f = yaml_.boolean(node, "failFast", path, subject); f && *f) t.fail_fast = true;
 }
 
 }  // namespace plugboard::core::argo

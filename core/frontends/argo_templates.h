@@ -31,7 +31,7 @@ class TemplateReader {
 
   // `path` names the node in messages ("spec.templates[2]"). nullopt: not even a name, or
   // a kind refused. `name`: the name of an inline template (which has none of its own).
-  std::optional<Template> read(const YAML::Node& node, const std::string& path,
+  std::optional<Template> read(const yaml::Node& node, const std::string& path,
                                const std::string& name = "");
   // The inline templates of steps and tasks read since the last call, each named
   // "<template>.<step>" (Argo's names have no dots, so these are nobody else's).
@@ -39,38 +39,38 @@ class TemplateReader {
 
   // Parameters as inputs.parameters (`fixed_value`: `value` is the input's fixed value)
   // or as spec.arguments.parameters (`value` is a default that --param overrides).
-  std::vector<ParameterDecl> parameters(const YAML::Node& list, const std::string& path,
+  std::vector<ParameterDecl> parameters(const yaml::Node& list, const std::string& path,
                                         const std::string& subject, bool fixed_value);
   // The template a call or hook names (`template` or `templateRef`) in the model's terms;
   // "" after a problem.
-  std::string calledTemplate(const YAML::Node& node, const std::string& path,
+  std::string calledTemplate(const yaml::Node& node, const std::string& path,
                              const std::string& subject);
 
  private:
-  bool readKind(const YAML::Node& node, Template& t, const std::string& path,
+  bool readKind(const yaml::Node& node, Template& t, const std::string& path,
                 const std::string& subject);
-  void readPlugin(const YAML::Node& node, Template& t, const std::string& path,
+  void readPlugin(const yaml::Node& node, Template& t, const std::string& path,
                   const std::string& subject);
-  void readContainer(const YAML::Node& node, Template& t, bool script, const std::string& path,
+  void readContainer(const yaml::Node& node, Template& t, bool script, const std::string& path,
                      const std::string& subject);
-  void readOutputs(const YAML::Node& node, Template& t, const std::string& path,
+  void readOutputs(const yaml::Node& node, Template& t, const std::string& path,
                    const std::string& subject);
-  void readRetry(const YAML::Node& node, Template& t, const std::string& path,
+  void readRetry(const yaml::Node& node, Template& t, const std::string& path,
                  const std::string& subject);
-  void readLimits(const YAML::Node& node, Template& t, const std::string& path,
+  void readLimits(const yaml::Node& node, Template& t, const std::string& path,
                   const std::string& subject);
-  void readSteps(const YAML::Node& node, Template& t, const std::string& path,
+  void readSteps(const yaml::Node& node, Template& t, const std::string& path,
                  const std::string& subject);
-  void readDag(const YAML::Node& node, Template& t, const std::string& path,
+  void readDag(const yaml::Node& node, Template& t, const std::string& path,
                const std::string& subject);
   // A step or a task; `dag` selects the DAGTask fields.
-  std::optional<TemplateCall> readCall(const YAML::Node& node, bool dag, const std::string& path,
+  std::optional<TemplateCall> readCall(const yaml::Node& node, bool dag, const std::string& path,
                                        const std::string& owner);
-  void readLoop(const YAML::Node& node, TemplateCall& call, const std::string& path,
+  void readLoop(const yaml::Node& node, TemplateCall& call, const std::string& path,
                 const std::string& subject);
-  void readHooks(const YAML::Node& node, TemplateCall& call, const std::string& path,
+  void readHooks(const yaml::Node& node, TemplateCall& call, const std::string& path,
                  const std::string& subject);
-  void want(const std::string& name, const std::string& by_ref, const YAML::Node& at,
+  void want(const std::string& name, const std::string& by_ref, const yaml::Node& at,
             const std::string& subject);
 
   ArgoYaml& yaml_;

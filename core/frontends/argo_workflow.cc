@@ -18,7 +18,6 @@ namespace plugboard::core {
 namespace {
 
 using argo::ArgoYaml;
-using argo::documents;
 using argo::FieldRules;
 using argo::member;
 using argo::quote;
@@ -70,17 +69,17 @@ class DocumentReader {
         problems_(problems),
         templates_(yaml, "", &wanted_) {}
 
-  void read(const YAML::Node& doc, bool workflow_template) {
+  void read(const yaml::Node& doc, bool workflow_template) {
     yaml_.checkFields(doc, "", "", {{"apiVersion", "kind", "metadata", "spec"}, {}});
     readMetadata(member(doc, "metadata"), workflow_template);
-    const YAML::Node spec = member(doc, "spec");
-    if (!spec.IsDefined() || spec.IsNull()) {
+    const yaml::Node spec = member(doc, "spec");
+    if (!spec.isDefined() || spec.isNull()) {
       yaml_.problem(doc, "", "spec is missing");
       return;
     }
     if (!yaml_.checkFields(spec, "spec", "", kSpecFields)) return;
-    const YAML::Node ref = member(spec, "workflowTemplateRef");
-    bool referenced = ref.IsDefined() && !ref.IsNull();
+    const yaml::Node ref = member(spec, "workflowTemplateRef");
+    bool referenced = ref.isDefined() && !ref.isNull();
     if (referenced && !readReferencedSpec(ref, spec)) return;
     readSpec(yaml_, templates_, spec, !referenced);
     std::string& entry = model_.entrypoint;
@@ -91,17 +90,17 @@ class DocumentReader {
                                         "(--entrypoint) or set spec.entrypoint"
                                       : "spec.entrypoint is required");
     } else {
-      const YAML::Node at = member(spec, "entrypoint");
+      const yaml::Node at = member(spec, "entrypoint");
       wanted_.push_back(
-          WantedTemplate{entry, "", yaml_.at(at.IsDefined() ? at : spec), "spec.entrypoint"});
+          WantedTemplate{entry, "", yaml_.at(at.isDefined() ? at : spec), "spec.entrypoint"});
     }
     resolve();
   }
 
  private:
-  void readMetadata(const YAML::Node& meta, bool workflow_template) {
-    if (!meta.IsDefined() || !yaml_.checkFields(meta, "metadata", "", kMetadataFields)) {
-      yaml_.problem(meta.IsDefined() ? meta : YAML::Node(), "",
+  void readMetadata(const yaml::Node& meta, bool workflow_template) {
+    if (!meta.isDefined() || !yaml_.checkFields(meta, "metadata", "", kMetadataFields)) {
+      yaml_.problem(meta.isDefined() ? meta : yaml::Node(), "",
                     "metadata.name or metadata.generateName is required");
       return;
     }
@@ -116,35 +115,35 @@ class DocumentReader {
                     workflow_template ? "metadata.name is required"
                                       : "metadata.name or metadata.generateName is required");
     }
-    const YAML::Node labels = member(meta, "labels");
-    if (labels.IsDefined() && !labels.IsNull()) {
+    const yaml::Node labels = member(meta, "labels");
+    if (labels.isDefined() && !labels.isNull()) {
       model_.labels = argo::toJson(labels);
       if (!model_.labels.is_object()) {
         yaml_.problem(labels, "", "metadata.labels must be a mapping");
         model_.labels = Json::object();
       }
     }
-    const YAML::Node annotations = member(meta, "annotations");
-    if (annotations.IsMap()) {
-      const YAML::Node d = member(annotations, "workflows.argoproj.io/description");
-      if (d.IsScalar()) model_.description = d.Scalar();
+    const yaml::Node annotations = member(meta, "annotations");
+    if (annotations.isMap()) {
+      const yaml::Node d = member(annotations, "workflows.argoproj.io/description");
+      if (d.isScalar()) model_.description = d.text();
     }
   }
 
   // Reads `spec` of `yaml`'s file over what the model holds: a Workflow's spec over the
   // WorkflowTemplate its workflowTemplateRef names (Argo joins them so: the workflow's
   // fields win, arguments by name; workflow/util/merge.go JoinWorkflowSpec).
-  void readSpec(ArgoYaml& yaml, TemplateReader& reader, const YAML::Node& spec,
+  void readSpec(ArgoYaml& yaml, TemplateReader& reader, const yaml::Node& spec,
                 bool templates_required) {
-    const YAML::Node list = yaml.list(spec, "templates", "spec", "");
+    const yaml::Node list = yaml.list(spec, "templates", "spec", "");
     std::set<std::string> names;
     for (const auto& t : model_.templates) names.insert(t.name);
     for (size_t i = 0; i < list.size(); ++i) {
       auto t = reader.read(list[i], "spec.templates[" + std::to_string(i) + "]");
       std::vector<Template> inlined = reader.takeInlined();
       if (!t) {  // refused, with a problem: its callers are not told it is undefined too
-        const YAML::Node name = member(list[i], "name");
-        if (name.IsDefined() && name.IsScalar()) refused_.insert(name.Scalar());
+        const yaml::Node name = member(list[i], "name");
+        if (name.isDefined() && name.isScalar()) refused_.insert(name.text());
         continue;
       }
       if (!names.insert(t->name).second) {  // validate.go validateTemplates
@@ -159,8 +158,8 @@ class DocumentReader {
     std::string entry = yaml.text(spec, "entrypoint", "spec", "");
     if (!entry.empty()) model_.entrypoint = entry;
 
-    const YAML::Node args = member(spec, "arguments");
-    if (args.IsDefined() && !args.IsNull() &&
+    const yaml::Node args = member(spec, "arguments");
+    if (args.isDefined() && !args.isNull() &&
         yaml.checkFields(args, "spec.arguments", "", {{"parameters"}, {}})) {
       for (auto& p :
            reader.parameters(member(args, "parameters"), "spec.arguments.parameters", "", false)) {
@@ -181,9 +180,9 @@ class DocumentReader {
       wanted_.push_back(
           WantedTemplate{on_exit, "", yaml.at(member(spec, "onExit")), "spec.onExit"});
     }
-    const YAML::Node hooks = member(spec, "hooks");
+    const yaml::Node hooks = member(spec, "hooks");
     if (argo::exitHook(yaml_, hooks, "spec.hooks", "")) {
-      const YAML::Node exit = member(hooks, "exit");
+      const yaml::Node exit = member(hooks, "exit");
       if (yaml.checkFields(exit, "spec.hooks.exit", "", {{"template", "templateRef"}, {}})) {
         // Argo runs spec.hooks.exit as spec.onExit (workflow_types.go GetExitHook).
         if (!on_exit.empty()) {
@@ -215,23 +214,23 @@ class DocumentReader {
 
   // spec.executorPlugins (Argo v4.1, workflow_types.go ExecutorPlugin): each becomes the
   // ExecutorPlugin manifest `argo executor-plugin build` reads, for the argo deployer.
-  void readExecutorPlugins(ArgoYaml& yaml, const YAML::Node& list) {
-    if (!list.IsDefined() || list.IsNull()) return;
-    if (!list.IsSequence()) {
+  void readExecutorPlugins(ArgoYaml& yaml, const yaml::Node& list) {
+    if (!list.isDefined() || list.isNull()) return;
+    if (!list.isSequence()) {
       yaml.problem(list, "", "spec.executorPlugins must be a list");
       return;
     }
     for (size_t i = 0; i < list.size(); ++i) {
-      const YAML::Node p = list[i];
+      const yaml::Node p = list[i];
       std::string at = "spec.executorPlugins[" + std::to_string(i) + "]";
       if (!yaml.checkFields(p, at, "", {{"metadata", "spec"}, {}})) continue;
-      const YAML::Node name = member(member(p, "metadata"), "name");
-      const YAML::Node container = member(member(member(p, "spec"), "sidecar"), "container");
-      if (!name.IsScalar() || name.Scalar().empty()) {
+      const yaml::Node name = member(member(p, "metadata"), "name");
+      const yaml::Node container = member(member(member(p, "spec"), "sidecar"), "container");
+      if (!name.isScalar() || name.text().empty()) {
         yaml.problem(p, "", at + ".metadata.name is required");
         continue;
       }
-      if (!container.IsMap() || !member(container, "image").IsScalar()) {
+      if (!container.isMap() || !member(container, "image").isScalar()) {
         yaml.problem(p, "", at + ".spec.sidecar.container with an image is required");
         continue;
       }
@@ -244,10 +243,10 @@ class DocumentReader {
 
   // spec.workflowTemplateRef: the WorkflowTemplate's spec, read from its own file, under
   // the workflow's. validate.go: a workflow that references one has no templates.
-  bool readReferencedSpec(const YAML::Node& ref, const YAML::Node& spec) {
+  bool readReferencedSpec(const yaml::Node& ref, const yaml::Node& spec) {
     if (!yaml_.checkFields(ref, "spec.workflowTemplateRef", "", {{"name", "clusterScope"}, {}}))
       return false;
-    if (member(spec, "templates").IsDefined()) {
+    if (member(spec, "templates").isDefined()) {
       yaml_.problem(member(spec, "templates"), "",
                     "spec.templates is invalid when the workflow refers to a WorkflowTemplate "
                     "(spec.workflowTemplateRef)");
@@ -263,7 +262,7 @@ class DocumentReader {
       return false;
     }
     ArgoYaml& yaml = *found->yaml;
-    const YAML::Node wft_spec = member(found->node, "spec");
+    const yaml::Node wft_spec = member(found->node, "spec");
     if (!yaml.checkFields(wft_spec, "spec", "", kSpecFields)) return false;
     TemplateReader reader(yaml, "", &wanted_);
     readSpec(yaml, reader, wft_spec, true);
@@ -327,7 +326,7 @@ ArgoWorkflowLoad readArgoWorkflow(std::string_view text, const std::string& file
                                   const ArgoReadOptions& options) {
   ArgoWorkflowLoad load;
   ArgoYaml yaml(file_label, &load.problems);
-  std::vector<YAML::Node> docs = documents(yaml, text);
+  std::vector<yaml::Document> docs = yaml.documents(text);
   if (docs.empty()) {
     if (load.problems.empty()) {
       yaml.problem(
@@ -336,23 +335,28 @@ ArgoWorkflowLoad readArgoWorkflow(std::string_view text, const std::string& file
     }
     return load;
   }
-  const YAML::Node doc = docs[0];
-  if (docs.size() > 1) {
-    yaml.problem(docs[1], "", "a second YAML document: plugboard runs one workflow per file");
+  if (docs[0].refused) {
+    yaml.problem(*docs[0].refused);
+    return load;
   }
-  const YAML::Node api = member(doc, "apiVersion");
-  if (!api.IsScalar() || api.Scalar() != kApiVersion) {
-    yaml.problem(api.IsDefined() ? api : doc, "",
+  const yaml::Node doc = docs[0].root;
+  if (docs.size() > 1) {
+    yaml.problem(docs[1].refused ? yaml.at(docs[1].refused->mark) : yaml.at(docs[1].root), "",
+                 "a second YAML document: plugboard runs one workflow per file");
+  }
+  const yaml::Node api = member(doc, "apiVersion");
+  if (!api.isScalar() || api.text() != kApiVersion) {
+    yaml.problem(api.isDefined() ? api : doc, "",
                  "not an Argo workflow: apiVersion is " +
-                     (api.IsScalar() ? quote(api.Scalar()) : std::string("missing")) +
+                     (api.isScalar() ? quote(api.text()) : std::string("missing")) +
                      ", expected argoproj.io/v1alpha1");
     return load;
   }
-  const YAML::Node kind = member(doc, "kind");
-  std::string k = kind.IsScalar() ? kind.Scalar() : "";
+  const yaml::Node kind = member(doc, "kind");
+  std::string k = kind.isScalar() ? kind.text() : "";
   bool workflow_template = k == "WorkflowTemplate" || k == "ClusterWorkflowTemplate";
   if (k != "Workflow" && !workflow_template) {
-    yaml.problem(kind.IsDefined() ? kind : doc, "",
+    yaml.problem(kind.isDefined() ? kind : doc, "",
                  "kind " + (k.empty() ? std::string("is missing") : quote(k) + " is not run") +
                      ": plugboard runs a Workflow, or a WorkflowTemplate from an entry point");
     return load;
@@ -363,8 +367,8 @@ ArgoWorkflowLoad readArgoWorkflow(std::string_view text, const std::string& file
   try {
     DocumentReader reader(yaml, options, model, &load.problems);
     reader.read(doc, workflow_template);
-  } catch (const YAML::Exception& e) {  // a node of an unexpected shape, read anyway
-    yaml.problem(yaml.at(e.mark), "", "cannot read the workflow here: " + e.msg);
+  } catch (const yaml::TreeLimit& e) {  // a value too deep or too large to take
+    yaml.problem(yaml.at(e.mark), "", "cannot read the workflow here: " + e.message);
   }
   load.model = std::move(model);
   return load;
@@ -383,14 +387,12 @@ ArgoWorkflowLoad loadArgoWorkflow(const std::filesystem::path& path,
 }
 
 bool looksLikeArgo(std::string_view text) {
-  try {
-    for (const auto& doc : YAML::LoadAll(std::string(text))) {
-      if (!doc.IsDefined() || doc.IsNull()) continue;
-      if (!doc.IsMap()) return false;
-      const YAML::Node api = member(doc, "apiVersion");
-      return api.IsScalar() && api.Scalar().rfind("argoproj.io/", 0) == 0;
-    }
-  } catch (const YAML::Exception&) {
+  yaml::Tree tree;
+  // A document refused (a key given twice) is still Argo's if it says so.
+  for (const yaml::Document& doc : tree.parse(text).documents) {  // none after a YAML error
+    if (!doc.root.isDefined() || doc.root.isNull()) continue;
+    if (!doc.root.isMap()) return false;
+    return doc.root.member("apiVersion").scalar().starts_with("argoproj.io/");
   }
   return false;
 }

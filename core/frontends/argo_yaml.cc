@@ -9,19 +9,18 @@ namespace plugboard::core::argo {
 
 namespace {
 
-bool plain(const YAML::Node& node) { return node.Tag() == "?"; }
-
-std::optional<long long> wholeNumber(const std::string& text) {
+std::optional<long long> wholeNumber(std::string_view text) {
   if (text.empty() || text.size() > 18) return std::nullopt;
   size_t digits = text[0] == '-' || text[0] == '+' ? 1 : 0;
   if (digits == text.size() || text.find_first_not_of("0123456789", digits) != std::string::npos)
     return std::nullopt;
-  return std::stoll(text);
+  return std::stoll(std::string(text));
 }
 
-std::optional<double> realNumber(const std::string& text) {
-  if (text.empty() || text.find_first_of("0123456789") == std::string::npos) return std::nullopt;
-  if (text.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
+std::optional<double> realNumber(std::string_view view) {
+  if (view.empty() || view.find_first_of("0123456789") == std::string::npos) return std::nullopt;
+  if (view.find_first_not_of("0123456789+-.eE") != std::string::npos) return std::nullopt;
+  std::string text(view);
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(text.c_str(), &end);
@@ -29,53 +28,39 @@ std::optional<double> realNumber(const std::string& text) {
   return v;
 }
 
-}  // namespace
-
-YAML::Node member(const YAML::Node& node, const std::string& key) {
-  if (!node.IsDefined() || !node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
-  // The keys compared as the text they are: yaml-cpp's own lookup converts each key it
-  // passes through a string stream, most of a large file's reading time.
-  for (const auto& kv : node) {
-    if (kv.first.IsScalar() && kv.first.Scalar() == key) return kv.second;
-  }
-  return YAML::Node(YAML::NodeType::Undefined);
-}
-
-namespace {
-
 // How deep and how large one value may be: an alias that contains itself (`&a [*a]`)
 // would recurse for ever, and aliases of aliases multiply a small file into a huge tree
 // (go-yaml, which Argo reads with, refuses both too).
 constexpr int kMaxDepth = 128;
 constexpr long kMaxNodes = 1'000'000;
 
-Json toJsonWithin(const YAML::Node& node, int depth, long& nodes) {
+Json toJsonWithin(const yaml::Node& node, int depth, long& nodes) {
   if (depth > kMaxDepth || ++nodes > kMaxNodes) {
-    throw YAML::Exception(node.Mark(),
+    throw yaml::TreeLimit{node.mark(),
                           depth > kMaxDepth
                               ? "nested deeper than 128 levels (an alias that contains itself?)"
-                              : "more than a million values (aliases of aliases?)");
+                              : "more than a million values (aliases of aliases?)"};
   }
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
+  switch (node.type()) {
+    case yaml::Node::Type::kUndefined:
+    case yaml::Node::Type::kNull:
       return nullptr;
-    case YAML::NodeType::Sequence: {
+    case yaml::Node::Type::kSequence: {
       Json out = Json::array();
-      for (const auto& item : node) out.push_back(toJsonWithin(item, depth + 1, nodes));
+      for (yaml::Node item : node.items()) out.push_back(toJsonWithin(item, depth + 1, nodes));
       return out;
     }
-    case YAML::NodeType::Map: {
+    case yaml::Node::Type::kMap: {
       Json out = Json::object();
-      for (const auto& kv : node)
-        out[kv.first.Scalar()] = toJsonWithin(kv.second, depth + 1, nodes);
+      for (const auto& kv : node.pairs())
+        out[kv.key.text()] = toJsonWithin(kv.value, depth + 1, nodes);
       return out;
     }
-    case YAML::NodeType::Scalar:
+    case yaml::Node::Type::kScalar:
       break;
   }
-  const std::string& text = node.Scalar();
-  if (!plain(node)) return text;
+  std::string_view text = node.scalar();
+  if (!node.plain()) return text;
   if (text == "true" || text == "True" || text == "TRUE") return true;
   if (text == "false" || text == "False" || text == "FALSE") return false;
   if (text == "null" || text == "Null" || text == "NULL" || text == "~") return nullptr;
@@ -86,74 +71,87 @@ Json toJsonWithin(const YAML::Node& node, int depth, long& nodes) {
 
 }  // namespace
 
-Json toJson(const YAML::Node& node) {
+Json toJson(const yaml::Node& node) {
   long nodes = 0;
   return toJsonWithin(node, 0, nodes);
 }
 
-SourceRef ArgoYaml::at(const YAML::Mark& mark) const {
+std::vector<yaml::Document> ArgoYaml::documents(std::string_view text) {
+  yaml::Tree::Parsed parsed = tree_.parse(text);
+  if (parsed.error) {
+    problem(at(parsed.error->mark), "", "YAML syntax error: " + parsed.error->message);
+    return {};
+  }
+  std::vector<yaml::Document> out;
+  for (auto& doc : parsed.documents) {
+    if (doc.refused || (doc.root.isDefined() && !doc.root.isNull())) out.push_back(std::move(doc));
+  }
+  return out;
+}
+
+SourceRef ArgoYaml::at(const yaml::Mark& mark) const {
   SourceRef ref{file_, 0, 0};
-  if (!mark.is_null()) {
+  if (!mark.isNull()) {
     ref.line = mark.line + 1;
     ref.column = mark.column + 1;
   }
   return ref;
 }
 
-SourceRef ArgoYaml::at(const YAML::Node& node) const {
-  return node.IsDefined() ? at(node.Mark()) : SourceRef{file_, 0, 0};
+SourceRef ArgoYaml::at(const yaml::Node& node) const {
+  return node.isDefined() ? at(node.mark()) : SourceRef{file_, 0, 0};
 }
 
 void ArgoYaml::problem(const SourceRef& where, const std::string& subject, std::string message) {
   problems_->push_back(ModelProblem{where, subject, std::move(message)});
 }
 
-bool ArgoYaml::checkFields(const YAML::Node& node, const std::string& path,
+bool ArgoYaml::checkFields(const yaml::Node& node, const std::string& path,
                            const std::string& subject, const FieldRules& rules) {
-  if (!node.IsMap()) {
+  if (!node.isMap()) {
     problem(node, subject, path + " must be a mapping");
     return false;
   }
-  auto in = [](std::initializer_list<std::string_view> set, const std::string& key) {
+  auto in = [](std::initializer_list<std::string_view> set, std::string_view key) {
     return std::find(set.begin(), set.end(), key) != set.end();
   };
-  for (const auto& kv : node) {
-    const std::string& key = kv.first.Scalar();
+  for (const auto& kv : node.pairs()) {
+    std::string_view key = kv.key.scalar();
     if (in(rules.read, key) || in(rules.accepted, key)) continue;
-    std::string field = path.empty() ? key : path + "." + key;
+    std::string field = path.empty() ? std::string(key) : path + "." + std::string(key);
     std::string_view reason = refusalReason(key);
-    problem(at(kv.first.Mark()), subject,
+    problem(at(kv.key.mark()), subject,
             reason.empty() ? field + ": not supported (unknown to plugboard's Argo front end)"
                            : field + ": not supported: " + std::string(reason));
   }
   return true;
 }
 
-std::string ArgoYaml::text(const YAML::Node& parent, const char* key, const std::string& path,
+std::string ArgoYaml::text(const yaml::Node& parent, const char* key, const std::string& path,
                            const std::string& subject) {
-  const YAML::Node n = member(parent, key);
-  if (!n.IsDefined() || n.IsNull()) return "";
-  if (!n.IsScalar()) {
+  const yaml::Node n = member(parent, key);
+  if (!n.isDefined() || n.isNull()) return "";
+  if (!n.isScalar()) {
     problem(n, subject, path + "." + key + " must be a string");
     return "";
   }
-  return n.Scalar();
+  return n.text();
 }
 
-std::optional<long long> ArgoYaml::integer(const YAML::Node& parent, const char* key,
+std::optional<long long> ArgoYaml::integer(const yaml::Node& parent, const char* key,
                                            const std::string& path, const std::string& subject) {
-  const YAML::Node n = member(parent, key);
-  if (!n.IsDefined() || n.IsNull()) return std::nullopt;
-  std::optional<long long> v = n.IsScalar() ? wholeNumber(n.Scalar()) : std::nullopt;
+  const yaml::Node n = member(parent, key);
+  if (!n.isDefined() || n.isNull()) return std::nullopt;
+  std::optional<long long> v = n.isScalar() ? wholeNumber(n.text()) : std::nullopt;
   if (!v) problem(n, subject, path + "." + key + " must be a whole number");
   return v;
 }
 
-std::optional<bool> ArgoYaml::boolean(const YAML::Node& parent, const char* key,
+std::optional<bool> ArgoYaml::boolean(const yaml::Node& parent, const char* key,
                                       const std::string& path, const std::string& subject) {
-  const YAML::Node n = member(parent, key);
-  if (!n.IsDefined() || n.IsNull()) return std::nullopt;
-  Json v = n.IsScalar() ? toJson(n) : Json();
+  const yaml::Node n = member(parent, key);
+  if (!n.isDefined() || n.isNull()) return std::nullopt;
+  Json v = n.isScalar() ? toJson(n) : Json();
   if (!v.is_boolean()) {
     problem(n, subject, path + "." + key + " must be true or false");
     return std::nullopt;
@@ -161,13 +159,13 @@ std::optional<bool> ArgoYaml::boolean(const YAML::Node& parent, const char* key,
   return v.get<bool>();
 }
 
-std::vector<std::string> ArgoYaml::strings(const YAML::Node& parent, const char* key,
+std::vector<std::string> ArgoYaml::strings(const yaml::Node& parent, const char* key,
                                            const std::string& path, const std::string& subject) {
   std::vector<std::string> out;
-  const YAML::Node n = list(parent, key, path, subject);
-  for (const auto& item : n) {
-    if (item.IsScalar()) {
-      out.push_back(item.Scalar());
+  const yaml::Node n = list(parent, key, path, subject);
+  for (yaml::Node item : n.items()) {
+    if (item.isScalar()) {
+      out.push_back(item.text());
     } else {
       problem(item, subject, path + "." + key + " must be a list of strings");
     }
@@ -175,31 +173,31 @@ std::vector<std::string> ArgoYaml::strings(const YAML::Node& parent, const char*
   return out;
 }
 
-YAML::Node ArgoYaml::list(const YAML::Node& parent, const char* key, const std::string& path,
+yaml::Node ArgoYaml::list(const yaml::Node& parent, const char* key, const std::string& path,
                           const std::string& subject) {
-  const YAML::Node n = member(parent, key);
-  if (!n.IsDefined() || n.IsNull()) return YAML::Node(YAML::NodeType::Sequence);
-  if (!n.IsSequence()) {
+  const yaml::Node n = member(parent, key);
+  if (!n.isDefined() || n.isNull()) return yaml::Node();
+  if (!n.isSequence()) {
     problem(n, subject, path + "." + key + " must be a list");
-    return YAML::Node(YAML::NodeType::Sequence);
+    return yaml::Node();
   }
   return n;
 }
 
-bool exitHook(ArgoYaml& yaml, const YAML::Node& hooks, const std::string& path,
+bool exitHook(ArgoYaml& yaml, const yaml::Node& hooks, const std::string& path,
               const std::string& subject) {
-  if (!hooks.IsDefined() || hooks.IsNull()) return false;
-  if (!hooks.IsMap()) {
+  if (!hooks.isDefined() || hooks.isNull()) return false;
+  if (!hooks.isMap()) {
     yaml.problem(hooks, subject, path + " must be a mapping");
     return false;
   }
   bool exit = false;
-  for (const auto& kv : hooks) {
-    if (kv.first.Scalar() == "exit") {
+  for (const auto& kv : hooks.pairs()) {
+    if (kv.key.scalar() == "exit") {
       exit = true;
     } else {
-      yaml.problem(yaml.at(kv.first.Mark()), subject,
-                   path + "." + kv.first.Scalar() +
+      yaml.problem(yaml.at(kv.key.mark()), subject,
+                   path + "." + kv.key.text() +
                        ": not supported: hooks run on an expression are not run; only `exit`");
     }
   }

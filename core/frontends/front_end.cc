@@ -2,21 +2,35 @@
 
 #include <fstream>
 
-#include <yaml-cpp/yaml.h>
-
 #include "core/base/read_file.h"
 #include "core/base/text.h"
 #include "core/frontends/arcaflow_workflow.h"
 #include "core/frontends/argo_workflow.h"
 #include "core/frontends/argo_yaml.h"
+#include "core/frontends/yaml_tree.h"
 
 namespace plugboard::core {
 namespace {
 
 constexpr std::string_view kPluginSuffix = "-executor-plugin";
 
-std::string lineOf(const std::filesystem::path& file, const YAML::Mark& mark) {
+std::string lineOf(const std::filesystem::path& file, const yaml::Mark& mark) {
   return file.string() + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+}
+
+// The first document of a YAML (or JSON) file, its nodes in `tree`; an undefined node for
+// an empty file. `what` names the file in errors ("not YAML: ...").
+Expected<yaml::Node> firstDocument(yaml::Tree& tree, const std::filesystem::path& file,
+                                   const std::string& text, std::string_view what) {
+  yaml::Tree::Parsed parsed = tree.parse(text);
+  if (parsed.error) {
+    return Error(lineOf(file, parsed.error->mark) + ": " + std::string(what) + ": " +
+                 parsed.error->message);
+  }
+  if (parsed.documents.empty()) return yaml::Node();
+  const yaml::Document& doc = parsed.documents[0];
+  if (doc.refused) return Error(lineOf(file, doc.refused->mark) + ": " + doc.refused->message);
+  return doc.root;
 }
 
 // An executor plugin's name and sidecar, from its manifest (kind ExecutorPlugin) or the
@@ -26,22 +40,18 @@ struct PluginDoc {
 };
 
 Expected<std::optional<PluginDoc>> readPluginDoc(const std::filesystem::path& file) {
-  YAML::Node doc;
-  try {
-    doc = YAML::LoadFile(file.string());
-  } catch (const YAML::Exception& e) {
-    return Error(lineOf(file, e.mark) + ": not YAML: " + e.msg);
-  }
-  if (!doc.IsMap()) return std::optional<PluginDoc>();
-  auto scalar = [](const YAML::Node& n) {
-    return n.IsDefined() && n.IsScalar() ? n.as<std::string>() : std::string();
-  };
-  const YAML::Node metadata = argo::member(doc, "metadata");
-  const std::string kind = scalar(argo::member(doc, "kind"));
-  std::string name = scalar(argo::member(metadata, "name"));
+  auto text = readTextFile(file, "executor plugin file");
+  if (!text) return text.error();
+  yaml::Tree tree;
+  auto doc = firstDocument(tree, file, *text, "not YAML");
+  if (!doc) return doc.error();
+  if (!doc->isMap()) return std::optional<PluginDoc>();
+  const yaml::Node metadata = doc->member("metadata");
+  const std::string kind = doc->member("kind").text();
+  std::string name = metadata.member("name").text();
   if (kind == "ConfigMap") {
-    const YAML::Node labels = argo::member(metadata, "labels");
-    if (scalar(argo::member(labels, "workflows.argoproj.io/configmap-type")) != "ExecutorPlugin") {
+    if (metadata.member("labels").member("workflows.argoproj.io/configmap-type").scalar() !=
+        "ExecutorPlugin") {
       return std::optional<PluginDoc>();
     }
     // Argo names the ConfigMap "<plugin>-executor-plugin" (cmd/argo/commands/executorplugin).
@@ -84,27 +94,26 @@ LoadedModel loadModel(const std::filesystem::path& file, const ModelSource& sour
 }
 
 Expected<Json> readParameterFile(const std::filesystem::path& file) {
-  YAML::Node doc;
-  try {
-    doc = YAML::LoadFile(file.string());
-  } catch (const YAML::BadFile&) {
-    return Error(file.string() + ": cannot read the parameter file");
-  } catch (const YAML::Exception& e) {
-    return Error(lineOf(file, e.mark) + ": not YAML or JSON: " + e.msg);
-  }
-  if (!doc.IsMap()) {
+  auto text = readTextFile(file, "parameter file");
+  if (!text) return Error(file.string() + ": cannot read the parameter file");
+  yaml::Tree tree;
+  auto doc = firstDocument(tree, file, *text, "not YAML or JSON");
+  if (!doc) return doc.error();
+  if (!doc->isMap()) {
     return Error(file.string() + ": a parameter file is a mapping of parameter name to value");
   }
   Json out = Json::object();
   try {
-    for (const auto& kv : doc) {
-      const YAML::Node& value = kv.second;
+    for (const auto& kv : doc->pairs()) {
+      if (!kv.key.isScalar()) {
+        return Error(lineOf(file, kv.key.mark()) + ": a parameter's name must be a string");
+      }
       // Argo's parameters are strings; a list or a mapping is passed as its JSON text.
-      out[kv.first.as<std::string>()] =
-          value.IsScalar() ? Json(value.as<std::string>()) : Json(argo::toJson(value).dump());
+      out[kv.key.text()] =
+          kv.value.isScalar() ? Json(kv.value.text()) : Json(argo::toJson(kv.value).dump());
     }
-  } catch (const YAML::Exception& e) {
-    return Error(lineOf(file, e.mark) + ": " + e.msg);
+  } catch (const yaml::TreeLimit& e) {
+    return Error(lineOf(file, e.mark) + ": " + e.message);
   }
   return out;
 }

@@ -68,7 +68,7 @@ Template stepTemplate(const Workflow& wf, const WorkflowStep& step, TemplateCall
   t.plugin.version = step.version;
   t.plugin.rpc = step.rpc;
   t.plugin.deployer = step.deployer;
-  t.plugin.deploy_options = step.deploy_options;
+  if (!step.deploy_options.empty()) t.plugin.deploy_options = step.deploy_options;
   t.plugin.poll = step.poll;
   // Args: references the template's own scope knows become tags; the others (step
   // outputs, items) come in through carried arguments, one per distinct reference.
@@ -122,13 +122,13 @@ TemplateCall stepTask(const Workflow& wf, const WorkflowStep& step) {
   }
   if (!step.when.empty()) task.when = rewrite(Json(step.when), tagOf).get<std::string>();
   if (step.items.is_array()) {
-    task.loop.kind = Loop::Kind::kItems;
-    task.loop.items = rewrite(step.items, tagOf);
+    task.loop->kind = Loop::Kind::kItems;
+    task.loop->items = rewrite(step.items, tagOf);
   } else if (step.items.is_string()) {
-    task.loop.kind = Loop::Kind::kParam;
-    task.loop.param = rewrite(step.items, tagOf).get<std::string>();
+    task.loop->kind = Loop::Kind::kParam;
+    task.loop->param = rewrite(step.items, tagOf).get<std::string>();
   }
-  task.loop.where = task.where;
+  if (task.loop) task.loop->where = task.where;
   return task;
 }
 

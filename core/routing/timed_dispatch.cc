@@ -16,6 +16,18 @@ Outcome deadlinePassed(Millis timeout, bool abandoned) {
           {}};
 }
 
+// A call that answered its cancellation: Failed for the deadline, with the plugin's own
+// answer kept (its outputs, such as an Arcaflow plugin's "cancelled" output, and its
+// message), as Arcaflow's engine completes a cancelled step with what the plugin answered.
+// A call cancelled before it reached a plugin has no answer of the plugin's to keep.
+Outcome answeredAfterDeadline(Millis timeout, Dispatch& d) {
+  Outcome o = deadlinePassed(timeout, false);
+  if (!d.reached) return o;
+  if (!d.outcome.message.empty()) o.message += "; it answered: " + d.outcome.message;
+  o.outputs = std::move(d.outcome.outputs);
+  return o;
+}
+
 }  // namespace
 
 TimedDispatch dispatchWithDeadline(WorkPool& pool, AlarmClock& clock, Dispatcher& dispatcher,
@@ -57,7 +69,11 @@ TimedDispatch dispatchWithDeadline(WorkPool& pool, AlarmClock& clock, Dispatcher
   lock.unlock();
   clock.cancel(deadline);
   if (out.abandoned) pool.abandon();
-  if (out.deadline_passed) out.dispatch.outcome = deadlinePassed(timeout, out.abandoned);
+  if (out.deadline_passed) {
+    out.dispatch.outcome = out.abandoned
+                               ? deadlinePassed(timeout, true)
+                               : answeredAfterDeadline(timeout, out.dispatch);
+  }
   return out;
 }
 
@@ -103,7 +119,7 @@ void TimedCalls::dispatch(std::shared_ptr<Dispatcher> dispatcher, DispatchReques
       clock->cancel(call->timer);
     } else {
       d.deadline_passed = true;
-      d.outcome = deadlinePassed(timeout, false);
+      d.outcome = answeredAfterDeadline(timeout, d);
       call->state = 3;  // returned after the deadline
     }
     call->dispatcher.reset();  // the generation is let go before the answer is sent

@@ -2,8 +2,8 @@
 // (core/base/work_pool.h) with the deadline a timer on its AlarmClock (core/base/clock.h).
 //
 // At the deadline the call's CallControl is cancelled; a cooperative plugin then returns at
-// once, and the result is a Failed outcome saying the deadline passed, whatever the plugin
-// answered. A plugin that ignores the cancellation for `grace` more is abandoned: the pool
+// once, and the result is a Failed outcome saying the deadline passed, with the outputs and
+// message the plugin answered (what it did when asked to stop). A plugin that ignores the cancellation for `grace` more is abandoned: the pool
 // puts another thread in its place, and the call's thread keeps using the dispatcher until
 // it returns.
 #ifndef PLUGBOARD_CORE_ROUTING_TIMED_DISPATCH_H_

@@ -156,7 +156,7 @@ Expected<Json> Runtime::prepareModel(const WorkflowModel& model, const Json& giv
                                               .version = t.plugin.version,
                                               .rpc = t.plugin.rpc,
                                               .deployer = t.plugin.deployer,
-                                              .options = &t.plugin.deploy_options,
+                                              .options = t.plugin.deploy_options.is_null() ? nullptr : &t.plugin.deploy_options,
                                               .registry = true});
     if (route.kind == Route::Kind::kNone && t.plugin.poll) continue;  // polled: decided per call
     if (route.kind == Route::Kind::kNone || route.kind == Route::Kind::kConflict) {

@@ -183,6 +183,9 @@ std::string executeTemplateReply(const Outcome& outcome, Millis poll_interval) {
     out += R"(,"outputs":{)";
     bool first = true;
     for (const auto& [name, value] : outcome.outputs.items()) {
+      // outputs.values (typed values of the parameters, docs/arcaflow.md) is not Argo's:
+      // its parameters are the rendering Argo takes.
+      if (name == "values") continue;
       if (!first) out += ',';
       first = false;
       appendJsonString(out, name);

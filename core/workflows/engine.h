@@ -57,7 +57,7 @@ std::string_view nodeTypeName(NodeType type);  // "Pod", "Plugin", "StepGroup", 
 // that a node costs little while a large run holds them all; toJson() writes Argo's shape.
 struct NodeIO {
   std::vector<std::pair<std::string, std::string>> parameters;
-  std::optional<std::string> result, exit_code;
+  Part<std::string> result, exit_code;  // out of line: most nodes have neither
 
   bool empty() const { return parameters.empty() && !result && !exit_code; }
   const std::string* parameter(std::string_view name) const;  // null when not there

@@ -184,9 +184,9 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
         t.kind == Template::Kind::kScript) {
       Json text = t.original;
       if (text.is_null()) {
-        text = {{"args", t.plugin.args}, {"command", t.container.command},
-                {"cargs", t.container.args}, {"image", t.container.image},
-                {"source", t.container.source.value_or("")}};
+        text = {{"args", t.plugin.args}, {"command", t.container->command},
+                {"cargs", t.container->args}, {"image", t.container->image},
+                {"source", t.container->source.value_or("")}};
       }
       checkTags(text, own, t.where, subject, out);
     }
@@ -222,7 +222,7 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
       if (!c.on_exit.empty()) requireInputs(c.on_exit, argument(c.on_exit_arguments), c.where, cs);
       if (!c.on_exit.empty() && !known(c.on_exit))
         out.push_back({c.where, cs, "exit template '" + c.on_exit + "' not found"});
-      CheckScope scope{&model, &t, &info, c.loop.kind != Loop::Kind::kNone, false,
+      CheckScope scope{&model, &t, &info, c.loop->kind != Loop::Kind::kNone, false,
                        exit_templates.contains(t.name)};
       for (const auto& [k, v] : c.arguments) checkTags(v, scope, c.where, cs, out);
       for (const auto& [k, v] : c.on_exit_arguments) checkTags(v, scope, c.where, cs, out);
@@ -235,18 +235,18 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
       }
       CheckScope loop_scope = scope;
       loop_scope.item = false;
-      switch (c.loop.kind) {
+      switch (c.loop->kind) {
         case Loop::Kind::kItems:
-          checkTags(c.loop.items, loop_scope, c.loop.where, cs, out);
+          checkTags(c.loop->items, loop_scope, c.loop->where, cs, out);
           break;
         case Loop::Kind::kParam:
-          checkTags(Json(c.loop.param), loop_scope, c.loop.where, cs, out);
+          checkTags(Json(c.loop->param), loop_scope, c.loop->where, cs, out);
           break;
         case Loop::Kind::kSequence:
-          if (c.loop.count.empty() == c.loop.end.empty())
-            out.push_back({c.loop.where, cs, "withSequence needs one of count or end"});
-          checkTags(Json::array({c.loop.count, c.loop.start, c.loop.end, c.loop.format}),
-                    loop_scope, c.loop.where, cs, out);
+          if (c.loop->count.empty() == c.loop->end.empty())
+            out.push_back({c.loop->where, cs, "withSequence needs one of count or end"});
+          checkTags(Json::array({c.loop->count, c.loop->start, c.loop->end, c.loop->format}),
+                    loop_scope, c.loop->where, cs, out);
           break;
         case Loop::Kind::kNone:
           break;

@@ -69,9 +69,13 @@ bool integerFormat(const std::string& f) {
 
 // ---- parallelism of a template's children (Argo's checkParallelism for a boundary)
 
-void EngineRun::gatedStart(std::uint32_t boundary, std::function<std::uint32_t()> start) {
+void EngineRun::gatedStart(std::uint32_t boundary, const Template& child,
+                           std::function<std::uint32_t()> start) {
   Node& b = nodes_[boundary];
-  if (b.tmpl == nullptr || !b.tmpl->parallelism) {
+  // Argo counts a boundary's active Pod, Steps and DAG children (node_counters.go
+  // getActiveChildrenCounter): a plugin or suspend node never waits for a place.
+  const bool counted = child.kind != Template::Kind::kPlugin && child.kind != Template::Kind::kSuspend;
+  if (b.tmpl == nullptr || !b.tmpl->parallelism || !counted) {
     start();
     return;
   }
@@ -234,7 +238,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
   };
   auto whenText = [&] { return "when '" + when_filled + "' evaluated false"; };
 
-  if (call.loop.kind == Loop::Kind::kNone) {
+  if (call.loop->kind == Loop::Kind::kNone) {
     auto start = one(base, parent, Json());
     if (!start) {
       fail(start.error().message());
@@ -249,7 +253,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
       return;
     }
     if (!in_dag) ++nodes_[parent].open;
-    gatedStart(c, [this, c, slot, link, start = std::move(*start)]() {
+    gatedStart(c, *tmpl, [this, c, slot, link, start = std::move(*start)]() {
       const std::uint32_t n = start();
       nodes_[n].slot = slot;
       nodes_[c].c().slots[slot].node = n;
@@ -259,7 +263,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     return;
   }
 
-  auto items = loopItems(c, call.loop);
+  auto items = loopItems(c, *call.loop);
   if (!items) {
     fail(items.error().message());
     return;
@@ -302,7 +306,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
       }
       continue;
     }
-    gatedStart(c, [this, c, slot, i, item_parent, in_dag, link, start = std::move(*start)]() {
+    gatedStart(c, *tmpl, [this, c, slot, i, item_parent, in_dag, link, start = std::move(*start)]() {
       const std::uint32_t n = start();
       nodes_[n].slot = slot;
       nodes_[c].c().slots[slot].items[i] = n;
@@ -364,6 +368,20 @@ void EngineRun::groupChildFulfilled(std::uint32_t g, std::uint32_t child, TimePo
   if (ed::failedOrError(phase) && !continuesOn(nodes_[child].call, phase) && !grp.c().failing) {
     grp.c().failing = true;
     grp.c().fail_message = "child '" + status_[child].id + "' failed";
+  }
+  // A steps template with failFast starts none of the children still waiting for a place
+  // (operator.go checkParallelism): they get no node, and the group and template fail
+  // with Argo's message once the ones running have ended.
+  const std::uint32_t s = grp.boundary;
+  if (grp.c().failing && s != kNoNode && nodes_[s].tmpl->fail_fast && nodes_[s].composite) {
+    Composite& sc = *nodes_[s].composite;
+    const std::size_t dropped = sc.gated.size() - sc.gated_head;
+    if (dropped > 0) {
+      sc.gated.clear();
+      sc.gated_head = 0;
+      grp.open -= static_cast<std::uint32_t>(dropped);
+      grp.c().fail_message = "template has failed or errored children and failFast enabled";
+    }
   }
   if (grp.open == 0) {
     end(g, grp.c().failing ? NodePhase::kFailed : NodePhase::kSucceeded, grp.c().fail_message, now);

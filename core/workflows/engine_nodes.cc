@@ -12,6 +12,11 @@
 namespace plugboard::core {
 namespace {
 
+// A leaf Argo runs as a pod (a plugin call runs in the agent's pod, a suspend nowhere).
+bool isPod(const Template& t) {
+  return t.kind == Template::Kind::kContainer || t.kind == Template::Kind::kScript;
+}
+
 NodeType leafType(const Template& t) {
   switch (t.kind) {
     case Template::Kind::kPlugin: return NodeType::kPlugin;
@@ -49,9 +54,9 @@ Json leafJson(const Template& t) {
   if (t.kind == Template::Kind::kPlugin) {
     j["plugin"] = {{t.plugin.key, t.plugin.args}};
   } else if (t.kind == Template::Kind::kContainer || t.kind == Template::Kind::kScript) {
-    Json c = {{"image", t.container.image}, {"command", t.container.command},
-              {"args", t.container.args}};
-    if (t.container.source) c["source"] = *t.container.source;
+    Json c = {{"image", t.container->image}, {"command", t.container->command},
+              {"args", t.container->args}};
+    if (t.container->source) c["source"] = *t.container->source;
     j[t.kind == Template::Kind::kScript ? "script" : "container"] = c;
   }
   return j;
@@ -126,8 +131,12 @@ EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCal
   }
   for (const auto& [name, value] : model.labels.items())
     globals_["workflow.labels." + name] = parameterText(value);
-  leaf_limit_ = std::max(1, model.parallelism ? std::min(options.parallel, *model.parallelism)
-                                              : options.parallel);
+  // spec.parallelism limits the pods (container and script leaves) that run at once, as
+  // Argo's controller counts them (node_counters.go getActivePodsCounter); every leaf,
+  // plugin calls included, shares the run's own places (--parallel), as Argo's agent
+  // shares its task workers.
+  leaf_limit_ = std::max(1, options.parallel);
+  pod_limit_ = model.parallelism ? std::max(1, *model.parallelism) : leaf_limit_;
 }
 
 std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template* tmpl,
@@ -311,7 +320,7 @@ void EngineRun::queueLeaf(std::uint32_t n, TimePoint now) {
     return;
   }
   node.queued = true;
-  ready_.push_back(n);
+  (isPod(*node.tmpl) ? ready_pods_ : ready_).push_back(n);
 }
 
 Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
@@ -346,7 +355,7 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
     if (!args) return args.error();
     c.plugin.args = std::move(*args);
   } else {
-    const ContainerRun& r = t.container;
+    const ContainerRun& r = *t.container;
     Json env = Json::object();
     for (const auto& [k, v] : r.env) env[k] = v;
     Json j = {{"image", r.image}, {"command", r.command}, {"args", r.args}, {"env", env},
@@ -367,9 +376,12 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
   now_ = now;
   for (;;) {
     drain(now);
-    if (cancelling_ || in_flight_ >= leaf_limit_ || ready_.empty()) return std::nullopt;
-    const std::uint32_t n = ready_.front();
-    ready_.pop_front();
+    if (cancelling_ || in_flight_ >= leaf_limit_) return std::nullopt;
+    // A pod first when one may start (pods have the scarcer places), else a plugin call.
+    auto& queue = !ready_pods_.empty() && pods_in_flight_ < pod_limit_ ? ready_pods_ : ready_;
+    if (queue.empty()) return std::nullopt;
+    const std::uint32_t n = queue.front();
+    queue.pop_front();
     Node& node = nodes_[n];
     node.queued = false;
     if (isEnded(status_[n].phase) || node.in_flight) continue;
@@ -405,6 +417,7 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
     node.control = std::make_shared<CallControl>();
     node.in_flight = true;
     ++in_flight_;
+    pods_in_flight_ += isPod(*node.tmpl);
     ++status_[n].calls;
     return Launch{n, ++node.token, node.control, std::move(*call)};
   }
@@ -421,6 +434,7 @@ void EngineRun::leafReturned(std::uint32_t n, std::uint64_t token, Dispatch disp
   node.in_flight = false;
   node.control.reset();
   --in_flight_;
+  pods_in_flight_ -= isPod(*node.tmpl);
   status_[n].plugin = std::move(dispatch.plugin);
   if (isEnded(status_[n].phase)) return;
   Outcome& o = dispatch.outcome;
@@ -561,6 +575,7 @@ void EngineRun::end(std::uint32_t n, NodePhase phase, std::string message, TimeP
     node.in_flight = false;
     ++node.token;
     --in_flight_;
+    pods_in_flight_ -= isPod(*node.tmpl);
     ++unanswered_;
   }
   if (node.composite) {  // children that waited for a place will not start
@@ -697,6 +712,7 @@ void EngineRun::finish(TimePoint now) {
     message_ = status_[exit_].message;
   }
   ready_.clear();
+  ready_pods_.clear();
 }
 
 void EngineRun::addTimer(TimePoint when, std::uint32_t n, Timer::What what) {
@@ -741,6 +757,7 @@ int EngineRun::timersDue(TimePoint now) {
           node.in_flight = false;
           ++node.token;
           --in_flight_;
+          pods_in_flight_ -= isPod(*node.tmpl);
           ++unanswered_;
           ++abandoned;
         }
@@ -754,7 +771,7 @@ int EngineRun::timersDue(TimePoint now) {
       case Timer::What::kCallAgain:
         if (t.gen == node.timer_gen && !node.in_flight && !node.queued) {
           node.queued = true;
-          ready_.push_front(t.node);
+          (isPod(*node.tmpl) ? ready_pods_ : ready_).push_front(t.node);
         }
         break;
       case Timer::What::kRetry:
@@ -826,6 +843,7 @@ void EngineRun::cancel(TimePoint now, const std::string& message, bool by_user) 
     if (!isEnded(status_[n].phase)) end(n, NodePhase::kFailed, message, now);
   }
   ready_.clear();
+  ready_pods_.clear();
   drain(now);
   if (!finished_) finish(now);
 }

@@ -61,8 +61,14 @@ TemplateInfo makeTemplateInfo(const Template& t, const std::string* target_text)
   if (t.kind != Template::Kind::kDag) return ti;
   const std::size_t n = t.tasks.size();
   for (const auto& call : t.tasks) {
-    ti.index.emplace(call.name, static_cast<std::uint32_t>(ti.calls.size()));
-    ti.depends_index.emplace(ed::underscored(call.name), static_cast<std::uint32_t>(ti.calls.size()));
+    const auto i = static_cast<std::uint32_t>(ti.calls.size());
+    ti.index.emplace(call.name, i);
+    // A name without '-' is found in `index` as it is; one with '-' under its '_' form,
+    // unless a task written so came first (the first task of a name wins, as before).
+    if (call.name.find('-') != std::string::npos) {
+      std::string key = ed::underscored(call.name);
+      if (!ti.index.contains(key)) ti.depends_index.emplace(std::move(key), i);
+    }
     ti.calls.push_back(&call);
   }
   ti.deps.resize(n);
@@ -323,7 +329,11 @@ class DependsScope final : public Scope {
     const std::size_t dot = dotted.find('.');
     const std::string name(dotted.substr(0, dot));
     auto it = ti_.depends_index.find(name);
-    if (it == ti_.depends_index.end() || dag_.c().slots[it->second].node == kNoNode) return std::nullopt;
+    if (it == ti_.depends_index.end()) {
+      it = ti_.index.find(name);
+      if (it == ti_.index.end()) return std::nullopt;
+    }
+    if (dag_.c().slots[it->second].node == kNoNode) return std::nullopt;
     const std::uint32_t task = it->second;
     const Slot& slot = dag_.c().slots[task];
     const NodePhase p = run_.status_[slot.node].phase;

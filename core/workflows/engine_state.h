@@ -38,7 +38,8 @@ inline constexpr std::uint32_t kExitSlot = kNoNode;
 struct TemplateInfo {
   // steps: each call's flat index; dag: each task's index. Name -> index.
   std::unordered_map<std::string, std::uint32_t> index;
-  std::unordered_map<std::string, std::uint32_t> depends_index;  // dag: '-' written '_'
+  // dag: the names with '-', written with '_' as `depends` sees them (the others: `index`)
+  std::unordered_map<std::string, std::uint32_t> depends_index;
   std::vector<const TemplateCall*> calls;  // by index
   // dag only
   std::vector<std::vector<std::uint32_t>> deps, dependents;
@@ -204,7 +205,10 @@ class EngineRun {
   void expandCall(std::uint32_t c, const TemplateCall& call, const std::string& base,
                   std::uint32_t parent, std::uint32_t slot,
                   const std::function<void(std::uint32_t)>& link, TimePoint now);
-  void gatedStart(std::uint32_t boundary, std::function<std::uint32_t()> start);
+  // Starts a child of `boundary` that runs `child`, or queues it while the boundary's
+  // parallelism is taken.
+  void gatedStart(std::uint32_t boundary, const Template& child,
+                  std::function<std::uint32_t()> start);
   void releaseGate(std::uint32_t n);
   Expected<std::vector<Json>> loopItems(std::uint32_t c, const Loop& loop);
   std::uint32_t skippedNode(std::string name, const TemplateCall* call, std::uint32_t boundary,
@@ -240,7 +244,8 @@ class EngineRun {
   std::unordered_map<std::string, const Template*> by_name_;
   TimePoint now_{};
   std::deque<std::uint32_t> fulfilled_;  // nodes whose parent is to be told
-  std::deque<std::uint32_t> ready_;      // leaves waiting for a place
+  std::deque<std::uint32_t> ready_;      // plugin leaves waiting for a place
+  std::deque<std::uint32_t> ready_pods_;  // container and script leaves waiting for one
   std::vector<Timer> timers_;            // a min-heap
   std::uint32_t entry_ = kNoNode, exit_ = kNoNode;
   NodePhase phase_ = NodePhase::kRunning;
@@ -248,6 +253,7 @@ class EngineRun {
   TimePoint started_{};
   TimePoint workflow_deadline_ = TimePoint::max();
   int in_flight_ = 0, unanswered_ = 0, leaf_limit_ = 1;
+  int pods_in_flight_ = 0, pod_limit_ = 1;  // spec.parallelism counts pods only
   bool finished_ = false, cancelling_ = false, cancelled_ = false, draining_ = false;
 };
 

@@ -91,7 +91,7 @@ std::shared_ptr<const Route> DispatchedLeafCalls::pluginRoute(const LeafCall& ca
                                                                    .version = p.version,
                                                                    .rpc = p.rpc,
                                                                    .deployer = p.deployer,
-                                                                   .options = &p.deploy_options,
+                                                                   .options = p.deploy_options.is_null() ? nullptr : &p.deploy_options,
                                                                    .registry = true}));
     std::lock_guard lock(mu_);
     route = routes_.emplace(std::move(key), std::move(made)).first->second;

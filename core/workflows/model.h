@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -65,6 +66,49 @@ class SourceFile {
  private:
   static const std::string kEmpty;
   const std::string* text_ = &kEmpty;
+};
+
+// A part of a value that most values leave out (a template's container, its retryStrategy;
+// a call's loop; a node's result), held out of line so that it costs a pointer until set.
+// An optional whose reads never fail: an unset part reads as T's defaults. A write
+// through a non-const `->` or `*` sets it (to T's defaults first), so a front end fills
+// one as it would a member; has_value() / `if (part)` tell whether it was set. Copies
+// are deep (a model is a value type).
+template <class T>
+class Part {
+ public:
+  Part() = default;
+  Part(T value) : p_(std::make_unique<T>(std::move(value))) {}  // NOLINT: as std::optional
+  Part(const Part& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  Part(Part&&) noexcept = default;
+  Part& operator=(const Part& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  Part& operator=(Part&&) noexcept = default;
+  Part& operator=(T value) {
+    p_ = std::make_unique<T>(std::move(value));
+    return *this;
+  }
+
+  bool has_value() const { return p_ != nullptr; }
+  explicit operator bool() const { return has_value(); }
+  void reset() { p_.reset(); }
+
+  const T& operator*() const { return p_ ? *p_ : defaults(); }
+  const T* operator->() const { return &**this; }
+  T& operator*() {
+    if (!p_) p_ = std::make_unique<T>();
+    return *p_;
+  }
+  T* operator->() { return &**this; }
+
+ private:
+  static const T& defaults() {
+    static const T kDefaults{};
+    return kDefaults;
+  }
+  std::unique_ptr<T> p_;
 };
 
 // Where a model element was written: the file (as given to the front end) and 1-based
@@ -135,7 +179,7 @@ struct TemplateCall {
                               // front end into one, named "<wft>/<template>")
   std::vector<std::pair<std::string, Json>> arguments;  // parameter -> value (may hold tags)
   std::string when;                                      // a condition; empty: always
-  Loop loop;
+  Part<Loop> loop;  // unset: no loop
   // dag only: `dependencies` (all must succeed) or `depends` (an expression over
   // TASK, TASK.Succeeded, .Failed, .Errored, .Skipped, .Omitted, .Daemoned,
   // .AnySucceeded, .AllFailed with &&, ||, !). The front end writes `dependencies` as
@@ -158,7 +202,7 @@ struct PluginCall {  // an executor-plugin template: routed like serve's calls
   std::string rpc = "template.execute";
   Json args = Json::object();  // the body under the key (may hold tags)
   std::string deployer;        // empty: the default order
-  Json deploy_options = Json::object();
+  Json deploy_options;  // null: none (an empty object would cost an allocation per template)
   bool poll = false;  // poll the plugins that provide `rpc` when `key` names none
 };
 
@@ -180,14 +224,16 @@ struct Template {
   std::string outputs_result;  // composites: Argo has none; kept empty
 
   PluginCall plugin;        // kPlugin
-  ContainerRun container;   // kContainer, kScript
+  Part<ContainerRun> container;  // kContainer, kScript
   std::string suspend_for;  // kSuspend: a duration or a tag; empty: until resumed
   std::vector<std::vector<TemplateCall>> steps;  // kSteps: groups in order
   std::vector<TemplateCall> tasks;               // kDag
   std::string dag_target;  // kDag: run only these tasks (and what they need); empty: all
-  bool fail_fast = true;   // kDag/kSteps: stop starting children after one failed
+  // Stop starting children after one failed: kDag dag.failFast (default true), kSteps the
+  // template's failFast (Argo's default false; the front end says).
+  bool fail_fast = true;
 
-  std::optional<RetryStrategy> retry;
+  Part<RetryStrategy> retry;
   std::string timeout;  // a leaf's deadline per attempt (duration or tag); empty: default
   std::optional<Millis> active_deadline;  // the node's whole deadline, retries included
   std::optional<int> parallelism;         // children running at once

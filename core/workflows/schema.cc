@@ -40,7 +40,10 @@ class Checker {
 
   void check(const Json& v, const Json& s, const std::string& where) {
     if (!s.is_object()) return;
-    if (unknown_ && unknown_(v)) return;
+    if (unknown_ && unknown_(v)) {
+      saw_unknown_ = true;
+      return;
+    }
     if (auto t = s.find("type"); t != s.end()) {
       std::vector<std::string> types;
       if (t->is_string()) types.push_back(t->get<std::string>());
@@ -68,6 +71,18 @@ class Checker {
     if (v.is_string()) checkString(v.get<std::string>(), s, where);
     if (v.is_array()) checkArray(v, s, where);
     if (v.is_object()) checkObject(v, s, where);
+    // allOf, and if/then/else: how a schema says that one member chooses the shape of the
+    // others (a tagged union, such as an Arcaflow plugin's one_of types).
+    if (auto all = s.find("allOf"); all != s.end() && all->is_array()) {
+      for (const auto& sub : *all) check(v, sub, where);
+    }
+    if (auto cond = s.find("if"); cond != s.end() && cond->is_object()) {
+      Checker probe(unknown_);
+      probe.check(v, *cond, where);
+      // A condition on a value not known yet chooses neither branch.
+      const char* branch = probe.saw_unknown_ ? nullptr : probe.problems.empty() ? "then" : "else";
+      if (auto b = branch ? s.find(branch) : s.end(); b != s.end()) check(v, *b, where);
+    }
   }
 
   std::vector<std::string> problems;
@@ -154,6 +169,7 @@ class Checker {
   }
 
   const std::function<bool(const Json&)>& unknown_;
+  bool saw_unknown_ = false;  // a value was passed as not known yet
 };
 
 }  // namespace

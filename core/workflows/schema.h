@@ -3,7 +3,8 @@
 //
 // Supported keywords: type (a name or a list), properties, required,
 // additionalProperties (boolean or schema), items, enum, const, minimum, maximum,
-// exclusiveMinimum, exclusiveMaximum, minLength, maxLength, minItems, maxItems, pattern
+// exclusiveMinimum, exclusiveMaximum, minLength, maxLength, minItems, maxItems, allOf,
+// if/then/else, pattern
 // (ECMAScript syntax as RE2 reads it: matched in time linear in the value whatever the
 // pattern; a pattern with lookaround or back references is ignored). Other keywords are
 // ignored, so a richer schema never makes a valid value fail. Stateless; thread-safe.

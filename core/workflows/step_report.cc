@@ -86,6 +86,7 @@ void StepReporter::update(Step& step, const NodeStatus& node) {
   // are named "id(0)", "id(0:a)").
   if (node.display_name == s.id) {
     step.task_node = node.id;
+    step.task_type = node.type;
     s.phase = stepPhase(node.phase);
     s.message = node.message;
     s.started = node.started;
@@ -125,10 +126,16 @@ RunReport StepReporter::report(const RunResult& result) {
     for (const auto& p : result.outputs["parameters"])
       report.outputs[p["name"].get<std::string>()] = p["value"];
   }
-  // A looped step's outputs: each parameter gathered over its items, in item order.
-  std::unordered_map<std::string, const NodeStatus*> by_id;
-  by_id.reserve(result.nodes.size());
-  for (const auto& n : result.nodes) by_id.emplace(n.id, &n);
+  // A looped step's outputs: each parameter gathered over its items, in item order; a
+  // retried step's message from its last attempt. The nodes by id only when a step needs
+  // them (a map of every node would be the largest thing a run of plain steps holds).
+  std::unordered_map<std::string_view, const NodeStatus*> by_id;
+  if (std::any_of(steps_.begin(), steps_.end(), [](const Step& s) {
+        return s.task_type == NodeType::kTaskGroup || s.task_type == NodeType::kRetry;
+      })) {
+    by_id.reserve(result.nodes.size());
+    for (const auto& n : result.nodes) by_id.emplace(n.id, &n);
+  }
   const auto now = std::chrono::steady_clock::now();
   report.steps.reserve(steps_.size());
   for (std::size_t i = 0; i < steps_.size(); ++i) {

@@ -44,6 +44,7 @@ class StepReporter final : public EngineObserver {
     StepStatus status;
     const TemplateCall* task = nullptr;
     std::string task_node;  // the task's node id
+    NodeType task_type = NodeType::kPlugin;  // and its type
     bool omitted = false;   // skipped because a dependency did not succeed (not by `when`)
     // leaf node id -> its calls: one per attempt or item, so a list
     std::vector<std::pair<std::string, int>> leaf_calls;

@@ -95,7 +95,12 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
           within = step.timeout.value_or(*starts.default_timeout);
         auto described =
             routes->launcher().describe(*route.target, starts.cancel, within, starts.clock);
-        if (described && *described) checkArgs(step, **described, ctx, report);
+        if (described && *described) {
+          checkArgs(step, **described, ctx, report);
+        } else if (!described && starts.unstarted_is_problem) {
+          report("its args were not checked: its plugin could not be started to read its "
+                 "schema: " + described.error().message());
+        }
         continue;
       }
     } else if (!step.deployer.empty()) {

@@ -33,6 +33,9 @@ struct CheckStarts {
   StartControl* cancel = nullptr;
   std::optional<Millis> default_timeout;
   AlarmClock* clock = nullptr;  // REQUIRES: set with `default_timeout`
+  // `validate`: a plugin that could not be started to read its manifest is a problem that
+  // says what was not checked and why (in a run it is the step's error when it runs).
+  bool unstarted_is_problem = false;
 };
 
 // `inputs` are the resolved input values (resolveInputs()). `routes` (the dispatcher a run

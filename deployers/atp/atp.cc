@@ -18,8 +18,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include <plugboard/host/artifact.h>
+#include <plugboard/host/options.h>
 #include <plugboard/host/spawn.h>
 #include <plugboard/host/trust.h>
 #include <plugboard/deployer.hpp>
@@ -49,6 +53,47 @@ using deployer_common::Millis;
 
 constexpr const char* kDefaultPython = "/usr/bin/python3";
 constexpr Millis kContainerStartTimeout{30000};
+// How long a step asked to stop with its cancel handler may take to answer before it is
+// killed: the engine's default closure_wait_timeout (internal/step/plugin/provider.go).
+constexpr Millis kCancelGrace{5000};
+
+// The Settings of the shared child code, with the atp deployer's default cancel grace.
+deployer_common::Settings childSettings(const Json& options) {
+  deployer_common::Settings child;
+  child.cancel_grace = kCancelGrace;
+  deployer_common::applyOptions(child, options);
+  return child;
+}
+
+// For a package without a __main__ (as arcaflow-plugin-template-python ships it: the plugin
+// is a module of the package that runs plugin.run() under `if __name__ == "__main__"`, and
+// imports its sibling modules by their bare names, as its Dockerfile runs it: `python
+// template_python_plugin.py`), the one module of the package that runs as a program, to be
+// run as a script (its directory first on sys.path, the package's parent on PYTHONPATH).
+// Empty when `package` is not such a package. Throws std::invalid_argument when none or
+// several of its modules run as programs.
+std::string scriptOfPackage(const std::string& module, const fs::path& package) {
+  std::error_code ec;
+  if (!fs::is_directory(package, ec) || fs::exists(package / "__main__.py", ec)) return {};
+  std::vector<std::string> found;
+  for (const auto& entry : fs::directory_iterator(package, ec)) {
+    if (entry.path().extension() != ".py" || !entry.is_regular_file(ec)) continue;
+    std::ifstream in(entry.path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find("__name__ == \"__main__\"") != std::string::npos ||
+        text.find("__name__ == '__main__'") != std::string::npos)
+      found.push_back(entry.path().filename().string());
+  }
+  std::sort(found.begin(), found.end());
+  if (found.size() == 1) return (package / found[0]).string();
+  std::string list;
+  for (const auto& f : found) list += (list.empty() ? "" : ", ") + f;
+  throw std::invalid_argument(
+      "package '" + module + "' (" + package.string() + ") has no __main__.py, and " +
+      (found.empty() ? std::string("none of its modules runs as a program")
+                     : "several of its modules run as programs (" + list + ")") +
+      "; name the plugin's module in the artifact, e.g. module = \"" + module + ".plugin\"");
+}
 
 struct AtpSettings {
   std::string python = kDefaultPython;
@@ -114,8 +159,7 @@ class AtpDeployer : public plugboard::Deployer {
     host::ignoreSigpipe();
     applyAtpOptions(defaults_, config);
     // Check both option sets now, so that a bad configuration is refused at once.
-    deployer_common::Settings child;
-    deployer_common::applyOptions(child, defaults_.child);
+    childSettings(defaults_.child);
     deployer_common::ContainerRunSettings podman;
     for (const auto& [key, value] : defaults_.container.items())
       deployer_common::applyContainerRunOption(podman, key, value);
@@ -181,8 +225,7 @@ class AtpDeployer : public plugboard::Deployer {
                                                          const std::string& name,
                                                          const host::TrustRules& rules,
                                                          Digest& digest) {
-    deployer_common::Settings child;
-    deployer_common::applyOptions(child, s.child);
+    deployer_common::Settings child = childSettings(s.child);
     const std::string module = nonEmptyText(artifact, "module");
     const std::string path = nonEmptyText(artifact, "path");
     std::map<std::string, std::string> env;
@@ -212,20 +255,33 @@ class AtpDeployer : public plugboard::Deployer {
       digest.addText("python");
       digest.addText(program);
       if (!module.empty()) {
-        args = {"-m", module, "--atp"};
-        label = "'" + name + "' (module " + module + ")";
+        std::string script;  // a package's module run as a script, instead of -m
         digest.addText(module);
         if (!path.empty()) {
           const std::string dir = fs::absolute(path).lexically_normal().string();
           deployer_common::requireTrusted(dir, host::checkTree(dir, rules, "module directory"));
-          env["PYTHONPATH"] = dir;
-          const fs::path package = fs::path(dir) / module;
+          // The module's directory comes first; option env's PYTHONPATH (where the SDK may
+          // be) extends it rather than replacing it.
+          auto own = child.env.find("PYTHONPATH");
+          env["PYTHONPATH"] =
+              own == child.env.end() || own->second.empty() ? dir : dir + ":" + own->second;
+          if (own != child.env.end()) child.env.erase(own);
+          const std::string top = module.substr(0, module.find('.'));
+          const fs::path package = fs::path(dir) / top;
           std::error_code ec;
           if (fs::is_directory(package, ec)) {
             digest.addTree(package.string());
+            if (top == module) script = scriptOfPackage(module, package);
           } else {
             digest.addFile(package.string() + ".py");
           }
+        }
+        if (script.empty()) {
+          args = {"-m", module, "--atp"};
+          label = "'" + name + "' (module " + module + ")";
+        } else {
+          args = {script, "--atp"};
+          label = "'" + name + "' (" + script + ")";
         }
       } else {
         const std::string file = fs::absolute(path).lexically_normal().string();
@@ -248,13 +304,11 @@ class AtpDeployer : public plugboard::Deployer {
       const std::string& image, AtpSettings& s, const std::string& name,
       const host::TrustRules& rules, Digest& digest,
       deployer_common::ContainerRunSettings& podman) {
-    deployer_common::Settings child;
-    child.start_timeout = kContainerStartTimeout;
-    Json child_options = Json::object();
+    Json child_options = {{"start_timeout", host::formatGoDuration(kContainerStartTimeout)}};
     for (const auto& [key, value] : s.child.items()) {
       if (key != "memory" && key != "env") child_options[key] = value;
     }
-    deployer_common::applyOptions(child, child_options);
+    deployer_common::Settings child = childSettings(child_options);
     for (const auto& [key, value] : s.container.items())
       deployer_common::applyContainerRunOption(podman, key, value);
     podman.channel = "stdio";  // -i, as Arcaflow runs its plugins; never a TTY
@@ -309,7 +363,7 @@ class AtpDeployer : public plugboard::Deployer {
 
 PLUGBOARD_DEPLOYER(plugboard::atp_deployer::AtpDeployer, R"({
   "name": "atp", "version": "1.0.0", "deploys": ["atp"], "priority": 45, "describes": true,
-  "description": "Runs Arcaflow plugins unchanged over the Arcaflow Transport Protocol (v3): a Python module or file, a command, or a container image with podman; one long-lived process per plugin with several calls in flight",
+  "description": "Runs Arcaflow plugins unchanged over the Arcaflow Transport Protocol (v3): a Python module or file, a command, or a container image with podman; one long-lived process per plugin with several calls in flight; cancel_grace defaults to 5s, the engine's closure_wait_timeout",
   "config": {
     )" PLUGBOARD_CHILD_PROCESS_OPTIONS R"(,
     )" PLUGBOARD_CONTAINER_RUN_OPTIONS R"(,

@@ -37,6 +37,47 @@ std::string textOf(const Json& value) {
                            : value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+// An ERROR's text as one line for a step's message, and the rest for the log. The Python
+// SDK sends "Error while calling step RUN/STEP:<exception> Traceback (most recent call
+// last):" and the traceback's lines (atp.py, ATPServer.start_step): the line is the
+// exception's text, without the SDK's preamble (plugboard's message names the step), or
+// the traceback's last line when that text is empty; the rest is every line of the text.
+struct Headline {
+  std::string line;
+  std::vector<std::string> rest;
+};
+
+std::string trimmed(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return std::string(text.substr(first, last - first + 1));
+}
+
+Headline headline(const std::string& text) {
+  static constexpr std::string_view kTraceback = "Traceback (most recent call last):";
+  static constexpr std::string_view kPreamble = "Error while calling step ";
+  std::vector<std::string> lines;
+  for (std::size_t start = 0; start <= text.size();) {
+    const std::size_t nl = text.find('\n', start);
+    const std::size_t end = nl == std::string::npos ? text.size() : nl;
+    if (std::string line = trimmed(std::string_view(text).substr(start, end - start)); !line.empty())
+      lines.push_back(std::move(line));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  if (lines.size() <= 1) return {lines.empty() ? std::string("no message") : lines[0], {}};
+  std::string_view first = text;
+  if (const auto at = first.find(kTraceback); at != std::string_view::npos) first = first.substr(0, at);
+  std::string line = trimmed(first.substr(0, first.find('\n')));
+  if (line.starts_with(kPreamble)) {
+    const auto colon = line.find(':');
+    if (colon != std::string::npos) line = trimmed(std::string_view(line).substr(colon + 1));
+  }
+  if (line.empty()) line = lines.back();  // the exception, as the traceback ends with it
+  return {std::move(line), std::move(lines)};
+}
+
 class AtpWire : public deployer_common::Wire {
  public:
   explicit AtpWire(WireSpec spec)
@@ -154,20 +195,30 @@ class AtpWire : public deployer_common::Wire {
   }
 
   host::Status error(const std::string& run_id, const Json& data, std::vector<WireEvent>& events) {
-    const std::string text = textOf(data.value("error", Json("no message")));
-    if (flag(data, "server_fatal")) return host::Error("reported a fatal error: " + text);
+    const Headline said = headline(textOf(data.value("error", Json("no message"))));
+    const std::string where = run_id.empty() ? "" : " in run '" + run_id + "'";
+    const auto logRest = [&] {
+      for (const auto& line : said.rest) events.push_back(log("info", "error" + where + ": " + line));
+    };
+    const std::string more = said.rest.empty() ? "" : " (the traceback is in the log)";
+    if (flag(data, "server_fatal")) {
+      logRest();
+      return host::Error("reported a fatal error: " + said.line + more);
+    }
     if (!flag(data, "step_fatal")) {
-      events.push_back(
-          log("warn", "error" + (run_id.empty() ? "" : " in run '" + run_id + "'") + ": " + text));
+      events.push_back(log("warn", "error" + where + ": " + said.line + more));
+      logRest();
       return host::Status::Ok();
     }
     auto call = callOf(run_id);
     if (!call) return broke(call.error().message());
+    logRest();
     WireEvent done;
     done.kind = WireEvent::Kind::kResult;
     done.id = *call;
     done.result = Json::parse(
-        Result::Error(spec_.who + ": step '" + stepName(*call) + "' failed: " + text).toText());
+        Result::Error(spec_.who + ": step '" + stepName(*call) + "' failed: " + said.line + more)
+            .toText());
     forget(*call);
     events.push_back(std::move(done));
     return host::Status::Ok();
@@ -203,14 +254,24 @@ class AtpWire : public deployer_common::Wire {
   Json result(const Json& data) {
     const std::string output_id = textOf(data.value("output_id", Json("")));
     Json output = data.value("output_data", Json(nullptr));
-    if (spec_.manifest.success_ids.contains(output_id)) {
-      Json parameters = output.is_object() ? output : Json{{"output", output}};
-      parameters["output_id"] = output_id;
-      return Json::parse(Result::Succeeded(std::move(parameters)).toText());
+    // The answer's fields keep their types in outputs.values; outputs.parameters renders
+    // them as workflow parameters (text), which is what Argo's edge needs.
+    Json values = output.is_object() ? output : Json{{"output", output}};
+    values["output_id"] = output_id;
+    Json parameters = values;
+    for (auto& [name, value] : parameters.items()) {
+      if (!value.is_string()) value = value.dump(-1, ' ', false, Json::error_handler_t::replace);
     }
+    Json outputs = {{"parameters", std::move(parameters)}, {"values", std::move(values)}};
+    if (spec_.manifest.success_ids.contains(output_id)) {
+      return Json::parse(Result::Succeeded().withOutputs(std::move(outputs)).toText());
+    }
+    // The plugin's answer stays the step's outputs, as the engine completes a step with
+    // whatever output it gave (a "cancelled" output after a cancel, an "error" output).
     std::string why =
         output.is_object() && output.contains("error") ? textOf(output["error"]) : textOf(output);
-    return Json::parse(Result::Failed("output '" + output_id + "': " + why).toText());
+    return Json::parse(
+        Result::Failed("output '" + output_id + "': " + why).withOutputs(std::move(outputs)).toText());
   }
 
   // The part of the cumulative debug_logs not seen before, as log lines. Runs in flight at

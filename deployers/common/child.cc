@@ -187,16 +187,41 @@ void Child::sendExecute(std::uint64_t id, std::string_view request) {
 }
 
 void Child::cancel(std::uint64_t id) {
+  // The bytes that ask the call to stop; none when its plugin has no way to be asked.
+  const std::string bytes = wire_->cancel(id);
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
     auto it = calls_.find(id);
     if (it == calls_.end() || it->second.done) return;
+    if (bytes.empty()) {
+      // Nothing can ask it to stop, so nothing is waited for. Alone in its child, the call
+      // ends with the child, killed at once; beside other calls, it is given up on (its
+      // answer, if one comes, is ignored) and the child retires: new calls go to a new
+      // child, and this one ends once its other calls have answered.
+      bool alone = true;
+      for (const auto& [other, call] : calls_) alone = alone && (other == id || call.done);
+      if (alone) {
+        kill_for_call_ = id;
+        lock.unlock();
+        killFor("was killed to stop a cancelled call that it has no way to be asked to stop");
+        return;
+      }
+      it->second.done = true;
+      it->second.result =
+          Result::Error(who() +
+                        ": the call was cancelled; the plugin has no way to be asked to stop it, "
+                        "so it was given up on, and the calls beside it go on")
+              .toText();
+      retireLocked("gave up on a cancelled call it could not be asked to stop", false);
+      cv_.notify_all();
+      return;
+    }
     if (!it->second.kill_at) {
       it->second.kill_at = Clock::now() + launch_->settings.cancel_grace;
       cv_.notify_all();
     }
   }
-  if (const std::string bytes = wire_->cancel(id); !bytes.empty()) send(bytes);
+  send(bytes);
 }
 
 Child::Answer Child::wait(std::uint64_t id) {
@@ -216,6 +241,7 @@ Child::Answer Child::wait(std::uint64_t id) {
       continue;
     }
     if (cv_.wait_until(lock, *call.kill_at, [&] { return call.done; })) break;
+    if (!kill_for_call_) kill_for_call_ = id;
     lock.unlock();
     killFor("did not answer a cancel within " +
             host::formatGoDuration(launch_->settings.cancel_grace) + " and was killed");
@@ -446,10 +472,18 @@ void Child::finish() {
   end_tail_ = stderrTail(stderr_tail_, stderr_cut_);
   const std::string message =
       who() + " " + end_cause_ + (end_tail_.empty() ? "" : "; stderr: " + end_tail_);
+  // A child killed to stop one call ends the others too; their message says whose cancel
+  // it was, so that no call is blamed for a cancel it was never sent.
+  const std::string beside =
+      kill_for_call_ && !kill_cause_.empty()
+          ? who() + " was killed to stop call " + std::to_string(*kill_for_call_) +
+                ", which was cancelled and did not stop; this call, beside it in the same "
+                "process, ended with it"
+          : message;
   for (auto& [id, call] : calls_) {
     if (call.done) continue;
     call.done = true;
-    call.result = Result::Error(message).toText();
+    call.result = Result::Error(kill_for_call_ == id ? message : beside).toText();
   }
   ended_ = true;
   const bool report = greeted_ && !closing_;

@@ -67,6 +67,9 @@ class Child {
   // limit is not sent: the call ends with an Error naming the limit.
   void sendExecute(std::uint64_t id, std::string_view request);
   // Asks call `id` to stop; unless it answers within the cancel grace, kills the child.
+  // When its Wire has no way to ask (an empty Wire::cancel()), nothing is waited for: the
+  // child is killed at once if the call is alone in it, else the call ends at once with an
+  // Error and the child retires (its other calls go on).
   void cancel(std::uint64_t id);
   struct Answer {
     std::string result;     // result JSON text
@@ -126,6 +129,7 @@ class Child {
   std::string name_;  // the plugin's name, from manifest_
   bool closing_ = false;
   std::string kill_cause_;  // why we killed it; empty if we did not
+  std::optional<std::uint64_t> kill_for_call_;  // the cancelled call it was killed to stop
   bool reaped_ = false;     // pid_ may be recycled: never signal it again
   std::optional<int> status_;
   bool ended_ = false;  // reaped, and every call in flight ended

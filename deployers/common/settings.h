@@ -30,7 +30,7 @@
   R"(RLIMIT_NOFILE"},)"                                                                                     \
   R"("cwd": {"type": "string", "description": "working directory of the child; default: the runtime's"},)"  \
   R"("cancel_grace": {"type": "duration", "description": "how long a cancelled call may take to answer )"   \
-  R"(before the child is killed; default 1s"},)"                                                            \
+  R"(before the child is killed; default 1s, unless the deployer's description says otherwise"},)"                                                            \
   R"("frame_limit": {"type": "size", "description": "the most bytes one protocol message may hold, )"       \
   R"(in both directions; a larger result or request fails its call alone; default 16M"},)"                  \
   R"("restart_at_open_files": {"type": "integer", "description": "the child is replaced, its calls )"       \

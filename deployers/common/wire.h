@@ -51,8 +51,8 @@ class Wire {
   // The bytes that start call `id` with `request` (one JSON object, a request as a native
   // plugin receives it). An error fails this call alone; its message follows "plugin 'x': ".
   virtual host::Expected<std::string> execute(std::uint64_t id, std::string_view request) = 0;
-  // The bytes that ask call `id` to stop; empty when the plugin has no way to be asked, so
-  // that only the kill after the cancel grace stops it.
+  // The bytes that ask call `id` to stop; empty when the plugin has no way to be asked: the
+  // Child then waits for nothing (Child::cancel()).
   virtual std::string cancel(std::uint64_t id) = 0;
   // The bytes that tell the plugin to end once its calls are done.
   virtual std::string shutdown() = 0;

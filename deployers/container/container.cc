@@ -19,6 +19,8 @@
 // Artifact kind "container-run" ({"mode": "run-to-end"}): no plugin, but the container and
 // script templates of workflows, each call one container run to its end
 // (template_run.h).
+#include <unistd.h>
+
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -47,6 +49,22 @@ namespace fs = std::filesystem;
 using deployer_common::Millis;
 
 constexpr Millis kDefaultStartTimeout{30000};
+
+// The wrapper that a template with output parameters runs in its container
+// (step_wrapper.cc): <dir>/../container/plugboard-step-wrapper for this module in <dir>,
+// checked as code with `rules`; else why it cannot be used.
+host::Expected<std::string> findWrapper(const host::TrustRules& rules) {
+  const fs::path dir = host::moduleDirectory();
+  const std::string path =
+      (dir.parent_path() / "container" / std::string(kWrapperName)).lexically_normal().string();
+  if (dir.empty() || ::access(path.c_str(), X_OK) != 0) {
+    return host::Error("its wrapper " + path +
+                       " is missing (it is installed with the container deployer)");
+  }
+  if (host::Status st = host::refusal(path, host::checkFile(path, rules)); !st)
+    return host::Error(st.error().message());
+  return path;
+}
 
 struct ContainerSettings {
   deployer_common::ContainerRunSettings run;
@@ -126,8 +144,9 @@ class ContainerDeployer : public plugboard::Deployer {
   // its end (template_run.h).
   plugboard::Deployed runToEnd(const Json& artifact, const Json& options) {
     ContainerSettings s = settingsFor(artifact, options);
-    auto handle = std::make_unique<TemplateRunHandle>(s.run, "plugboard-step-" + run_id_ + "-",
-                                                      host::rulesOf(artifact), log());
+    const host::TrustRules rules = host::rulesOf(artifact);
+    auto handle = std::make_unique<TemplateRunHandle>(
+        s.run, "plugboard-step-" + run_id_ + "-", rules, log(), findWrapper(rules));
     return {TemplateRunHandle::manifest(), std::move(handle)};
   }
 

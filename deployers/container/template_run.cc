@@ -2,11 +2,9 @@
 #include "deployers/container/template_run.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -112,40 +110,70 @@ Step parseStep(std::string_view request_text) {
   return step;
 }
 
-// Reads the child's stdout and stderr until both close, keeping at most the last
-// `out_keep` bytes of stdout and `err_keep` of stderr; `err_cut` tells whether stderr was
-// cut.
-void collect(host::Spawned& child, std::string& out, std::size_t out_keep, std::string& err,
-             std::size_t err_keep, bool& err_cut) {
-  pollfd fds[2] = {{child.out.get(), POLLIN, 0}, {child.err.get(), POLLIN, 0}};
-  std::string* into[2] = {&out, &err};
-  const std::size_t keep[2] = {out_keep, err_keep};
+// Where collect() puts what one descriptor gives: at most the last `keep` bytes (`cut`
+// tells whether some were dropped), or with `head`, the first `keep` and nothing after.
+struct Sink {
+  int fd = -1;
+  std::string* into = nullptr;
+  std::size_t keep = 0;
+  bool head = false;
+  bool* cut = nullptr;
+};
+
+void take(Sink& s, const char* data, std::size_t n) {
+  if (s.head) {
+    const std::size_t room = s.keep - std::min(s.keep, s.into->size());
+    if (n > room && s.cut != nullptr) *s.cut = true;
+    s.into->append(data, std::min(n, room));
+    return;
+  }
+  s.into->append(data, n);
+  if (s.into->size() > 2 * s.keep) {
+    s.into->erase(0, s.into->size() - s.keep);
+    if (s.cut != nullptr) *s.cut = true;
+  }
+}
+
+// Reads the child's stdout and stderr (sinks 0 and 1) until both close, and any other
+// sink's descriptor (non-blocking) while they are open and then to what it holds: the
+// child has ended by then, and what it passed on with it.
+void collect(std::vector<Sink> sinks) {
+  std::vector<pollfd> fds;
+  for (const Sink& s : sinks) fds.push_back({s.fd, POLLIN, 0});
   int open = 2;
   char buffer[16384];
+  // Whether there may be more to read on sink `i` at once.
+  const auto readOne = [&](std::size_t i) {
+    for (;;) {
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        take(sinks[i], buffer, static_cast<std::size_t>(n));
+        return true;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) return false;
+      fds[i].fd = -1;
+      if (i < 2) --open;
+      return false;
+    }
+  };
   while (open > 0) {
-    if (::poll(fds, 2, -1) < 0) {
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
-      if (n > 0) {
-        into[i]->append(buffer, static_cast<std::size_t>(n));
-        if (into[i]->size() > 2 * keep[i]) {
-          into[i]->erase(0, into[i]->size() - keep[i]);
-          if (i == 1) err_cut = true;
-        }
-      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        fds[i].fd = -1;
-        --open;
-      }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd >= 0 && fds[i].revents != 0) readOne(i);
     }
   }
-  for (int i = 0; i < 2; ++i) {
-    if (into[i]->size() > keep[i]) {
-      into[i]->erase(0, into[i]->size() - keep[i]);
-      if (i == 1) err_cut = true;
+  for (std::size_t i = 2; i < fds.size(); ++i) {
+    while (fds[i].fd >= 0 && readOne(i)) {
+    }
+  }
+  for (Sink& s : sinks) {
+    if (!s.head && s.into->size() > s.keep) {
+      s.into->erase(0, s.into->size() - s.keep);
+      if (s.cut != nullptr) *s.cut = true;
     }
   }
 }
@@ -173,41 +201,11 @@ Ran runQuiet(const std::vector<std::string>& argv) {
   child->in.reset();
   std::string out, err;
   bool cut = false;
-  collect(*child, out, 4096, err, 4096, cut);
+  collect({{child->out.get(), &out, 4096}, {child->err.get(), &err, 4096, false, &cut}});
   int status = 0;
   while (::waitpid(child->pid, &status, 0) < 0 && errno == EINTR) {
   }
   return {exitCodeOf(status), std::move(out), deployer_common::stderrTail(err, cut)};
-}
-
-// The content of the open file `fd` when it is a regular file of at most `limit` bytes;
-// else the reason.
-std::pair<std::optional<std::string>, std::string> readParameter(int fd, std::size_t limit) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return {std::nullopt, std::strerror(errno)};
-  if (!S_ISREG(st.st_mode)) return {std::nullopt, "it is not a regular file"};
-  if (static_cast<std::size_t>(st.st_size) > limit)
-    return {std::nullopt, "it holds more than " + std::to_string(limit) + " bytes"};
-  std::string data(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < data.size()) {
-    const ssize_t n = ::read(fd, data.data() + got, data.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  data.resize(got);
-  return {std::move(data), {}};
-}
-
-// Opens `path` in the file system whose root is the directory `root`, every link resolved
-// inside it as the container resolves it (none leads out), without blocking on a FIFO.
-// -1 with errno set when it cannot (ENOSYS: a kernel before 5.6).
-int openInRoot(int root, const std::string& path) {
-  open_how how{};
-  how.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
-  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-  return static_cast<int>(::syscall(SYS_openat2, root, path.c_str(), &how, sizeof how));
 }
 
 // Argo's trimming: one trailing newline off (workflow/executor/executor.go).
@@ -215,41 +213,56 @@ void trimNewline(std::string& s) {
   if (!s.empty() && s.back() == '\n') s.pop_back();
 }
 
-// Each of `step`'s output parameters, read from the stopped container `name` into
+// The most the wrapper's records of `outputs` parameters take.
+std::size_t channelLimit(std::size_t outputs) { return outputs * (kParameterLimit + 64) + 64; }
+
+// A record of the wrapper's (step_wrapper.cc): a file's content, or why there is none.
+struct Record {
+  bool file = false;
+  std::string data;
+};
+
+// The record at `at` of `channel`, `at` moved past it; nullopt when none is there as the
+// wrapper writes it. What comes through the channel comes from inside the container: each
+// record is checked.
+std::optional<Record> nextRecord(const std::string& channel, std::size_t& at) {
+  const std::size_t eol = channel.find('\n', at);
+  if (eol == std::string::npos || eol - at > 40) return std::nullopt;
+  const std::string head = channel.substr(at, eol - at);
+  const std::size_t space = head.find(' ');
+  if (space == std::string::npos) return std::nullopt;
+  const std::string kind = head.substr(0, space), digits = head.substr(space + 1);
+  if ((kind != "file" && kind != "error") || digits.empty() || digits.size() > 10 ||
+      digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  const std::size_t size = std::stoull(digits);
+  if (size > (kind == "file" ? kParameterLimit : 4096) || channel.size() - (eol + 1) < size)
+    return std::nullopt;
+  at = eol + 1 + size;
+  return Record{kind == "file", channel.substr(eol + 1, size)};
+}
+
+// Each of `step`'s output parameters from `channel`, the wrapper's records, into
 // `parameters`; `missing` says why the first that could not be read, and had no default,
-// is missing. `scratch` is a directory of this process for copies.
-void readOutputs(const ContainerRunSettings& settings, const std::string& name, const Step& step,
-                 const std::string& scratch, Json& parameters, std::string& missing) {
-  // The stopped container's file system, mounted (rootful podman), is read in place;
-  // else each file is copied out with `podman cp`.
-  std::vector<std::string> mount = settings.podman.global();
-  mount.insert(mount.end(), {"mount", name});
-  const Ran mounted = runQuiet(mount);
-  host::Fd root;
-  if (mounted.code == 0) {
-    std::string dir = mounted.out;
-    while (!dir.empty() && (dir.back() == '\n' || dir.back() == ' ')) dir.pop_back();
-    root = host::Fd(::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  }
-  for (std::size_t i = 0; i < step.outputs.size(); ++i) {
-    const OutputParameter& o = step.outputs[i];
+// is missing.
+void readOutputs(const Step& step, const std::string& channel, bool channel_cut,
+                 Json& parameters, std::string& missing) {
+  std::size_t at = 0;
+  bool broken = false;
+  for (const OutputParameter& o : step.outputs) {
     std::optional<std::string> value;
     std::string why;
-    int fd = root.get() >= 0 ? openInRoot(root.get(), o.path) : -1;
-    if (fd < 0 && (root.get() < 0 || errno == ENOSYS)) {  // copied out instead
-      const std::string copy = scratch + "/output-" + std::to_string(i);
-      std::vector<std::string> cp = settings.podman.global();
-      cp.insert(cp.end(), {"cp", name + ":" + o.path, copy});
-      const Ran copied = runQuiet(cp);
-      why = copied.err;
-      if (copied.code == 0)
-        fd = ::open(copy.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    } else if (fd < 0) {
-      why = std::strerror(errno);
-    }
-    if (fd >= 0) {
-      host::Fd file(fd);
-      std::tie(value, why) = readParameter(file.get(), kParameterLimit);
+    std::optional<Record> r;
+    if (!broken) r = nextRecord(channel, at);
+    if (!r) {
+      broken = true;
+      why = at >= channel.size() && !channel_cut
+                ? "the container ended before its outputs were saved"
+                : "what came through the outputs' channel is not the wrapper's records";
+    } else if (r->file) {
+      value = std::move(r->data);
+    } else {
+      why = std::move(r->data);
     }
     if (!value && o.default_value) value = o.default_value;
     if (value) {
@@ -257,9 +270,37 @@ void readOutputs(const ContainerRunSettings& settings, const std::string& name, 
       parameters[o.name] = std::move(*value);
     } else if (missing.empty()) {
       missing = "output parameter '" + o.name + "': cannot read " + o.path +
-                " from the container: " + (why.empty() ? "podman cp failed" : why);
+                " from the container: " + why;
     }
   }
+}
+
+// The image's entrypoint and command (podman image inspect), or why they cannot be known.
+host::Expected<ImageCommand> inspectCommand(
+    const ContainerRunSettings& settings, const std::string& image) {
+  std::vector<std::string> argv = settings.podman.global();
+  argv.insert(argv.end(), {"image", "inspect", "--format",
+                           "{{json .Config.Entrypoint}}\n{{json .Config.Cmd}}", image});
+  const Ran ran = runQuiet(argv);
+  if (ran.code != 0) return host::Error("podman cannot inspect the image: " + ran.err);
+  const std::size_t eol = ran.out.find('\n');
+  const Json entrypoint = Json::parse(ran.out.substr(0, eol), nullptr, false);
+  const Json cmd = Json::parse(eol == std::string::npos ? "" : ran.out.substr(eol + 1), nullptr,
+                               false);
+  const auto list = [](const Json& j, std::vector<std::string>& into) {
+    if (j.is_null()) return true;
+    if (!j.is_array()) return false;
+    for (const auto& v : j) {
+      if (!v.is_string()) return false;
+      into.push_back(v.get<std::string>());
+    }
+    return true;
+  };
+  ImageCommand both;
+  if (!list(entrypoint, both.first) || !list(cmd, both.second))
+    return host::Error("podman's inspection of the image is not its entrypoint and command: " +
+                 ran.out);
+  return both;
 }
 
 }  // namespace
@@ -272,11 +313,36 @@ struct TemplateRunHandle::Call {
 };
 
 TemplateRunHandle::TemplateRunHandle(ContainerRunSettings s, std::string name_prefix,
-                                     host::TrustRules rules, plugboard::Logger log)
+                                     host::TrustRules rules, plugboard::Logger log,
+                                     host::Expected<std::string> wrapper)
     : settings_(std::move(s)),
       name_prefix_(std::move(name_prefix)),
       rules_(std::move(rules)),
-      log_(std::move(log)) {}
+      log_(std::move(log)),
+      wrapper_(wrapper ? *wrapper : std::string()),
+      wrapper_problem_(wrapper ? std::string() : wrapper.error().message()) {}
+
+host::Expected<ImageCommand> TemplateRunHandle::imageCommand(const std::string& image,
+                                                             const std::string& pull) {
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = images_.find(image); it != images_.end()) return it->second;
+  }
+  auto got = inspectCommand(settings_, image);
+  if (!got && pull != "never") {  // not here yet: pulled as `podman run` would
+    std::vector<std::string> argv = settings_.podman.global();
+    argv.insert(argv.end(), {"pull", image});
+    const Ran pulled = runQuiet(argv);
+    if (pulled.code != 0)
+      return host::Error(deployer_common::explainMissingImage(
+          "podman could not pull it to read its command: " + pulled.err, settings_));
+    got = inspectCommand(settings_, image);
+  }
+  if (!got) return host::Error(deployer_common::explainMissingImage(got.error().message(), settings_));
+  std::lock_guard lock(mu_);
+  images_.emplace(image, *got);
+  return got;
+}
 
 TemplateRunHandle::~TemplateRunHandle() = default;
 
@@ -336,34 +402,62 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
     return Result::Error(who + ": " + e.what()).toText();
   }
 
+  // With output parameters, the wrapper runs the command and passes their files on
+  // (step_wrapper.cc); it needs the whole command, the image's when the template has none.
+  const bool wrapped = !step.outputs.empty();
+  std::vector<std::string> command = step.command, args = step.args;
+  if (wrapped) {
+    if (wrapper_.empty())
+      return Result::Error(who + ": cannot save its output parameters: " + wrapper_problem_)
+          .toText();
+    if (command.empty()) {
+      auto image = imageCommand(step.image, step.pull.empty() ? settings_.pull : step.pull);
+      if (!image) return Result::Error(who + ": " + image.error().message()).toText();
+      command = image->first;
+      if (args.empty()) args = image->second;
+    }
+    if (command.empty() && args.empty())
+      return Result::Error(who + ": neither the template nor its image names a command")
+          .toText();
+  }
+
   const std::string name = name_prefix_ + std::to_string(++sequence_);
-  // Declared before the directories: abandon() finds the entry until they are gone.
+  // Declared before the directory: abandon() finds the entry until it is gone.
   deployer_common::LiveContainer live;
   std::optional<deployer_common::TemporaryDirectory> staging;
-  try {
-    staging.emplace("plugboard-step-");
-  } catch (const std::runtime_error& e) {
-    return Result::Error(who + ": " + e.what()).toText();
-  }
-  live.add(name, settings_.podman, staging->path());
-  // The container's user, whoever it is, reads the script: the directory is mounted.
-  ::chmod(staging->path().c_str(), 0755);
-  const std::string script_dir = staging->path() + "/staging";
+  std::string script_dir;
   if (step.source) {
+    try {
+      staging.emplace("plugboard-step-");
+    } catch (const std::runtime_error& e) {
+      return Result::Error(who + ": " + e.what()).toText();
+    }
+    // The container's user, whoever it is, reads the script: the directory is mounted.
+    ::chmod(staging->path().c_str(), 0755);
+    script_dir = staging->path() + "/staging";
     ::mkdir(script_dir.c_str(), 0755);
     const std::string file = script_dir + "/script";
     std::ofstream(file, std::ios::binary) << *step.source;
     // Executable, as Argo's executor writes it (StageFiles): `command: [sh, -c]` runs it.
     ::chmod(file.c_str(), 0755);
   }
+  live.add(name, settings_.podman, staging ? staging->path() : std::string());
 
-  // Outputs are read from the stopped container: it is removed after, not by podman run.
-  const bool keep = !step.outputs.empty();
+  // The outputs come out through a pipe on the container's descriptor 3, so that podman
+  // removes the container as it ends.
+  host::Fd channel_read, channel_write;
+  if (wrapped) {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0)
+      return Result::Error(who + ": cannot make a pipe: " + std::strerror(errno)).toText();
+    channel_read = host::Fd(ends[0]);
+    channel_write = host::Fd(ends[1]);
+    ::fcntl(channel_read.get(), F_SETFL, O_NONBLOCK);
+  }
   std::vector<std::string> argv = settings_.podman.global();
-  argv.push_back("run");
-  if (!keep) argv.push_back("--rm");
-  argv.insert(argv.end(), {"--name", name, "--network", settings_.network, "--pull",
-                           step.pull.empty() ? settings_.pull : step.pull, "--log-driver", "none"});
+  argv.insert(argv.end(), {"run", "--rm", "--name", name, "--network", settings_.network,
+                           "--pull", step.pull.empty() ? settings_.pull : step.pull,
+                           "--log-driver", "none"});
   deployer_common::appendContainerLimits(argv, settings_);
   if (!step.working_dir.empty()) argv.insert(argv.end(), {"--workdir", step.working_dir});
   for (const auto& [k, v] : step.env) argv.insert(argv.end(), {"--env", k + "=" + v});
@@ -373,17 +467,33 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
         {"--volume",
          script_dir + ":" + std::string(kScriptPath.substr(0, kScriptPath.rfind('/'))) + ":ro"});
   }
-  // Kubernetes: `command` replaces the image's entrypoint, and its CMD is not used then.
-  if (!step.command.empty()) argv.insert(argv.end(), {"--entrypoint", Json(step.command).dump()});
+  if (wrapped) {
+    argv.insert(argv.end(), {"--preserve-fds", "1", "--volume",
+                             wrapper_ + ":" + std::string(kWrapperPath) + ":ro", "--entrypoint",
+                             Json::array({std::string(kWrapperPath)}).dump()});
+  } else if (!command.empty()) {
+    // Kubernetes: `command` replaces the image's entrypoint, and its CMD is not used then.
+    argv.insert(argv.end(), {"--entrypoint", Json(command).dump()});
+  }
   argv.insert(argv.end(), settings_.args.begin(), settings_.args.end());
   argv.push_back(step.image);
-  argv.insert(argv.end(), step.args.begin(), step.args.end());
+  if (wrapped) {
+    argv.push_back(std::to_string(kParameterLimit));
+    for (const OutputParameter& o : step.outputs) argv.push_back(o.path);
+    argv.emplace_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
   if (step.source) argv.emplace_back(kScriptPath);
 
   host::SpawnOptions so;
   so.program = argv.front();
   so.argv = argv;
   so.env = host::environmentWith({});
+  if (wrapped) {
+    so.pass_fd = channel_write.get();
+    so.pass_fd_as = 3;
+  }
   std::optional<host::Spawned> child;
   {
     std::lock_guard lock(call->mu);
@@ -397,11 +507,18 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
   }
   deployer_common::LiveContainers::instance().setClient(name, child->pid);
   child->in.reset();
+  channel_write.reset();
   log_.debug("container " + name + " runs " + who);
 
-  std::string out, err;
-  bool err_cut = false;
-  collect(*child, out, kResultLimit + 1, err, 8192, err_cut);
+  std::string out, err, channel;
+  bool err_cut = false, channel_cut = false;
+  std::vector<Sink> sinks = {{child->out.get(), &out, kResultLimit + 1},
+                             {child->err.get(), &err, 8192, false, &err_cut}};
+  if (wrapped) {
+    sinks.push_back(
+        {channel_read.get(), &channel, channelLimit(step.outputs.size()), true, &channel_cut});
+  }
+  collect(std::move(sinks));
   // Exited, not yet reaped: cancel() signals its group only while `exited` is false.
   siginfo_t info{};
   while (::waitid(P_PID, child->pid, &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
@@ -441,13 +558,7 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
 
   Json parameters = Json::object();
   std::string missing;
-  if (keep) {
-    readOutputs(settings_, name, step, staging->path(), parameters, missing);
-    // Removed by podman alone when it can say so; else with the checks of removeContainer.
-    std::vector<std::string> rm = settings_.podman.global();
-    rm.insert(rm.end(), {"rm", "--force", name});
-    if (runQuiet(rm).code != 0) deployer_common::removeContainer(settings_.podman, name, log_);
-  }
+  if (wrapped) readOutputs(step, channel, channel_cut, parameters, missing);
 
   trimNewline(out);
   if (out.size() > kResultLimit) out.erase(0, out.size() - kResultLimit);

@@ -10,22 +10,32 @@
 //    "env": [{"name", "value"}], "workingDir", "source" (script)},
 //    "outputs": {"parameters": [{"name", "valueFrom": {"path", "default"}}]}}
 // The call runs
-//   podman --runtime R --cgroup-manager M run [--rm] --name plugboard-step-<run>-<n>
+//   podman --runtime R --cgroup-manager M run --rm --name plugboard-step-<run>-<n>
 //          --network N --pull P --log-driver none [--init] --ulimit ... [options]
 //          [--workdir W] [--env ...] [--volume <dir>:/argo/staging:ro]
 //          [--entrypoint COMMAND] IMAGE ARGS... [/argo/staging/script]
 // a script's source written to /argo/staging/script and run as `command + args + [file]`,
 // as Argo's controller does (workflow/controller/operator.go, executeScript). It answers
 // Succeeded for exit code 0, else Failed with Argo's message "main: Error (exit code N)";
-// outputs {"parameters": {name: value}, "result": stdout, "exitCode": "N"}: each
-// parameter read from the stopped container's file system (`podman mount`, the path
-// resolved inside that root; `podman cp` where podman cannot mount), one trailing newline
-// trimmed, valueFrom.default when the file is missing; stdout with one trailing newline
-// trimmed and only its last 256 KiB kept, as Argo's executor does
-// (workflow/executor/executor.go: SaveParameters, CaptureScriptResult). Podman failing to
-// run the container at all (exit code 125 with podman's "Error:") is an Error naming why.
-// The container is removed however the call ends; cancel() kills its `podman run` and
-// removes it.
+// outputs {"parameters": {name: value}, "result": stdout, "exitCode": "N"}, stdout with
+// one trailing newline trimmed and only its last 256 KiB kept, as Argo's executor does
+// (workflow/executor/executor.go: CaptureScriptResult).
+//
+// A template with output parameters from a path runs under the wrapper
+// (step_wrapper.cc), as Argo's emissary runs the main container's command
+// (cmd/argoexec/commands/emissary.go): the wrapper, mounted read-only at kWrapperPath, is
+// the entrypoint, given the limit, the paths and the whole command (the template's, else
+// the image's entrypoint and CMD, read once per image with `podman image inspect`):
+//   ... --preserve-fds 1 --volume <wrapper>:/.plugboard/step-wrapper:ro
+//       --entrypoint '["/.plugboard/step-wrapper"]' IMAGE LIMIT PATH... -- COMMAND ARGS...
+// After the command has ended, the wrapper opens each path in the container (links
+// resolved in its root) and sends it through a pipe on the container's descriptor 3; each
+// record is checked here: a regular file of at most kParameterLimit bytes, one trailing
+// newline trimmed, valueFrom.default when it cannot be read (workflow/executor/
+// executor.go: SaveParameters), else an Error naming the parameter, its path and why.
+// Podman failing to run the container at all (exit code 125 with podman's "Error:") is an
+// Error naming why. The container is removed however the call ends (by `podman run --rm`,
+// else here); cancel() kills its `podman run` and removes it.
 //
 // Thread-safety: execute() may run on several threads at once; cancel() from any thread.
 #ifndef PLUGBOARD_DEPLOYERS_CONTAINER_TEMPLATE_RUN_H_
@@ -40,7 +50,10 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
+#include <plugboard/host/expected.h>
 #include <plugboard/host/trust.h>
 #include <plugboard/deployer.hpp>
 
@@ -60,11 +73,22 @@ inline constexpr std::size_t kResultLimit = 256 * 1024;
 // The largest output parameter file read.
 inline constexpr std::size_t kParameterLimit = 1024 * 1024;
 
+// Where the wrapper is mounted in a container, and its file's name, installed beside the
+// deployer in <lib>/plugboard/container/ (<build>/container/).
+inline constexpr std::string_view kWrapperPath = "/.plugboard/step-wrapper";
+inline constexpr std::string_view kWrapperName = "plugboard-step-wrapper";
+
+// An image's entrypoint and command (its CMD).
+using ImageCommand = std::pair<std::vector<std::string>, std::vector<std::string>>;
+
 class TemplateRunHandle final : public plugboard::Handle {
  public:
-  // `s.podman.binary` absolute. Containers are named `name_prefix` + a number.
+  // `s.podman.binary` absolute. Containers are named `name_prefix` + a number. `wrapper`:
+  // the wrapper's file, absolute and trusted, or why there is none (then a template with
+  // output parameters is an Error saying so).
   TemplateRunHandle(deployer_common::ContainerRunSettings s, std::string name_prefix,
-                    host::TrustRules rules, plugboard::Logger log);
+                    host::TrustRules rules, plugboard::Logger log,
+                    host::Expected<std::string> wrapper);
   ~TemplateRunHandle() override;
 
   // The handle's manifest: "container-run", providing template.execute, parallel.
@@ -77,14 +101,19 @@ class TemplateRunHandle final : public plugboard::Handle {
   struct Call;  // one container under way
   std::shared_ptr<Call> begin(std::uint64_t call_id);
   void end(std::uint64_t call_id);
+  // `image`'s entrypoint and CMD, read once per image and handle (pulled first when it is
+  // not here and `pull` allows).
+  host::Expected<ImageCommand> imageCommand(const std::string& image, const std::string& pull);
 
   const deployer_common::ContainerRunSettings settings_;
   const std::string name_prefix_;
   const host::TrustRules rules_;
   const plugboard::Logger log_;
+  const std::string wrapper_, wrapper_problem_;
   std::atomic<unsigned> sequence_{0};
-  std::mutex mu_;  // guards calls_
+  std::mutex mu_;  // guards calls_ and images_
   std::map<std::uint64_t, std::shared_ptr<Call>> calls_;
+  std::map<std::string, ImageCommand> images_;
 };
 
 }  // namespace plugboard::container_deployer

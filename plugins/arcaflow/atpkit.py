@@ -13,6 +13,7 @@ passes SIGNALs to the run's handler, and after CLIENT_DONE waits for its runs an
 """
 import sys
 import threading
+import traceback
 
 import cbor2
 
@@ -74,7 +75,9 @@ class Server:
                     raise StepFailed("no such step: %r" % (step,))
                 output_id, output = self.steps[step](run, data.get("config"))
             except Exception as e:  # every failure of a step is step_fatal in Arcaflow
-                self.error(run_id, "%s: %s" % (type(e).__name__, e), step_fatal=True)
+                # Worded as the Arcaflow SDK words it: the exception, then its traceback.
+                self.error(run_id, "Error while calling step %s/%s:%s %s"
+                           % (run_id, step, e, traceback.format_exc()), step_fatal=True)
                 return
             with self.lock:
                 logs = self.logs

@@ -142,13 +142,29 @@ Json convert(const Json& type, const Json& scope, int depth, int& budget) {
         out = convertObject(*object, type, depth, budget);
     }
   } else if (t == "one_of_string" || t == "one_of_int") {
-    // The subset has no oneOf: the object's discriminator is checked, its other fields not.
+    // The discriminator (required, one of the types) chooses the branch whose fields are
+    // checked: an "if" per type (the SDKs' OneOfSchema.unserialize). The discriminator is
+    // a member of the branch's object whether the branch declares it (inlined) or not.
     const Json* field = member(type, "discriminator_field_name");
     const std::string name =
         field != nullptr && field->is_string() ? field->get<std::string>() : "_type";
+    const bool integers = t == "one_of_int";
     out["type"] = "object";
-    if (const Json* types = member(type, "types"))
-      out["properties"][name] = {{"enum", keysOf(*types, t == "one_of_int")}};
+    out["required"] = Json::array({name});
+    if (const Json* types = member(type, "types"); types != nullptr && types->is_object()) {
+      const Json keys = keysOf(*types, integers);
+      out["properties"][name] = {{"enum", keys}};
+      Json branches = Json::array();
+      for (const Json& key : keys) {
+        const std::string text = key.is_string() ? key.get<std::string>() : key.dump();
+        Json branch = convert((*types)[text], scope, depth + 1, budget);
+        if (branch.contains("properties") && !branch["properties"].contains(name))
+          branch["properties"][name] = Json::object();
+        branches.push_back({{"if", {{"properties", {{name, {{"const", key}}}}}, {"required", {name}}}},
+                            {"then", std::move(branch)}});
+      }
+      if (!branches.empty()) out["allOf"] = std::move(branches);
+    }
   }
   // "any", and type ids this version does not know: anything.
   return out;

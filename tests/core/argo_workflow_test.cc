@@ -110,12 +110,12 @@ TEST(ArgoWorkflow, ReadsAContainerWorkflowWithItsMetadataAndArguments) {
   ASSERT_EQ(m.templates.size(), 1u);
   const Template& t = m.templates[0];
   EXPECT_EQ(t.kind, Template::Kind::kContainer);
-  EXPECT_EQ(t.container.image, "busybox");
-  EXPECT_EQ(t.container.command, std::vector<std::string>{"echo"});
-  EXPECT_EQ(t.container.args, (std::vector<std::string>{"hello {{workflow.parameters.who}}", "5"}));
-  ASSERT_EQ(t.container.env.size(), 1u);
-  EXPECT_EQ(t.container.env[0], (std::pair<std::string, std::string>{"GREETING", "hi"}));
-  EXPECT_EQ(t.container.working_dir, "/tmp");
+  EXPECT_EQ(t.container->image, "busybox");
+  EXPECT_EQ(t.container->command, std::vector<std::string>{"echo"});
+  EXPECT_EQ(t.container->args, (std::vector<std::string>{"hello {{workflow.parameters.who}}", "5"}));
+  ASSERT_EQ(t.container->env.size(), 1u);
+  EXPECT_EQ(t.container->env[0], (std::pair<std::string, std::string>{"GREETING", "hi"}));
+  EXPECT_EQ(t.container->working_dir, "/tmp");
   EXPECT_EQ(t.where.file, "wf.yaml");
   EXPECT_EQ(t.where.line, 22);
   EXPECT_EQ(t.where.column, 5);
@@ -253,24 +253,24 @@ TEST(ArgoWorkflow, ReadsStepsLoopsConditionsAndExitHandlers) {
   EXPECT_EQ(first.template_name, "echo");
   ASSERT_EQ(first.arguments.size(), 1u);
   EXPECT_EQ(first.arguments[0], (std::pair<std::string, Json>{"msg", "1"}));  // AnyString
-  EXPECT_EQ(first.loop.kind, Loop::Kind::kNone);
+  EXPECT_EQ(first.loop->kind, Loop::Kind::kNone);
   const TemplateCall& items = main.steps[1][0];
-  EXPECT_EQ(items.loop.kind, Loop::Kind::kItems);
-  EXPECT_EQ(items.loop.items, Json::array({"a", 2, true}));
-  EXPECT_EQ(items.loop.where.line, 22);
+  EXPECT_EQ(items.loop->kind, Loop::Kind::kItems);
+  EXPECT_EQ(items.loop->items, Json::array({"a", 2, true}));
+  EXPECT_EQ(items.loop->where.line, 22);
   const TemplateCall& maps = main.steps[1][1];
-  EXPECT_EQ(maps.loop.items, Json::array({{{"os", "debian"}, {"version", 12}}}));
+  EXPECT_EQ(maps.loop->items, Json::array({{{"os", "debian"}, {"version", 12}}}));
   EXPECT_EQ(maps.when, "{{steps.first.outputs.result}} == 1");
   EXPECT_TRUE(maps.continue_on_failed);
   EXPECT_FALSE(maps.continue_on_error);
   const TemplateCall& seq = main.steps[1][2];
-  EXPECT_EQ(seq.loop.kind, Loop::Kind::kSequence);
-  EXPECT_EQ(seq.loop.count, "3");
-  EXPECT_EQ(seq.loop.start, "1");
-  EXPECT_EQ(seq.loop.format, "n%02d");
+  EXPECT_EQ(seq.loop->kind, Loop::Kind::kSequence);
+  EXPECT_EQ(seq.loop->count, "3");
+  EXPECT_EQ(seq.loop->start, "1");
+  EXPECT_EQ(seq.loop->format, "n%02d");
   const TemplateCall& param = main.steps[1][3];
-  EXPECT_EQ(param.loop.kind, Loop::Kind::kParam);
-  EXPECT_EQ(param.loop.param, "{{steps.first.outputs.result}}");
+  EXPECT_EQ(param.loop->kind, Loop::Kind::kParam);
+  EXPECT_EQ(param.loop->param, "{{steps.first.outputs.result}}");
   EXPECT_EQ(param.on_exit, "bye");
   const TemplateCall& hooked = main.steps[1][4];
   EXPECT_EQ(hooked.on_exit, "echo");
@@ -279,7 +279,7 @@ TEST(ArgoWorkflow, ReadsStepsLoopsConditionsAndExitHandlers) {
 
   const Template& echo = find(m, "echo");
   EXPECT_EQ(echo.kind, Template::Kind::kScript);
-  EXPECT_EQ(echo.container.source, "print(\"{{inputs.parameters.msg}}\")\n");
+  EXPECT_EQ(echo.container->source, "print(\"{{inputs.parameters.msg}}\")\n");
   ASSERT_TRUE(echo.retry.has_value());
   EXPECT_EQ(echo.retry->limit, "3");
   EXPECT_EQ(echo.retry->policy, RetryStrategy::Policy::kAlways);
@@ -398,7 +398,7 @@ spec:
   EXPECT_EQ(a.kind, Template::Kind::kSteps);
   EXPECT_EQ(a.where.line, 12);
   EXPECT_EQ(a.steps.at(0).at(0).template_name, "main.a.b");
-  EXPECT_EQ(find(m, "main.a.b").container.image, "busybox");
+  EXPECT_EQ(find(m, "main.a.b").container->image, "busybox");
   refused(edited(wf, "      - name: a\n", "      - name: a\n        template: main\n"), 10,
           "inline, template and templateRef are exclusive");
   refused(edited(wf, "{image: busybox, command: [echo, hi]}", "{image: busybox, volumeMounts: []}"),
@@ -476,7 +476,7 @@ spec:
   EXPECT_EQ(greet.where.file, (dir / "lib.yaml").string());
   EXPECT_EQ(greet.where.line, 7);
   EXPECT_EQ(greet.steps.at(0).at(0).template_name, "lib/say");
-  EXPECT_EQ(find(m, "lib/say").container.image, "busybox");
+  EXPECT_EQ(find(m, "lib/say").container->image, "busybox");
 }
 
 TEST(ArgoWorkflow, RefusesATemplateRefThatIsNotThere) {
@@ -567,6 +567,55 @@ TEST(ArgoWorkflow, RefusesYamlThatIsNotAnArgoWorkflow) {
 TEST(ArgoWorkflow, RefusesAYamlSyntaxErrorWithItsLine) {
   refused("apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nspec:\n  templates: [a, b\n  x: 1\n",
           5, "YAML syntax error");
+}
+
+// Argo reads strictly (argo lint and submit default to --strict: sigs.k8s.io/yaml's
+// YAMLToJSONStrict, go-yaml's UnmarshalStrict), which refuses a key given twice.
+TEST(ArgoWorkflow, RefusesAKeyGivenTwiceATabAndAnAliasOfNothing) {
+  std::string wf(kHello);
+  refused(edited(wf, "  entrypoint: main\n", "  entrypoint: main\n  entrypoint: other\n"), 11,
+          "key 'entrypoint' is given twice in one mapping (first on line 10)");
+  refused(edited(wf, "  entrypoint: main\n", "\tentrypoint: main\n"), 10,
+          "YAML syntax error: a tab character where YAML allows only spaces");
+  refused(edited(wf, "  entrypoint: main\n", "  entrypoint: *main\n"), 10,
+          "alias *main: no anchor &main before it");
+  // Nothing is read of a refused file: the one problem is the YAML's.
+  ArgoWorkflowLoad load =
+      readArgoWorkflow(edited(wf, "kind: Workflow\n", "kind: Workflow\nkind: CronWorkflow\n"),
+                       "wf.yaml");
+  ASSERT_EQ(load.problems.size(), 1u) << problems(load);
+  EXPECT_FALSE(load.model.has_value());
+}
+
+TEST(ArgoWorkflow, ATemplatesDirectoryRefusesOnlyTheTemplatesItCannotRead) {
+  TempDir dir;
+  dir.write("lib.yaml", kLibrary);
+  // A workflow beside the templates is not read from there, even with a key given twice
+  // (Argo's own examples directory has one).
+  dir.write("other.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n"
+                          "  name: a\n  name: b\n");
+  ArgoReadOptions options;
+  options.templates_dir = dir.path();
+  const std::string wf = R"(apiVersion: argoproj.io/v1alpha1
+kind: Workflow
+metadata: {generateName: ref-}
+spec:
+  entrypoint: main
+  templates:
+  - name: main
+    steps:
+    - - name: a
+        templateRef: {name: lib, template: say}
+)";
+  ok(wf, options);
+  // A WorkflowTemplate with one is a problem on its own line.
+  dir.write("broken.yaml", "apiVersion: argoproj.io/v1alpha1\nkind: WorkflowTemplate\n"
+                           "metadata: {name: broken}\nspec:\n  templates: []\n  templates: []\n");
+  ArgoWorkflowLoad load = readArgoWorkflow(wf, "wf.yaml", options);
+  ASSERT_EQ(load.problems.size(), 1u) << problems(load);
+  EXPECT_EQ(load.problems[0].where.file, (dir / "broken.yaml").string());
+  EXPECT_EQ(load.problems[0].where.line, 6);
+  EXPECT_NE(load.problems[0].message.find("key 'templates' is given twice"), std::string::npos);
 }
 
 TEST(ArgoWorkflow, RefusesAMissingEntrypointAndAnUnknownTemplate) {

@@ -171,26 +171,64 @@ TEST_F(EngineTest, ActiveDeadlineOfATemplateCoversItsRetries) {
 TEST_F(EngineTest, TemplateParallelismBoundsTheChildrenRunningAtOnce) {
   leaves_.plan("slow", {LeafAnswer::sleeping(Millis(1000))});
   auto c = call("s", "slow");
-  c.loop.kind = core::Loop::Kind::kItems;
-  c.loop.items = Json::array({1, 2, 3, 4, 5});
+  c.loop->kind = core::Loop::Kind::kItems;
+  c.loop->items = Json::array({1, 2, 3, 4, 5});
   auto main = steps("main", {{c}});
   main.parallelism = 2;
-  auto r = run(workflow("main", {main, leaf("slow")}));
+  auto r = run(workflow("main", {main, pod("slow")}));
   EXPECT_EQ(r.phase, NodePhase::kSucceeded);
   EXPECT_EQ(leaves_.maxRunning(), 2);
   EXPECT_EQ(leaves_.times("slow"), (std::vector<Millis>{Millis(0), Millis(0), Millis(1000),
                                                         Millis(1000), Millis(2000)}));
+
+  // Argo counts Pod, Steps and DAG children only: plugin calls never wait for a place
+  // (they share the run's own, here eight).
+  options_.parallel = 8;
+  auto plugins = run(workflow("main", {main, leaf("slow")}));
+  EXPECT_EQ(plugins.phase, NodePhase::kSucceeded);
+  const auto times = leaves_.times("slow");
+  ASSERT_EQ(times.size(), 10u);
+  EXPECT_EQ(std::vector<Millis>(times.begin() + 5, times.end()), std::vector<Millis>(5, times[5]));
+}
+
+TEST_F(EngineTest, AStepsTemplateWithFailFastStartsNoMoreChildrenAfterAFailure) {
+  leaves_.plan("item", {LeafAnswer::failed("first"), LeafAnswer::ok()});
+  auto c = call("s", "item");
+  c.loop->kind = core::Loop::Kind::kItems;
+  c.loop->items = Json::array({1, 2, 3, 4});
+  auto main = steps("main", {{c}});
+  main.parallelism = 1;
+  // Argo's default: the others run, and the group fails for its failed child.
+  auto r = run(workflow("main", {main, pod("item")}));
+  EXPECT_EQ(r.phase, NodePhase::kFailed);
+  EXPECT_EQ(leaves_.records("item").size(), 4u);
+  EXPECT_EQ(r.message.rfind("child '", 0), 0u) << r.message;
+
+  // failFast: the three waiting for a place never start, and get no node.
+  main.fail_fast = true;
+  leaves_.plan("item", {LeafAnswer::failed("first"), LeafAnswer::ok()});
+  auto fast = run(workflow("main", {main, pod("item")}));
+  EXPECT_EQ(fast.phase, NodePhase::kFailed);
+  EXPECT_EQ(leaves_.records("item").size(), 5u);
+  EXPECT_EQ(fast.message, "template has failed or errored children and failFast enabled");
+  EXPECT_EQ(phase(fast, "wf[0]"), "Failed");
+  EXPECT_FALSE(has(fast, "wf[0].s(1:2)"));
 }
 
 TEST_F(EngineTest, WorkflowParallelismBoundsTheLeavesRunningAtOnce) {
   leaves_.plan("slow", {LeafAnswer::sleeping(Millis(1000))});
-  auto m = workflow("main", {dag("main", {task("a", "slow"), task("b", "slow"), task("c", "slow")}),
-                             leaf("slow")});
+  leaves_.plan("call", {LeafAnswer::sleeping(Millis(1000))});
+  auto m = workflow("main", {dag("main", {task("a", "slow"), task("b", "slow"), task("c", "slow"),
+                                          task("p", "call"), task("q", "call")}),
+                             pod("slow"), leaf("call")});
   m.parallelism = 1;
+  options_.parallel = 4;
   auto r = run(m);
   EXPECT_EQ(r.phase, NodePhase::kSucceeded);
-  EXPECT_EQ(leaves_.maxRunning(), 1);
   EXPECT_EQ(leaves_.times("slow"), (std::vector<Millis>{Millis(0), Millis(1000), Millis(2000)}));
+  // spec.parallelism counts pods, as Argo's controller: the plugin calls run beside them,
+  // within the run's own places.
+  EXPECT_EQ(leaves_.times("call"), (std::vector<Millis>{Millis(0), Millis(0)}));
 }
 
 TEST_F(EngineTest, ACallsExitHandlerRunsAfterItWithItsStatus) {
@@ -309,16 +347,16 @@ TEST_F(EngineTest, ABadRetryLimitTimeoutOrDurationErrorsTheNode) {
 
 TEST_F(EngineTest, ABadSequenceErrorsTheCall) {
   auto both = call("both", "echo");
-  both.loop.kind = core::Loop::Kind::kSequence;
-  both.loop.count = "2";
-  both.loop.end = "3";
+  both.loop->kind = core::Loop::Kind::kSequence;
+  both.loop->count = "2";
+  both.loop->end = "3";
   auto format = call("format", "echo");
-  format.loop.kind = core::Loop::Kind::kSequence;
-  format.loop.count = "2";
-  format.loop.format = "%s";
+  format.loop->kind = core::Loop::Kind::kSequence;
+  format.loop->count = "2";
+  format.loop->format = "%s";
   auto word = call("word", "echo");
-  word.loop.kind = core::Loop::Kind::kSequence;
-  word.loop.count = "two";
+  word.loop->kind = core::Loop::Kind::kSequence;
+  word.loop->count = "two";
   auto r = run(workflow("main", {steps("main", {{both, format, word}}), leaf("echo")}), Json::object(),
                /*checked=*/false);
   EXPECT_EQ(node(r, "wf[0].both").message, "withSequence: only one of count or end can be defined");

@@ -177,6 +177,17 @@ inline core::Template leaf(std::string name, std::vector<std::string> inputs = {
   return t;
 }
 
+// A container leaf (a pod, in Argo's counting) that the harness's leaves answer as any
+// other: Argo's parallelism rules tell the two apart.
+inline core::Template pod(std::string name) {
+  core::Template t;
+  t.name = std::move(name);
+  t.kind = core::Template::Kind::kContainer;
+  t.container->image = "busybox";
+  t.original = {{"name", t.name}, {"container", {{"image", "busybox"}}}};
+  return t;
+}
+
 inline core::OutputParameterDecl output(std::string name,
                                         core::OutputParameterDecl::From from =
                                             core::OutputParameterDecl::From::kSupplied,
@@ -233,6 +244,7 @@ inline core::Template steps(std::string name, std::vector<std::vector<core::Temp
   core::Template t;
   t.name = std::move(name);
   t.kind = core::Template::Kind::kSteps;
+  t.fail_fast = false;  // Argo's default for a steps template
   t.steps = std::move(groups);
   return t;
 }
@@ -282,11 +294,8 @@ class EngineTest : public ::testing::Test {
     return std::string(core::nodePhaseName(node(r, name).phase));
   }
   static std::string outParam(const core::NodeStatus& n, const std::string& name) {
-    if (!n.outputs.is_object() || !n.outputs.contains("parameters")) return "<none>";
-    for (const auto& p : n.outputs["parameters"]) {
-      if (p["name"] == name) return p["value"].get<std::string>();
-    }
-    return "<none>";
+    const std::string* value = n.outputs.parameter(name);
+    return value != nullptr ? *value : "<none>";
   }
 
   VirtualRunEnv env_;

@@ -69,8 +69,8 @@ TEST_F(EngineTest, AnySucceededAndAllFailedOverALoopTask) {
   leaves_.plan("flaky", {LeafAnswer::failed(), LeafAnswer::ok()});
   options_.parallel = 1;  // the items' calls in item order, so the answers are theirs
   auto loop = task("L", "flaky");
-  loop.loop.kind = core::Loop::Kind::kItems;
-  loop.loop.items = Json::array({1, 2});
+  loop.loop->kind = core::Loop::Kind::kItems;
+  loop.loop->items = Json::array({1, 2});
   loop.continue_on_failed = true;
   auto r = run(workflow("main", {dag("main", {loop, task("any", "echo", "L.AnySucceeded"),
                                               task("all", "echo", "L.AllFailed")}),
@@ -127,7 +127,7 @@ TEST_F(EngineTest, StepsRunGroupsInOrderAndPassOutputsOn) {
   EXPECT_EQ(node(r, "wf[0]").display_name, "[0]");
   // The second group hangs below the calls of the first.
   EXPECT_EQ(node(r, "wf[0].hello1").children, std::vector<std::string>{node(r, "wf[1]").id});
-  EXPECT_EQ(node(r, "wf[0].hello1").outputs.result, "hello1");
+  EXPECT_EQ(*node(r, "wf[0].hello1").outputs.result, "hello1");
 }
 
 TEST_F(EngineTest, AFailedStepFailsItsGroupAndTheStepsUnlessItContinues) {
@@ -166,8 +166,8 @@ TEST_F(EngineTest, WhenFalseSkipsAndWhenTrueRuns) {
 
 TEST_F(EngineTest, WithItemsNamesEachItemAsArgoDoes) {
   auto c = call("print", "say", {{"message", "{{item.os}} {{item.version}}"}});
-  c.loop.kind = core::Loop::Kind::kItems;
-  c.loop.items = Json::array({{{"os", "debian"}, {"version", "12"}}, {{"os", "alpine"}, {"version", "3.23"}}});
+  c.loop->kind = core::Loop::Kind::kItems;
+  c.loop->items = Json::array({{{"os", "debian"}, {"version", "12"}}, {{"os", "alpine"}, {"version", "3.23"}}});
   auto r = run(workflow("main", {steps("main", {{c}}), leaf("say", {"message"})}));
   EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
   const std::string first = "wf[0].print(0:{\"os\":\"debian\",\"version\":\"12\"})";
@@ -178,13 +178,13 @@ TEST_F(EngineTest, WithItemsNamesEachItemAsArgoDoes) {
 
 TEST_F(EngineTest, WithSequenceCountsAndFormats) {
   auto c = call("n", "say", {{"message", "{{item}}"}});
-  c.loop.kind = core::Loop::Kind::kSequence;
-  c.loop.start = "5";
-  c.loop.end = "3";
-  c.loop.format = "x%02d";
+  c.loop->kind = core::Loop::Kind::kSequence;
+  c.loop->start = "5";
+  c.loop->end = "3";
+  c.loop->format = "x%02d";
   auto d = call("m", "say", {{"message", "{{item}}"}});
-  d.loop.kind = core::Loop::Kind::kSequence;
-  d.loop.count = "{{workflow.parameters.n}}";
+  d.loop->kind = core::Loop::Kind::kSequence;
+  d.loop->count = "{{workflow.parameters.n}}";
   auto m = workflow("main", {steps("main", {{c, d}}), leaf("say", {"message"})});
   m.parameters.push_back(param("n", "2"));
   auto r = run(m);
@@ -199,8 +199,8 @@ TEST_F(EngineTest, WithSequenceCountsAndFormats) {
 TEST_F(EngineTest, WithParamLoopsOverAPreviousOutputAndAggregatesTheItems) {
   leaves_.plan("gen", {LeafAnswer::ok({{"result", "[\"a\",\"b\",\"c\"]"}})});
   auto each = call("each", "say", {{"message", "{{item}}"}});
-  each.loop.kind = core::Loop::Kind::kParam;
-  each.loop.param = "{{steps.gen.outputs.result}}";
+  each.loop->kind = core::Loop::Kind::kParam;
+  each.loop->param = "{{steps.gen.outputs.result}}";
   auto sum = call("sum", "say",
                   {{"message", "{{steps.each.outputs.parameters.message}}|{{steps.each.outputs.result}}"}});
   auto r = run(workflow("main", {steps("main", {{call("gen", "gen")}, {each}, {sum}}),
@@ -217,8 +217,8 @@ TEST_F(EngineTest, WithParamLoopsOverAPreviousOutputAndAggregatesTheItems) {
 
 TEST_F(EngineTest, AnEmptyLoopIsSkipped) {
   auto each = call("each", "echo");
-  each.loop.kind = core::Loop::Kind::kParam;
-  each.loop.param = "[]";
+  each.loop->kind = core::Loop::Kind::kParam;
+  each.loop->param = "[]";
   auto r = run(workflow("main", {steps("main", {{each}}), leaf("echo")}));
   EXPECT_EQ(r.phase, NodePhase::kSucceeded);
   EXPECT_EQ(phase(r, "wf[0].each"), "Skipped");
@@ -227,8 +227,8 @@ TEST_F(EngineTest, AnEmptyLoopIsSkipped) {
 
 TEST_F(EngineTest, ABadWithParamErrorsTheStep) {
   auto each = call("each", "echo");
-  each.loop.kind = core::Loop::Kind::kParam;
-  each.loop.param = "not json";
+  each.loop->kind = core::Loop::Kind::kParam;
+  each.loop->param = "not json";
   auto r = run(workflow("main", {steps("main", {{each}}), leaf("echo")}));
   EXPECT_EQ(r.phase, NodePhase::kFailed);
   EXPECT_EQ(phase(r, "wf[0].each"), "Error");

@@ -80,10 +80,10 @@ class LeafCallsTest : public ::testing::Test {
     auto& t = templates_.emplace_back();
     t.name = "main";
     t.kind = source ? Template::Kind::kScript : Template::Kind::kContainer;
-    t.container.image = image;
-    t.container.command = std::move(command);
-    t.container.args = std::move(args);
-    t.container.source = std::move(source);
+    t.container->image = image;
+    t.container->command = std::move(command);
+    t.container->args = std::move(args);
+    t.container->source = std::move(source);
     return t;
   }
 
@@ -91,7 +91,7 @@ class LeafCallsTest : public ::testing::Test {
     LeafCall call;
     call.tmpl = &t;
     call.filled = std::move(filled);
-    call.container = t.container;
+    call.container = *t.container;
     call.plugin = t.plugin;
     call.workflow_name = "wf";
     call.workflow_uid = "uid-1";
@@ -238,6 +238,53 @@ TEST_F(LeafCallsTest, AScriptRunsOnARealReadOnlyRoot) {
   EXPECT_EQ(d.outcome.outputs["result"], "read-only");
 }
 
+TEST_F(LeafCallsTest, OutputsComeOutOfReadOnlyRootsAndWithoutInit) {
+  // The tmpfs podman puts on /tmp of a read-only root: read before the container ends.
+  calls({{"args", {"--read-only"}}});
+  auto& tmpfs = container("busybox", {"sh", "-c", "echo on tmpfs > /tmp/x"});
+  tmpfs.outputs.push_back(fromPath("x", "/tmp/x"));
+  auto t = run(tmpfs);
+  EXPECT_EQ(t.outcome.phase, Phase::kSucceeded) << t.outcome.message;
+  EXPECT_EQ(t.outcome.outputs["parameters"]["x"], "on tmpfs");
+
+  // A real read-only root, no tmpfs anywhere: the wrapper's mount point is podman's.
+  calls({{"args", {"--read-only", "--read-only-tmpfs=false"}}});
+  auto& ro = container("busybox", {"sh", "-c", "touch /tmp/y 2>/dev/null || echo read-only"});
+  ro.outputs.push_back(fromPath("passwd", "/etc/passwd"));
+  auto r = run(ro);
+  EXPECT_EQ(r.outcome.phase, Phase::kSucceeded) << r.outcome.message;
+  EXPECT_EQ(r.outcome.outputs["result"], "read-only");
+  EXPECT_EQ(r.outcome.outputs["parameters"]["passwd"].get<std::string>().substr(0, 5), "root:");
+
+  // Without podman's init the wrapper is PID 1: the command's signal still gives 128 + N.
+  calls({{"init", false}});
+  auto& killed = container("busybox", {"sh", "-c", "echo saved > /tmp/x; kill -TERM $$"});
+  killed.outputs.push_back(fromPath("x", "/tmp/x"));
+  auto k = run(killed);
+  EXPECT_EQ(k.outcome.phase, Phase::kFailed);
+  EXPECT_EQ(k.outcome.message, "main: Error (exit code 143)");
+  EXPECT_EQ(k.outcome.outputs["parameters"]["x"], "saved");
+}
+
+TEST_F(LeafCallsTest, WithoutItsWrapperOnlyTemplatesWithOutputsAreErrors) {
+  // The container deployer alone, without the container/ directory it is installed with.
+  TempDir install;
+  fs::create_directories(install / "deployers");
+  fs::copy_file(deployerDir() / "container.so", install / "deployers/container.so");
+  calls(Json::object(), {install / "deployers"});
+  auto plain = run(container("busybox", {"echo", "fine"}));
+  EXPECT_EQ(plain.outcome.phase, Phase::kSucceeded) << plain.outcome.message;
+  auto& t = container("busybox", {"true"});
+  t.outputs.push_back(fromPath("x", "/tmp/x", Json("default")));
+  auto d = run(t);
+  EXPECT_EQ(d.outcome.phase, Phase::kError);
+  EXPECT_NE(d.outcome.message.find("cannot save its output parameters: its wrapper " +
+                                   (install / "container/plugboard-step-wrapper").string() +
+                                   " is missing"),
+            std::string::npos)
+      << d.outcome.message;
+}
+
 TEST_F(LeafCallsTest, StepsAtOnceRunInContainersOfTheirOwn) {
   calls();
   std::vector<const Template*> steps;
@@ -262,8 +309,8 @@ TEST_F(LeafCallsTest, StepsAtOnceRunInContainersOfTheirOwn) {
 TEST_F(LeafCallsTest, EnvAndWorkingDirReachTheContainer) {
   calls();
   auto& t = container("busybox", {"sh", "-c"}, {"pwd; echo \"$GREETING, $WHO\""});
-  t.container.env = {{"GREETING", "hello"}, {"WHO", "a b"}};
-  t.container.working_dir = "/tmp";
+  t.container->env = {{"GREETING", "hello"}, {"WHO", "a b"}};
+  t.container->working_dir = "/tmp";
   auto d = run(t);
   EXPECT_EQ(d.outcome.phase, Phase::kSucceeded) << d.outcome.message;
   EXPECT_EQ(d.outcome.outputs["result"], "/tmp\nhello, a b");
@@ -327,6 +374,16 @@ TEST_F(LeafCallsTest, PodmanFailingToRunTheImageIsAClearError) {
       std::string::npos)
       << d.outcome.message;
   EXPECT_NE(d.outcome.message.find("podman could not run it"), std::string::npos);
+
+  // With outputs and no command, the image's own command is read first: that fails.
+  auto& own = container("localhost/plugboard-no-such-image:none", {});
+  own.outputs.push_back(fromPath("x", "/tmp/x", Json("default")));
+  auto o = run(own);
+  EXPECT_EQ(o.outcome.phase, Phase::kError);
+  EXPECT_NE(o.outcome.message.find("template 'main' (image localhost/plugboard-no-such-image:none)"
+                                   ": podman cannot inspect the image"),
+            std::string::npos)
+      << o.outcome.message;
 }
 
 TEST_F(LeafCallsTest, BadTemplatesAreErrorsBeforeAnyContainerRuns) {
@@ -337,7 +394,7 @@ TEST_F(LeafCallsTest, BadTemplatesAreErrorsBeforeAnyContainerRuns) {
       << no_image.outcome.message;
 
   auto& bad_env = container("busybox", {"true"});
-  bad_env.container.env = {{"A=B", "x"}};
+  bad_env.container->env = {{"A=B", "x"}};
   auto e = run(bad_env);
   EXPECT_EQ(e.outcome.phase, Phase::kError);
   EXPECT_NE(e.outcome.message.find("no valid name"), std::string::npos) << e.outcome.message;

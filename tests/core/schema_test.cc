@@ -46,6 +46,22 @@ TEST(SchemaTest, TypeMismatchAndPattern) {
   EXPECT_TRUE(checkSchema(Json(2), Json::parse(R"({"type":["string","number"]})"), "x").empty());
 }
 
+TEST(SchemaTest, IfChoosesThenOrElseAndAllOfChecksEach) {
+  // A tagged union: the member "kind" chooses which other members are checked.
+  const Json tagged = Json::parse(R"({"type":"object","allOf":[
+    {"if":{"properties":{"kind":{"const":"a"}},"required":["kind"]},
+     "then":{"required":["x"],"properties":{"x":{"type":"integer"}}},
+     "else":{"required":["y"]}}]})");
+  EXPECT_TRUE(checkSchema(Json::parse(R"({"kind":"a","x":1})"), tagged, "v").empty());
+  EXPECT_EQ(checkSchema(Json::parse(R"({"kind":"a","x":"no"})"), tagged, "v"),
+            std::vector<std::string>{"v.x: expected integer, got string"});
+  EXPECT_EQ(checkSchema(Json::parse(R"({"kind":"b"})"), tagged, "v"),
+            std::vector<std::string>{"v: missing required member 'y'"});
+  // A condition on a value not known yet chooses neither branch.
+  auto unknown = [](const Json& v) { return v.is_string() && v.get<std::string>() == "?"; };
+  EXPECT_TRUE(checkSchema(Json::parse(R"({"kind":"?"})"), tagged, "v", unknown).empty());
+}
+
 TEST(SchemaTest, UnknownValuesPass) {
   auto unknown = [](const Json& v) { return v.is_string() && v.get<std::string>() == "?"; };
   EXPECT_TRUE(checkSchema(Json::parse(R"({"name":"?","count":"?"})"), kSchema, "args", unknown).empty());

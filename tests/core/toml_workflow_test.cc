@@ -52,8 +52,8 @@ out = "${steps.main.outputs.parameters.x}"
   ASSERT_EQ(dag.tasks.size(), 2u);
   EXPECT_EQ(dag.tasks[1].depends, "main");
   EXPECT_EQ(dag.tasks[1].when, "{{workflow.parameters.mode}} == fast");
-  EXPECT_EQ(dag.tasks[1].loop.kind, core::Loop::Kind::kParam);
-  EXPECT_EQ(dag.tasks[1].loop.param, "{{tasks.main.outputs.parameters.list}}");
+  EXPECT_EQ(dag.tasks[1].loop->kind, core::Loop::Kind::kParam);
+  EXPECT_EQ(dag.tasks[1].loop->param, "{{tasks.main.outputs.parameters.list}}");
   ASSERT_EQ(dag.outputs.size(), 1u);
   EXPECT_EQ(dag.outputs[0].source, "{{tasks.main.outputs.parameters.x}}");
   EXPECT_EQ(dag.outputs[0].global_name, "out");

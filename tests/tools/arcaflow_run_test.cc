@@ -107,6 +107,26 @@ TEST_F(ArcaflowRunTest, InvalidWorkflowIsExitOneWithFileLineColumn) {
       << r.err;
 }
 
+TEST_F(ArcaflowRunTest, RunRefusesInOneLineUntilRunningLands) {
+  const std::string file = dir_.write("workflow.yaml", kWorkflow);
+  auto r = plugboard({"run", file});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err, "plugboard: " + file +
+                       ": running Arcaflow workflows is not supported yet; `plugboard validate` "
+                       "and `plugboard graph` take them\n")
+      << r.err;
+  EXPECT_EQ(r.out, "");
+  // Named as the context makes it, with the engine's other options given.
+  dir_.write("input.yaml", "name: Arca\n");
+  r = plugboard({"run", "workflow.yaml", "--context", dir_.path().string(), "--input",
+                 "input.yaml"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find((dir_ / "workflow.yaml").string() + ": running Arcaflow workflows is "
+                       "not supported yet"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(ArcaflowRunTest, GraphsTheStepsInTheEnginesOrder) {
   const auto r = plugboard({"graph", dir_.write("workflow.yaml", kWorkflow)});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -3,6 +3,7 @@
 // controller gives them, the status as `argo get -o json` prints it, and bad files refused
 // with file:line before anything starts. The workflows are written here in Argo's format.
 #include <csignal>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -264,6 +265,59 @@ TEST_F(ArgoRunTest, ParametersComeFromAFileAndFlagsAndAreChecked) {
   auto outside = run(wf, {"--param", "who=Ada", "--param", "mood=angry"});
   EXPECT_EQ(outside.exit_code, 2);
   EXPECT_NE(outside.err.find("angry"), std::string::npos) << outside.err;
+}
+
+// --parameter-file and --executor-plugins are read by the front ends' one YAML reader: a
+// bad file is one line naming it and the place, before anything runs.
+TEST_F(ArgoRunTest, BadParameterFilesAndPluginManifestsNameTheirLine) {
+  const std::string wf = std::string(kHeader) + R"(  entrypoint: main
+  arguments:
+    parameters:
+      - name: who
+  templates:
+    - name: main
+      plugin:
+        echo:
+          who: "{{workflow.parameters.who}}"
+)";
+  auto refusedWith = [&](const std::string& name, const std::string& text,
+                         const std::string& option) {
+    std::string path = dir_.write(name, text);
+    if (option == "--executor-plugins") {
+      std::filesystem::create_directories(dir_ / "plugins");
+      std::filesystem::rename(path, dir_ / "plugins" / name);
+      path = (dir_ / "plugins" / name).string();
+    }
+    auto r = run(wf, {option, option == "--executor-plugins" ? (dir_ / "plugins").string() : path,
+                      "--param", "who=Ada"});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(r.out, "");
+    if (option == "--executor-plugins") std::filesystem::remove(path);
+    return r.err;
+  };
+  const std::string params = (dir_ / "params.yaml").string();
+  EXPECT_EQ(refusedWith("params.yaml", "who: Ada\nmood: [calm\n", "--parameter-file"),
+            "plugboard: " + params +
+                ":3:1: not YAML or JSON: did not find expected ',' or ']' (while parsing a flow "
+                "sequence that starts on line 2)\n");
+  EXPECT_EQ(refusedWith("params.yaml", "who: Ada\nwho: Bob\n", "--parameter-file"),
+            "plugboard: " + params +
+                ":2:1: key 'who' is given twice in one mapping (first on line 1); YAML allows "
+                "each key once\n");
+  EXPECT_EQ(refusedWith("params.yaml", "who: Ada\n[a]: b\n", "--parameter-file"),
+            "plugboard: " + params + ":2:1: a parameter's name must be a string\n");
+  EXPECT_EQ(refusedWith("params.yaml", "- who\n", "--parameter-file"),
+            "plugboard: " + params + ": a parameter file is a mapping of parameter name to value\n");
+  const std::string manifest = (dir_ / "plugins/bad.yaml").string();
+  EXPECT_EQ(refusedWith("bad.yaml", "kind: ConfigMap\nmetadata:\n\tname: x\n",
+                        "--executor-plugins"),
+            "plugboard: " + manifest +
+                ":3:1: not YAML: a tab character where YAML allows only spaces (indent with "
+                "spaces)\n");
+  EXPECT_EQ(refusedWith("bad.yaml", "kind: ConfigMap\nkind: ExecutorPlugin\n", "--executor-plugins"),
+            "plugboard: " + manifest +
+                ":2:1: key 'kind' is given twice in one mapping (first on line 1); YAML allows "
+                "each key once\n");
 }
 
 // Each bad file: exit 2, one line that starts with the file's name and a line number, and

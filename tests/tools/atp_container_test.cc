@@ -56,8 +56,31 @@ TEST(AtpContainerTest, AnImageRunsSeveralCallsInOneContainerAndLeavesNoneBehind)
   // sleep has no cancel handler: at its deadline the container is killed and removed.
   EXPECT_NE(reportStep(report, "slow")["message"].get<std::string>().find("deadline"),
             std::string::npos);
-  EXPECT_NE(r.err.find("did not answer a cancel"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("was killed to stop a cancelled call"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("did not answer a cancel"), std::string::npos) << r.err;
   EXPECT_EQ(containersOf(kImage), "");
+}
+
+TEST(AtpContainerTest, AnImagePackedWithAPackageDirectoryAndPyYamlRuns) {
+  // tools/python-plugin-image.sh arcaflow with --with DIRECTORY: the plugin imports PyYAML
+  // (as the Arcaflow SDK does) and its own package.
+  constexpr const char* kPacked = "localhost/plugboard-test/atp-packed:latest";
+  TempDir dir;
+  const std::string registry = dir.write(
+      "registry.toml", std::string("[plugins.packed-greeter.\"1.0.0\"]\natp = { image = \"") + kPacked +
+                           "\" }\n");
+  RunOptions options;
+  options.env = {"XDG_CACHE_HOME=" + (dir.path() / "cache").string()};
+  auto r = plugboard({"run",
+                      dir.write("wf.toml",
+                                "name = \"wf\"\n[[steps]]\nid = \"greet\"\nplugin = \"packed-greeter\"\n"
+                                "rpc = \"arcaflow.greet\"\nargs = { name = \"Ada\" }\n"),
+                      "--plugins", pluginDir().string(), "--registry", registry, "--output", "json"},
+                     options);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(reportStep(Json::parse(r.out), "greet")["outputs"]["parameters"]["message"],
+            "Hello, Ada!");
+  EXPECT_EQ(containersOf(kPacked), "");
 }
 
 }  // namespace

@@ -115,12 +115,19 @@ TEST_F(AtpTest, OutputsErrorsWarningsAndLogsMapToPhasesAndLogLines) {
                 "output 'error': asked to fail"),
             std::string::npos)
       << reportStep(report, "failed");
+  // The plugin's traceback (worded as the Arcaflow SDK words it): the message is the
+  // exception's line, the traceback goes to the log.
   const std::string raised = reportStep(report, "raised")["message"];
   EXPECT_EQ(reportStep(report, "raised")["phase"], "Error");
-  EXPECT_NE(raised.find("plugin 'fix' (atp): step 'echo' failed: ValueError: text 'raise' is "
-                        "not allowed"),
+  EXPECT_NE(raised.find("plugin 'fix' (atp): step 'echo' failed: text 'raise' is not allowed "
+                        "(the traceback is in the log)"),
             std::string::npos)
       << raised;
+  EXPECT_EQ(raised.find('\n'), std::string::npos) << raised;
+  EXPECT_EQ(raised.find("Traceback"), std::string::npos) << raised;
+  EXPECT_NE(r.err.find("Traceback (most recent call last):"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ValueError: text 'raise' is not allowed"), std::string::npos) << r.err;
+
   EXPECT_EQ(reportStep(report, "warned")["phase"], "Succeeded");
   EXPECT_NE(r.err.find("a warning about warn"), std::string::npos) << r.err;
   // debug_logs is cumulative in the plugin: each line is logged once.
@@ -163,19 +170,126 @@ TEST_F(AtpTest, ValidateChecksArgsAgainstTheConvertedSchemaReadOncePerDigest) {
 TEST_F(AtpTest, IntegerKeyedMapsAndOneOfTypesAndThePluginsOwnValidation) {
   auto r = runWorkflow(
       step("ok", "fix", "arcaflow.complex",
-           "{ level = 2, who = { kind = \"nick\", nick = \"x\" }, weights = { \"1\" = 0.5 } }") +
-      step("invalid", "fix", "arcaflow.complex",
-           "{ level = 1, who = { kind = \"full\", first = 1, last = \"x\" } }"));
-  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+           "{ level = 2, who = { kind = \"nick\", nick = \"x\" }, weights = { \"1\" = 0.5 } }"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const Json report = Json::parse(r.out);
   ASSERT_EQ(reportStep(report, "ok")["phase"], "Succeeded") << reportStep(report, "ok");
   EXPECT_EQ(reportStep(report, "ok")["outputs"]["parameters"]["by_level"],
             R"({"1":"low","2":"high"})");
-  EXPECT_EQ(reportStep(report, "invalid")["phase"], "Error");
-  EXPECT_NE(reportStep(report, "invalid")["message"].get<std::string>().find(
-                "validation failed for 'who'"),
+  // The chosen one_of branch's fields are checked before anything runs, as the engine
+  // checks a step's input before it starts it.
+  auto bad = runWorkflow(step("invalid", "fix", "arcaflow.complex",
+                              "{ level = 1, who = { kind = \"full\", first = 1, last = \"x\" } }"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.err << bad.out;
+  EXPECT_NE(bad.err.find("step 'invalid': args.who.first: expected string, got integer"),
             std::string::npos)
-      << reportStep(report, "invalid");
+      << bad.err;
+}
+
+TEST_F(AtpTest, ValidateAndRunCheckTheFieldsOfTheChosenOneOfBranch) {
+  const std::string bad = dir_.write(
+      "bad.toml",
+      "name = \"bad\"\n" +
+          step("digits", "fix", "arcaflow.complex",
+               "{ level = 1, who = { kind = \"nick\", nick = \"123\" } }") +
+          step("half", "fix", "arcaflow.complex",
+               "{ level = 1, who = { kind = \"full\", first = \"Arca\" } }") +
+          step("none", "fix", "arcaflow.complex", "{ level = 1, who = { first = \"Arca\" } }"));
+  auto v = plugboardWithCache(
+      {"validate", bad, "--plugins", pluginDir().string(), "--registry", registry()});
+  EXPECT_NE(v.exit_code, 0) << v.err << v.out;
+  const std::string all = v.out + v.err;
+  EXPECT_NE(all.find("step 'digits'"), std::string::npos) << all;
+  EXPECT_NE(all.find("args.who.nick: does not match the pattern \"^[a-zA-Z]+$\""),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("args.who: missing required member 'last'"), std::string::npos) << all;
+  EXPECT_NE(all.find("args.who: missing required member 'kind'"), std::string::npos) << all;
+  // A nick known only when the run reaches the step (another step's output) is checked
+  // then, before the plugin is called: the step fails, naming the field.
+  auto r = runWorkflow(
+      step("source", "fix", "arcaflow.echo", "{ text = \"123\" }") +
+      step("digits", "fix", "arcaflow.complex",
+           "{ level = 1, who = { kind = \"nick\", nick = \"${steps.source.outputs.parameters.text}\" } }",
+           "depends = [\"source\"]\n") +
+      step("fine", "fix", "arcaflow.complex",
+           "{ level = 1, who = { kind = \"nick\", nick = \"Arcalot\" } }"));
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  EXPECT_EQ(reportStep(report, "fine")["phase"], "Succeeded") << reportStep(report, "fine");
+  EXPECT_EQ(reportStep(report, "digits")["phase"], "Failed") << reportStep(report, "digits");
+  EXPECT_NE(reportStep(report, "digits")["message"].get<std::string>().find(
+                "args.who.nick: does not match the pattern"),
+            std::string::npos)
+      << reportStep(report, "digits");
+}
+
+TEST_F(AtpTest, ValidateSaysWhatItCouldNotCheckWhenThePluginCannotStart) {
+  const std::string reg = dir_.write(
+      "broken.toml", "[plugins.broken.\"1.0.0\"]\natp = { module = \"no_such_plugin\", path = \"" +
+                         fixtureDir() + "\" }\n");
+  const std::string wf = dir_.write(
+      "wf.toml", "name = \"wf\"\n" + step("s", "broken", "arcaflow.echo", "{ text = \"x\" }"));
+  auto v = plugboardWithCache({"validate", wf, "--plugins", pluginDir().string(), "--registry", reg});
+  EXPECT_NE(v.exit_code, 0) << v.err << v.out;
+  const std::string all = v.out + v.err;
+  EXPECT_EQ(all.find(": ok"), std::string::npos) << all;
+  EXPECT_NE(all.find("step 's'"), std::string::npos) << all;
+  EXPECT_NE(all.find("its args were not checked"), std::string::npos) << all;
+  EXPECT_NE(all.find("No module named no_such_plugin"), std::string::npos) << all;
+}
+
+TEST_F(AtpTest, APackageWithoutMainRunsItsPluginModuleAndEnvExtendsItsPythonPath) {
+  const std::string packaged = (sourceDir() / "tests" / "fixtures" / "atp" / "packaged").string();
+  const std::string kit = (sourceDir() / "plugins" / "arcaflow").string();
+  const std::string reg = dir_.write(
+      "packaged.toml",
+      "[plugins.packaged-greeter.\"1.0.0\"]\natp = { module = \"greeter\", path = \"" + packaged +
+          "\" }\n[plugins.packaged-named.\"1.0.0\"]\natp = { module = \"greeter.plugin\", path = \"" +
+          packaged + "\" }\n[plugins.packaged-none.\"1.0.0\"]\natp = { module = \"lonely\", path = \"" +
+          (dir_ / "pkg").string() + "\" }\n");
+  std::filesystem::create_directories(dir_ / "pkg" / "lonely");
+  dir_.write("pkg/lonely/__init__.py", "");
+  dir_.write("pkg/lonely/helpers.py", "print('not a program')\n");
+  const std::string env = "deploy = { deployer = \"atp\", env = { PYTHONPATH = \"" + kit + "\" } }\n";
+  const std::string wf = dir_.write(
+      "wf.toml", "name = \"wf\"\n" +
+                     step("found", "packaged-greeter", "arcaflow.greet", "{ name = \"Ada\" }", env) +
+                     step("named", "packaged-named", "arcaflow.greet", "{ name = \"Bo\" }", env) +
+                     step("none", "packaged-none", "arcaflow.greet", "{ name = \"Cy\" }", env));
+  auto r = plugboardWithCache({"run", wf, "--plugins", pluginDir().string(), "--registry", reg,
+                               "--output", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  EXPECT_EQ(reportStep(report, "found")["phase"], "Succeeded") << reportStep(report, "found");
+  EXPECT_EQ(reportStep(report, "found")["outputs"]["parameters"]["message"], "Hello, Ada!");
+  EXPECT_EQ(reportStep(report, "named")["phase"], "Succeeded") << reportStep(report, "named");
+  // A package with no __main__ and no module that runs as a program: the artifact must
+  // name the module.
+  const std::string none = reportStep(report, "none")["message"];
+  EXPECT_NE(none.find("has no __main__.py"), std::string::npos) << none;
+  EXPECT_NE(none.find("name the plugin's module"), std::string::npos) << none;
+}
+
+TEST_F(AtpTest, TypedOutputsStayTypedBesideTheirTextParameters) {
+  auto r = plugboardWithCache({"call", "fix", "--rpc", "arcaflow.echo", "--args",
+                               R"({"text": "x", "count": 2})", "--json", "--plugins",
+                               pluginDir().string(), "--registry", registry()});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const Json outputs = Json::parse(r.out)["outputs"];
+  EXPECT_EQ(outputs["values"]["count"], 2) << outputs;
+  EXPECT_EQ(outputs["values"]["tags"], Json::parse(R"(["a","b"])")) << outputs;
+  EXPECT_EQ(outputs["values"]["output_id"], "success") << outputs;
+  EXPECT_EQ(outputs["parameters"]["count"], "2") << outputs;  // Argo's rendering
+  // A failed output keeps the plugin's answer as the call's outputs.
+  auto failed = plugboardWithCache({"call", "fix", "--rpc", "arcaflow.echo", "--args",
+                                    R"({"text": "fail"})", "--json", "--plugins",
+                                    pluginDir().string(), "--registry", registry()});
+  EXPECT_NE(failed.exit_code, 0) << failed.err << failed.out;
+  const Json answer = Json::parse(failed.out);
+  EXPECT_EQ(answer["phase"], "Failed") << answer;
+  EXPECT_EQ(answer["outputs"]["values"]["output_id"], "error") << answer;
+  EXPECT_EQ(answer["outputs"]["values"]["error"], "asked to fail") << answer;
 }
 
 TEST_F(AtpTest, AMisbehavingPluginFailsItsOwnStepAndTheOthersGoOn) {
@@ -215,12 +329,72 @@ TEST_F(AtpTest, ADeadlineCancelsAStepWithACancelHandlerAndKillsOneWithout) {
         << reportStep(report, id);
   }
   // The step with a handler answered the cancel signal; the one without could only be
-  // stopped by killing its process.
+  // stopped by killing its process, which was done at once, not after a grace.
   EXPECT_NE(r.err.find("[normal] wait cancelled"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("plugin 'normal' (atp) did not answer a cancel"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("plugin 'fix' (atp) did not answer a cancel"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("did not answer a cancel"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("plugin 'fix' (atp) was killed to stop a cancelled call that it has no "
+                       "way to be asked to stop"),
+            std::string::npos)
+      << r.err;
   // Nothing is left running.
   EXPECT_NE(run({"pgrep", "-f", "--tag=" + tag()}).exit_code, 0);
+}
+
+TEST_F(AtpTest, AStepWithoutACancelHandlerIsGivenUpOnAndTheCallsBesideItGoOn) {
+  // "stopped" cannot be asked to stop; "beside" runs in the same process and was never
+  // cancelled: it finishes, and nothing says it did not answer a cancel.
+  auto r = runWorkflow(
+      step("stopped", "fix", "arcaflow.sleep", "{ ms = 30000 }", "timeout = \"1s\"\n") +
+          step("beside", "fix", "arcaflow.wait", "{ ms = 3000 }"),
+      {"--log-level", "info"});
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  EXPECT_EQ(reportStep(report, "beside")["phase"], "Succeeded") << reportStep(report, "beside");
+  EXPECT_EQ(reportStep(report, "beside")["outputs"]["parameters"]["waited"], "3000");
+  EXPECT_NE(reportStep(report, "stopped")["message"].get<std::string>().find("deadline"),
+            std::string::npos)
+      << reportStep(report, "stopped");
+  EXPECT_EQ(r.err.find("did not answer a cancel"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gave up on a cancelled call it could not be asked to stop"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(run({"pgrep", "-f", "--tag=" + tag()}).exit_code, 0);
+}
+
+TEST_F(AtpTest, ACancelledStepKeepsThePluginsAnswer) {
+  // serve with a deadline: the step's cancel handler answers with its "cancelled" output,
+  // which the reply keeps (the deadline still fails the call).
+  PluginDir plugins({"echo"}, {});
+  const std::string config =
+      dir_.write("plugboard.toml",
+                 "registry = \"" + registry() +
+                     "\"\ndefault_timeout = \"1s\"\n[deploy]\nfix = { deployer = \"atp\", step = "
+                     "\"wait\", cache_dir = \"" + (dir_ / "cache").string() + "\" }\n");
+  ServeProcess serve({"--plugins", plugins.plugins(), "--config", config});
+  HttpClient client(serve.port());
+  auto r = client.request("POST", "/api/v1/template.execute", argoBody("fix", {{"ms", 30000}}));
+  ASSERT_EQ(r.status, 200) << r.body << serve.output();
+  const Json node = Json::parse(r.body)["node"];
+  EXPECT_EQ(node["phase"], "Failed") << r.body;
+  const std::string message = node["message"];
+  EXPECT_NE(message.find("deadline"), std::string::npos) << message;
+  EXPECT_NE(message.find("it answered: output 'cancelled'"), std::string::npos) << message;
+  Json parameters = Json::object();
+  for (const auto& p : node["outputs"]["parameters"]) parameters[p["name"].get<std::string>()] = p["value"];
+  EXPECT_EQ(parameters["output_id"], "cancelled") << r.body;
+  EXPECT_TRUE(parameters.contains("waited_ms")) << r.body;
+  EXPECT_FALSE(node["outputs"].contains("values")) << r.body;  // not Argo's
+  EXPECT_EQ(serve.stop(), 0);
+}
+
+TEST_F(AtpTest, TheImageScriptNamesAFileOrDirectoryThatIsNotThere) {
+  const std::string script = (sourceDir() / "tools" / "python-plugin-image.sh").string();
+  auto r = run({script, "arcaflow", fixtureFile(), "localhost/plugboard-test/never-made:1",
+                "--with", (dir_ / "no-such-package").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find((dir_ / "no-such-package").string() + ": no such file or directory"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(AtpTest, AMissingImageIsAStepErrorNamingIt) {

@@ -107,7 +107,7 @@ TEST(SystemPluginDirTest, TheBuildTreeStillNeedsAPluginDirectory) {
 
 // Every path in both packages is one the FHS gives packages: /usr/bin, /usr/include,
 // /usr/lib/<what the package owns>, /usr/lib/python3/dist-packages, /usr/share/{man,doc,
-// bash-completion}; and each package has its copyright and changelog.
+// bash-completion,lintian/overrides}; and each package has its copyright and changelog.
 TEST(PackageContentsTest, EveryFileIsInAnFhsLocation) {
   const std::vector<std::string> allowed = {"./usr/bin/",
                                             "./usr/include/plugboard/",
@@ -116,6 +116,7 @@ TEST(PackageContentsTest, EveryFileIsInAnFhsLocation) {
                                             "./usr/lib/python3/dist-packages/plugboard_sdk/",
                                             "./usr/share/man/man1/",
                                             "./usr/share/bash-completion/completions/",
+                                            "./usr/share/lintian/overrides/",
                                             "./usr/share/doc/plugboard/",
                                             "./usr/share/doc/plugboard-dev/"};
   std::set<std::string> docs;

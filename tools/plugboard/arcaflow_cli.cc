@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "core/runtime/exports.h"
+#include "tools/plugboard/cli.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -16,8 +17,19 @@ std::filesystem::path inContext(const po::variables_map& vm, const std::filesyst
 
 }  // namespace
 
+std::filesystem::path arcaflowWorkflowFile(const po::variables_map& vm) {
+  return inContext(vm, vm["workflow"].as<std::string>());
+}
+
+int refuseArcaflowRun(const std::filesystem::path& file) {
+  std::cerr << "plugboard: " << file.string()
+            << ": running Arcaflow workflows is not supported yet; `plugboard validate` and "
+               "`plugboard graph` take them\n";
+  return kExitUsage;
+}
+
 int validateArcaflow(const po::variables_map& vm) {
-  const auto file = inContext(vm, vm["workflow"].as<std::string>());
+  const auto file = arcaflowWorkflowFile(vm);
   const core::ArcaflowLoad load = core::loadArcaflowWorkflow(file);
   for (const auto& p : load.problems) std::cerr << p.oneLine() << "\n";
   if (!load.ok()) return kArcaflowInvalid;

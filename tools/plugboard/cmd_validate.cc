@@ -26,11 +26,7 @@ int cmdValidate(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseCommandArgs(args, "validate", vm, exit_code)) return exit_code;
-  {
-    std::filesystem::path file = vm["workflow"].as<std::string>();
-    if (vm.count("context") && file.is_relative()) file = vm["context"].as<std::string>() / file;
-    if (core::isArcaflowWorkflow(file)) return validateArcaflow(vm);
-  }
+  if (core::isArcaflowWorkflow(arcaflowWorkflowFile(vm))) return validateArcaflow(vm);
   auto config = settings(vm, core::isTomlWorkflow(vm["workflow"].as<std::string>()));
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
@@ -42,7 +38,8 @@ int cmdValidate(const Args& args) {
   auto runtime = openRuntime(*config);
   if (!runtime) return kExitUsage;
   cancel_target->setDeployers(runtime->launcher().deployers());
-  const core::CheckStarts check_starts{&cancel_target->checking, config->server.default_timeout};
+  core::CheckStarts check_starts{&cancel_target->checking, config->server.default_timeout};
+  check_starts.unstarted_is_problem = true;
   auto prepared = runtime->prepare(file, *given, check_starts);
   const bool cancelled = cancel_target->wasCancelled();
   cancel_target->release();

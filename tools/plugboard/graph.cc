@@ -109,9 +109,9 @@ std::string runsText(const core::Template& t) {
     case core::Template::Kind::kPlugin:
       return "plugin " + t.plugin.key;
     case core::Template::Kind::kContainer:
-      return "container " + t.container.image;
+      return "container " + t.container->image;
     case core::Template::Kind::kScript:
-      return "script " + t.container.image;
+      return "script " + t.container->image;
     case core::Template::Kind::kSuspend:
       return t.suspend_for.empty() ? "suspend" : "suspend " + t.suspend_for;
     case core::Template::Kind::kSteps:
@@ -168,15 +168,15 @@ class ModelGraphBuilder {
   std::size_t call(const core::TemplateCall& c, std::size_t parent) {
     std::vector<std::string> lines = {c.name, c.template_name};
     if (!c.when.empty()) lines.push_back("when " + c.when);
-    switch (c.loop.kind) {
+    switch (c.loop->kind) {
       case core::Loop::Kind::kItems:
-        lines.push_back("withItems: " + std::to_string(c.loop.items.size()) + " items");
+        lines.push_back("withItems: " + std::to_string(c.loop->items.size()) + " items");
         break;
       case core::Loop::Kind::kSequence:
         lines.push_back("withSequence");
         break;
       case core::Loop::Kind::kParam:
-        lines.push_back("withParam " + c.loop.param);
+        lines.push_back("withParam " + c.loop->param);
         break;
       case core::Loop::Kind::kNone:
         break;

@@ -18,9 +18,10 @@ Json arcaflowScopeType(const Json& scope);
 
 // `type` within `scope` (whose objects `ref` names) as a JSON Schema: objects and refs
 // -> properties + required (a property with a default is not required) +
-// additionalProperties false; integers and floats also as numeric text; {} where the
-// subset cannot say it (one_of beyond its discriminator, any). Recursive or very deep
-// references become {} past a depth and a budget.
+// additionalProperties false; integers and floats also as numeric text; one_of as its
+// required discriminator plus an if/then per type, so the chosen branch's fields are
+// checked; {} for `any`. Recursive or very deep references become {} past a depth and a
+// budget.
 Json arcaflowSchema(const Json& type, const Json& scope, int depth = 0);
 
 }  // namespace plugboard::host
