@@ -93,6 +93,13 @@ void EngineRun::releaseGate(std::uint32_t n) {
   if (g == kNoNode) return;
   nodes_[n].gate = kNoNode;
   --nodes_[g].c().running_children;
+  // A steps template with failFast starts no waiting child once one failed (this one, or an
+  // earlier one of the group): groupChildFulfilled drops them.
+  if (nodes_[g].kind == NodeKind::kSteps && nodes_[g].tmpl->fail_fast) {
+    const std::uint32_t grp = nodes_[g].c().current;
+    const bool failed = ed::failedOrError(status_[n].phase) && !continuesOn(nodes_[n].call, status_[n].phase);
+    if (failed || (grp != kNoNode && nodes_[grp].c().failing)) return;
+  }
   while (nodes_[g].c().gated_head < nodes_[g].c().gated.size() &&
          nodes_[g].c().running_children < *nodes_[g].tmpl->parallelism && !isEnded(status_[g].phase)) {
     auto start = std::move(nodes_[g].c().gated[nodes_[g].c().gated_head++]);
