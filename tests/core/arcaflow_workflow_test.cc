@@ -269,5 +269,85 @@ TEST(ArcaflowWorkflowTest, RefusesAnInputThatIsNotAScope) {
       << problemsOf(load);
 }
 
+TEST(ArcaflowWorkflowTest, RefusesYamlItCannotTakeWithItsLine) {
+  auto load = readArcaflowWorkflow(std::string(kBasic) + "version: v0.2.0\n", "wf.yaml");
+  EXPECT_NE(problemsOf(load).find("key 'version' is given twice"), std::string::npos)
+      << problemsOf(load);
+  EXPECT_FALSE(load.workflow.has_value());
+  load = readArcaflowWorkflow("version: v0.2.0\nsteps: [a\n", "wf.yaml");
+  EXPECT_NE(problemsOf(load).find("wf.yaml:3:1: not YAML: "), std::string::npos)
+      << problemsOf(load);
+  load = readArcaflowWorkflow(std::string(kBasic) + "---\nversion: v0.2.0\n", "wf.yaml");
+  EXPECT_NE(problemsOf(load).find("an Arcaflow workflow is one YAML document"), std::string::npos)
+      << problemsOf(load);
+  // Aliases of aliases: refused at a million values, not expanded.
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 8; ++i) {
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int j = 0; j < 10; ++j) bomb += std::string(j ? ", " : "") + "*a" + std::to_string(i - 1);
+    bomb += "]\n";
+  }
+  load = readArcaflowWorkflow(basicWith("    input: {}\n", "    input: {}\n    deploy:\n" + [&] {
+    std::string indented;
+    for (size_t at = 0, next; at < bomb.size(); at = next + 1) {
+      next = bomb.find('\n', at);
+      indented += "      " + bomb.substr(at, next - at + 1);
+    }
+    return indented;
+  }()), "wf.yaml");
+  EXPECT_NE(problemsOf(load).find("more than a million values"), std::string::npos)
+      << problemsOf(load).substr(0, 300);
+}
+
+TEST(ArcaflowWorkflowTest, TypesYamlsOwnTagsAndKeepsStrText) {
+  const auto load = readArcaflowWorkflow(
+      basicWith("      quoted: \"3\"\n", "      quoted: !!str 3\n      typed: !!int 4\n"), "wf.yaml");
+  ASSERT_TRUE(load.ok()) << problemsOf(load);
+  EXPECT_EQ(load.workflow->steps[1].input["quoted"], "3");
+  EXPECT_EQ(load.workflow->steps[1].input["typed"], 4);
+}
+
+TEST(ArcaflowWorkflowTest, ChecksTheChosenOneOfBranchOfTheInput) {
+  const std::string scope = R"(  root: RootObject
+  objects:
+    RootObject:
+      id: RootObject
+      properties:
+        who:
+          type:
+            type_id: one_of_string
+            discriminator_field_name: kind
+            types:
+              nick: {type_id: ref, id: Nick}
+              full: {type_id: ref, id: Full}
+    Nick:
+      id: Nick
+      properties:
+        nick: {type: {type_id: string, pattern: "^[a-zA-Z]+$"}}
+    Full:
+      id: Full
+      properties:
+        first: {type: {type_id: string}}
+        last: {type: {type_id: string}}
+)";
+  std::string text = kBasic;
+  const size_t from = text.find("  root: RootObject");
+  text.replace(from, text.find("steps:") - from, scope);
+  text.replace(text.find("$.input.name"), 12, "$.input.who");
+  const auto load = readArcaflowWorkflow(text, "wf.yaml");
+  ASSERT_TRUE(load.ok()) << problemsOf(load);
+  const Json nick = {{"who", {{"kind", "nick"}, {"nick", "Arca"}}}};
+  EXPECT_TRUE(checkArcaflowInput(*load.workflow, nick).empty());
+  auto bad = checkArcaflowInput(*load.workflow, {{"who", {{"kind", "nick"}, {"nick", "123"}}}});
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].rfind("input.who.nick: does not match the pattern", 0), 0u) << bad[0];
+  bad = checkArcaflowInput(*load.workflow, {{"who", {{"kind", "full"}, {"first", "Arca"}}}});
+  ASSERT_EQ(bad.size(), 1u);  // `last` says nothing of required: it is required
+  EXPECT_EQ(bad[0], "input.who: missing required member 'last'");
+  bad = checkArcaflowInput(*load.workflow, {{"who", {{"nick", "Arca"}}}});
+  ASSERT_FALSE(bad.empty());
+  EXPECT_NE(bad[0].find("'kind'"), std::string::npos) << bad[0];
+}
+
 }  // namespace
 }  // namespace plugboard::core

@@ -80,6 +80,15 @@ TEST_F(ArcaflowRunTest, InvalidInputIsExitOneWithTheFieldsPath) {
   r = validate(kWorkflow, {"--input", (dir_ / "input.yaml").string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("other"), std::string::npos) << r.err;
+  dir_.write("input.yaml", "name: Arca\nname: Flow\n");
+  r = validate(kWorkflow, {"--input", (dir_ / "input.yaml").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("input.yaml:2:1: key 'name' is given twice"), std::string::npos) << r.err;
+  dir_.write("input.yaml", "name: Arca\n---\nname: Flow\n");
+  r = validate(kWorkflow, {"--input", (dir_ / "input.yaml").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("input.yaml:3:1: an input file is one YAML document"), std::string::npos)
+      << r.err;
   r = validate(kWorkflow, {"--input", (dir_ / "missing.yaml").string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("missing.yaml"), std::string::npos) << r.err;
