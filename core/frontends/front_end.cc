@@ -4,6 +4,7 @@
 
 #include "core/base/read_file.h"
 #include "core/base/text.h"
+#include "core/frontends/arcaflow_workflow.h"
 #include "core/frontends/argo_workflow.h"
 #include "core/frontends/argo_yaml.h"
 #include "core/frontends/yaml_tree.h"
@@ -71,7 +72,22 @@ RegistryEntry pluginEntry(const std::string& name, const std::filesystem::path& 
 
 bool isTomlWorkflow(const std::filesystem::path& file) { return file.extension() == ".toml"; }
 
+bool isArcaflowWorkflow(const std::filesystem::path& file) {
+  if (isTomlWorkflow(file)) return false;
+  auto text = readTextFile(file, "workflow");
+  return text && looksLikeArcaflow(*text);
+}
+
 LoadedModel loadModel(const std::filesystem::path& file, const ModelSource& source) {
+  // By content: an Arcaflow workflow is a mapping with `version` and without apiVersion
+  // and kind; everything else is read as Argo's (docs/decisions.md).
+  if (isArcaflowWorkflow(file)) {
+    ArcaflowLoad arcaflow = loadArcaflowWorkflow(file);
+    LoadedModel loaded;
+    if (arcaflow.workflow) loaded.model = arcaflowModel(*arcaflow.workflow);
+    loaded.problems = std::move(arcaflow.problems);
+    return loaded;
+  }
   ArgoWorkflowLoad argo =
       loadArgoWorkflow(file, ArgoReadOptions{source.entrypoint, source.templates_dir});
   return LoadedModel{std::move(argo.model), std::move(argo.problems)};

@@ -1,7 +1,8 @@
 // core/frontends/front_end.h: a workflow file, whichever peer wrote it, as the one model.
 //
 // loadModel() reads the file and picks its front end by what it holds: an Argo `Workflow`
-// or `WorkflowTemplate` (apiVersion argoproj.io/..., core/frontends/argo_workflow.h); other
+// or `WorkflowTemplate` (apiVersion argoproj.io/..., core/frontends/argo_workflow.h), an
+// Arcaflow workflow (`version` and no apiVersion/kind, core/frontends/arcaflow_workflow.h); other
 // YAML is refused with a line saying which kinds are read. (TOML workflows are read by
 // core/workflows/workflow.h for now.) The executor plugins of an Argo run come from a
 // directory of plugin manifests or ConfigMaps, or from the workflow's own
@@ -34,6 +35,9 @@ struct LoadedModel {
 
 // True when `file` is a TOML workflow (read by loadWorkflow(), not loadModel()).
 bool isTomlWorkflow(const std::filesystem::path& file);
+// True when `file` holds an Arcaflow workflow (core/frontends/arcaflow_workflow.h): YAML
+// whose top level has `version` and neither apiVersion nor kind. False when unreadable.
+bool isArcaflowWorkflow(const std::filesystem::path& file);
 
 LoadedModel loadModel(const std::filesystem::path& file, const ModelSource& source = {});
 

@@ -28,8 +28,8 @@ struct ManifestSpec {
 // input scope, option 'step' naming no step.
 host::Expected<Json> manifestOf(const Json& schema, const ManifestSpec& spec);
 
-// An Arcaflow type ({"type_id": ...}) in `scope` as a JSON Schema; {} where the subset
-// cannot say it (one_of beyond its discriminator, any).
+// An Arcaflow type ({"type_id": ...}) in `scope` as a JSON Schema
+// (plugboard/host/arcaflow_schema.h, its one home).
 Json convertType(const Json& type, const Json& scope, int depth = 0);
 
 // The step an RPC of `manifest` runs: "arcaflow.x" -> "x", "template.execute" -> the

@@ -105,16 +105,18 @@ TEST(AtpSchemaTest, ConvertsScopesEnumsWithIntegerKeysAndOneOf) {
     "Sub":{"id":"Sub","properties":{"x":{"type":{"type_id":"string","min":1},"required":true}}}}})");
   const Json out =
       convertType(Json{{"type_id", "scope"}, {"objects", scope["objects"]}, {"root", "In"}}, scope);
-  EXPECT_EQ(out["required"], Json::parse(R"(["level","who"])"));  // n has a default
+  // n has a default; m says nothing, and the schema language's default is required
+  // (the Python SDK's PropertySchema).
+  EXPECT_EQ(out["required"], Json::parse(R"(["level","m","who"])"));
   EXPECT_EQ(out["properties"]["level"]["enum"], Json::parse("[1,2]"));
   EXPECT_EQ(out["properties"]["who"]["properties"]["_type"]["enum"], Json::parse("[7]"));
   // The discriminator is required and chooses the type whose fields are checked.
   EXPECT_EQ(out["properties"]["who"]["required"], Json::parse(R"(["_type"])"));
-  EXPECT_TRUE(core::checkSchema(Json::parse(R"({"level":1,"who":{"_type":7,"x":"a"}})"), out, "args")
+  EXPECT_TRUE(core::checkSchema(Json::parse(R"({"level":1,"m":{},"who":{"_type":7,"x":"a"}})"), out, "args")
                   .empty());
-  EXPECT_EQ(core::checkSchema(Json::parse(R"({"level":1,"who":{"_type":7,"x":""}})"), out, "args"),
+  EXPECT_EQ(core::checkSchema(Json::parse(R"({"level":1,"m":{},"who":{"_type":7,"x":""}})"), out, "args"),
             std::vector<std::string>{"args.who.x: must be at least 1 characters long"});
-  EXPECT_EQ(core::checkSchema(Json::parse(R"({"level":1,"who":{"_type":7,"y":"a"}})"), out, "args"),
+  EXPECT_EQ(core::checkSchema(Json::parse(R"({"level":1,"m":{},"who":{"_type":7,"y":"a"}})"), out, "args"),
             (std::vector<std::string>{"args.who: missing required member 'x'",
                                       "args.who: unknown member 'y'"}));
   EXPECT_EQ(out["properties"]["n"]["maximum"], 5);

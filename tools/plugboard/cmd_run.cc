@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/runtime/exports.h"
+#include "tools/plugboard/arcaflow_cli.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/progress.h"
@@ -93,6 +94,8 @@ int cmdRun(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseCommandArgs(args, "run", vm, exit_code)) return exit_code;
+  if (const auto file = arcaflowWorkflowFile(vm); core::isArcaflowWorkflow(file))
+    return refuseArcaflowRun(file);
   const auto output = choice(vm, "output", {"text", "json"});
   if (!output) return kExitUsage;
   auto config = settings(vm, core::isTomlWorkflow(vm["workflow"].as<std::string>()));

@@ -1,6 +1,7 @@
 // plugboard validate WORKFLOW: checks a workflow file without loading any plugin.
 #include <iostream>
 
+#include "tools/plugboard/arcaflow_cli.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
 #include "tools/plugboard/run_model.h"
@@ -25,6 +26,7 @@ int cmdValidate(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseCommandArgs(args, "validate", vm, exit_code)) return exit_code;
+  if (core::isArcaflowWorkflow(arcaflowWorkflowFile(vm))) return validateArcaflow(vm);
   auto config = settings(vm, core::isTomlWorkflow(vm["workflow"].as<std::string>()));
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;

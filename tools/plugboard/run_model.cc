@@ -99,7 +99,12 @@ void addModelOptions(po::options_description& options) {
       "workflow parameters from a YAML or JSON file (--param wins)")(
       "executor-plugins", po::value<std::string>()->value_name("DIR"),
       "directory of Argo executor plugins (plugin.yaml or the ConfigMaps `argo executor-plugin "
-      "build` writes); a workflow's own spec.executorPlugins replace them");
+      "build` writes); a workflow's own spec.executorPlugins replace them")(
+      "input", po::value<std::string>()->value_name("FILE"),
+      "an Arcaflow workflow's input (YAML or JSON), taken from --context when relative")(
+      "context", po::value<std::string>()->value_name("DIR"),
+      "an Arcaflow workflow's context directory: the workflow and input files are taken "
+      "from it when relative");
 }
 
 int runModel(const po::variables_map& vm, core::Config config, const core::EngineOptions& options,

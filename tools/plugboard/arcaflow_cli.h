@@ -1,0 +1,33 @@
+// tools/plugboard/arcaflow_cli.h: `validate` of an Arcaflow workflow file (workflow.yaml,
+// core/frontends/arcaflow_workflow.h) with the Arcaflow engine's command line and exit
+// codes (cmd/arcaflow/main.go): --input FILE, --context DIR (the workflow and input files
+// are taken from it when relative); 0 ok, 1 an invalid workflow or input (each problem
+// with file:line:column, or the bad field's path). `run` refuses them until running lands.
+#ifndef PLUGBOARD_TOOLS_ARCAFLOW_CLI_H_
+#define PLUGBOARD_TOOLS_ARCAFLOW_CLI_H_
+
+#include <filesystem>
+
+#include <boost/program_options.hpp>
+
+namespace plugboard::cli {
+
+// The engine's exit codes (cmd/arcaflow/main.go).
+inline constexpr int kArcaflowOk = 0;
+inline constexpr int kArcaflowInvalid = 1;
+inline constexpr int kArcaflowErrorOutput = 2;
+inline constexpr int kArcaflowFailed = 3;
+
+// The workflow file the command line names, taken from --context when relative.
+std::filesystem::path arcaflowWorkflowFile(const boost::program_options::variables_map& vm);
+
+// `validate FILE` for an Arcaflow workflow.
+int validateArcaflow(const boost::program_options::variables_map& vm);
+
+// `run FILE` for an Arcaflow workflow: not supported yet. Says so in one line naming the
+// file (and that validate and graph take it); returns kExitUsage, nothing started.
+int refuseArcaflowRun(const std::filesystem::path& file);
+
+}  // namespace plugboard::cli
+
+#endif  // PLUGBOARD_TOOLS_ARCAFLOW_CLI_H_
