@@ -61,6 +61,22 @@ spec:
 )" + body;
 }
 
+// A busybox container running `command` (YAML flow list) with the output parameter `x`
+// read from /tmp/x, with `fallback` as its default when given.
+std::string outputX(const std::string& command, const std::string& fallback = "") {
+  std::string body = R"(      container:
+        image: busybox
+        command: )" + command + R"(
+      outputs:
+        parameters:
+          - name: x
+            valueFrom:
+              path: /tmp/x
+)";
+  if (!fallback.empty()) body += "              default: " + fallback + "\n";
+  return workflow(body);
+}
+
 class ArgoContainerRunTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -290,15 +306,7 @@ TEST_F(ArgoContainerRunTest, AnImagesNonRootUserWritesAndItsOutputsComeOut) {
 }
 
 TEST_F(ArgoContainerRunTest, ExitCodesAndSignalsAreTheCommandsAndOutputsAreStillSaved) {
-  auto r = runYaml(workflow(R"(      container:
-        image: busybox
-        command: [sh, -c, "echo saved > /tmp/x; echo partial; exit 3"]
-      outputs:
-        parameters:
-          - name: x
-            valueFrom:
-              path: /tmp/x
-)"));
+  auto r = runYaml(outputX(R"([sh, -c, "echo saved > /tmp/x; echo partial; exit 3"])"));
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   auto n = node(status(r), "wf");
   EXPECT_EQ(n["phase"], "Failed") << n;
@@ -308,31 +316,14 @@ TEST_F(ArgoContainerRunTest, ExitCodesAndSignalsAreTheCommandsAndOutputsAreStill
   EXPECT_EQ(parameter(n, "x"), "saved");
 
   // Killed by a signal: 128 + its number, as podman reports a container's main process.
-  auto killed = runYaml(workflow(R"(      container:
-        image: busybox
-        command: [sh, -c, "echo saved > /tmp/x; kill -TERM $$"]
-      outputs:
-        parameters:
-          - name: x
-            valueFrom:
-              path: /tmp/x
-)"));
+  auto killed = runYaml(outputX(R"([sh, -c, "echo saved > /tmp/x; kill -TERM $$"])"));
   EXPECT_EQ(killed.exit_code, 1) << killed.err << killed.out;
   auto k = node(status(killed), "wf");
   EXPECT_EQ(k["message"], "main: Error (exit code 143)") << k;
   EXPECT_EQ(parameter(k, "x"), "saved");
 
   // A command the image does not have: 127, as podman reports it.
-  auto missing = runYaml(workflow(R"(      container:
-        image: busybox
-        command: [no-such-command]
-      outputs:
-        parameters:
-          - name: x
-            valueFrom:
-              path: /tmp/x
-              default: none
-)"));
+  auto missing = runYaml(outputX(R"([no-such-command])", "none"));
   auto m = node(status(missing), "wf");
   EXPECT_EQ(m["message"], "main: Error (exit code 127)") << m;
 }
@@ -340,15 +331,7 @@ TEST_F(ArgoContainerRunTest, ExitCodesAndSignalsAreTheCommandsAndOutputsAreStill
 TEST_F(ArgoContainerRunTest, ACommandWritingIntoTheOutputsChannelGetsAnErrorNotAHang) {
   // The wrapper's descriptor 3 reached through /proc: what the command writes there is
   // read as records, checked, and refused.
-  auto r = runYaml(workflow(R"(      container:
-        image: busybox
-        command: [sh, -c, "printf 'file 999999\nxx' > /proc/$PPID/fd/3; echo real > /tmp/x"]
-      outputs:
-        parameters:
-          - name: x
-            valueFrom:
-              path: /tmp/x
-)"));
+  auto r = runYaml(outputX(R"([sh, -c, "printf 'file 999999\nxx' > /proc/$PPID/fd/3; echo real > /tmp/x"])"));
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   auto n = node(status(r), "wf");
   EXPECT_EQ(n["phase"], "Error") << n;

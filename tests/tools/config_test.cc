@@ -73,11 +73,13 @@ TEST_F(ConfigCliTest, FlagsOverrideTheFile) {
   Json body = {{"template", {{"plugin", {{"sleep", {{"seconds", 10}}}}}}}};
   auto from_file = run({binary().string(), "exec", "--config", cfg, "--plugins", pluginDir().string()},
                        body.dump());
-  EXPECT_EQ(Json::parse(from_file.out)["node"]["message"], "deadline of 50ms passed; the call was cancelled");
+  EXPECT_EQ(Json::parse(from_file.out)["node"]["message"],
+            "deadline of 50ms passed; the call was cancelled; it answered: cancelled while sleeping");
   auto flag = run({binary().string(), "exec", "--config", cfg, "--plugins", pluginDir().string(),
                    "--timeout", "100ms"},
                   body.dump());
-  EXPECT_EQ(Json::parse(flag.out)["node"]["message"], "deadline of 100ms passed; the call was cancelled");
+  EXPECT_EQ(Json::parse(flag.out)["node"]["message"],
+            "deadline of 100ms passed; the call was cancelled; it answered: cancelled while sleeping");
 }
 
 // serve's settings go through the same rule: the file over the defaults, a flag over the
