@@ -502,7 +502,7 @@ ArcaflowLoad loadArcaflowWorkflow(const std::filesystem::path& path) {
   auto text = readTextFile(path, "workflow");
   if (!text) {
     ArcaflowLoad load;
-    load.problems.push_back({{path.string()}, "", text.error().message()});
+    load.problems.push_back({SourceRef{}, "", text.error().message()});  // names the file
     return load;
   }
   return readArcaflowWorkflow(*text, path.string());

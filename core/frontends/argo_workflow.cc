@@ -379,8 +379,8 @@ ArgoWorkflowLoad loadArgoWorkflow(const std::filesystem::path& path,
   auto text = readTextFile(path, "workflow file");
   if (!text) {
     ArgoWorkflowLoad load;
-    load.problems.push_back(
-        ModelProblem{SourceRef{path.string(), 0, 0}, "", text.error().message()});
+    // The message names the file already ("<file>: cannot read the workflow file: ...").
+    load.problems.push_back(ModelProblem{SourceRef{}, "", text.error().message()});
     return load;
   }
   return readArgoWorkflow(*text, path.string(), options);

@@ -122,8 +122,8 @@ TEST(CliMessageTest, AWorkflowFileThatCannotBeReadSaysWhy) {
     const std::string file = (dir / name).string();
     auto r = plugboard({"validate", file, "--plugins", pluginDir().string()});
     EXPECT_EQ(r.exit_code, 2) << name;
-    EXPECT_THAT(r.err, HasSubstr(file)) << r.err;
-    EXPECT_THAT(r.err, HasSubstr("no such file")) << r.err;
+    // One line naming the file once, whichever front end would have read it.
+    EXPECT_EQ(r.err, file + ": cannot read the workflow file: no such file\n") << name;
   }
   // A file its reader may not read. Root reads any file, so as root the binary runs as
   // nobody (setpriv), from a copy in a directory nobody may enter.
