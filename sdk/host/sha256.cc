@@ -12,10 +12,13 @@ namespace plugboard::host {
 namespace {
 
 // Fetched once: EVP_sha256() or EVP_Digest() would look the algorithm up in the provider
-// (under a lock) every time.
+// (under a lock) every time. Freed when its module is unloaded (a deployer linking this
+// kit is dlclose()d at exit; a bare pointer would then be lost and reported as a leak).
+// Its destructor runs before OpenSSL's own cleanup, which the fetch registered first.
 const EVP_MD* algorithm() {
-  static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  return md;
+  static const std::unique_ptr<EVP_MD, decltype(&EVP_MD_free)> md(
+      EVP_MD_fetch(nullptr, "SHA256", nullptr), &EVP_MD_free);
+  return md.get();
 }
 
 EVP_MD_CTX* context(void* c) { return static_cast<EVP_MD_CTX*>(c); }
