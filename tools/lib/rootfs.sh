@@ -66,3 +66,60 @@ rootfs_add_python() {
   rootfs_add_libraries "$rootfs" "$python" "$stdlib"/lib-dynload/*.so
   echo "$stdlib"
 }
+
+# rootfs_add_debian_packages ROOTFS PACKAGE...: the files of Debian packages installed on
+# this machine (`dpkg -L`, without documentation, manual pages and lintian overrides), with
+# those of the python3-* packages they depend on, directly or not (a virtual package counts
+# through the installed package that provides it), and the shared libraries their programs
+# and extension modules link. Fails naming a package that is not installed.
+rootfs_add_debian_packages() {
+  local rootfs=$1 closure
+  shift
+  closure=$(python3 - "$@" <<'PY'
+import subprocess, sys
+fmt = "${Package}\t${Status}\t${Provides}\t${Depends}\t${Pre-Depends}\n"
+rows = subprocess.run(["dpkg-query", "-W", "-f=" + fmt], capture_output=True, text=True).stdout
+installed, provider = {}, {}
+for row in rows.splitlines():
+    name, status, provides, depends, pre = (row.split("\t") + [""] * 5)[:5]
+    if not status.endswith(" installed"):
+        continue
+    installed[name] = ",".join(d for d in (depends, pre) if d)
+    for p in provides.split(","):
+        if p.strip():
+            provider.setdefault(p.split()[0].split(":")[0], name)
+todo, seen = list(sys.argv[1:]), []
+for name in todo:
+    if name not in installed:
+        sys.exit("%s: the Debian package is not installed on this machine (apt-get install %s)" % (name, name))
+while todo:
+    name = todo.pop()
+    if name in seen:
+        continue
+    seen.append(name)
+    for alternatives in installed[name].split(","):
+        for alt in alternatives.split("|"):
+            dep = alt.split()[0].split(":")[0] if alt.strip() else ""
+            dep = dep if dep in installed else provider.get(dep, "")
+            if dep:
+                if dep.startswith("python3-"):
+                    todo.append(dep)
+                break
+print("\n".join(sorted(seen)))
+PY
+) || return 1
+  local files elves
+  # shellcheck disable=SC2086
+  files=$(dpkg -L $closure | sort -u | grep -v -E '^/usr/share/(doc|man|lintian|bug)/|/__pycache__(/|$)' |
+    while IFS= read -r f; do [ -d "$f" ] || [ ! -e "$f" ] || printf '%s\n' "$f"; done)
+  printf '%s\n' "$files" | sed 's|^/||' | tar -C / -c -T - | tar -C "$rootfs" -x
+  elves=$(printf '%s\n' "$files" | python3 -c '
+import os, sys
+for f in sys.stdin.read().split("\n"):
+    if f and os.path.isfile(f) and not os.path.islink(f):
+        with open(f, "rb") as h:
+            if h.read(4) == b"\x7fELF":
+                print(f)')
+  # shellcheck disable=SC2086
+  [ -z "$elves" ] || rootfs_add_libraries "$rootfs" $elves
+}
