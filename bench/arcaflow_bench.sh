@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Arcaflow workflows: plugboard against the Arcaflow engine's model, side by side in one run,
+# with the same plugin images (the stand-ins tests/support/make_arcaflow_example_images.sh
+# makes from the plugins' source checkouts):
+#   ./bench/arcaflow_bench.sh WORKFLOWS_CHECKOUT [--plugins-src DIR] [--runs N]
+#
+# 1. basic-examples/parallel and basic-examples/sub-workflow-foreach, wall time and plugin
+#    starts (container starts of the examples' images, counted from `podman events`):
+#    * plugboard: `plugboard run workflow.yaml --input input.yaml` in the example's
+#      directory, as its README runs the engine (one process per plugin for the run);
+#    * the engine's model: what the engine starts, each a fresh `podman run --rm` of the same
+#      image: at load one container per plugin step to read its schema (LoadSchema in
+#      internal/step/plugin/provider.go deploys, reads the schema and closes), then one per
+#      step run (the running step's deploy stage, same file), in the workflow's order
+#      (parallel: both steps at once; sub-workflow-foreach: metadata beside the four
+#      sub-workflow runs, one at a time, parallelism 1). A step run here is the SDK's own
+#      file mode (`IMAGE -f input.yaml`: the same process, the same step, without ATP's
+#      framing).
+# 2. `plugboard validate` of workflows whose plugins' schemas are cached: no plugin may
+#    start (counted as above); the time is printed against the 100 ms the issue asks for.
+#    * the Arcaflow workflow basic-examples/parallel/workflow.yaml;
+#    * a plugboard workflow calling the same two images through the atp deployer (its
+#      schemas read from the cache, checked against the args).
+#
+# Prints markdown tables (medians of N runs, default 3, and the range). Rows that cannot
+# run yet say why (the command's first line). PODMAN_ARGS are the podman options of the
+# engine-model starts (default: --network=none --runtime runc --cgroup-manager cgroupfs and
+# the nofile and nproc ulimits of the atp deployer's containers).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+usage() { sed -n '4,5p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+(($#)) || usage
+workflows=$(cd "$1" && pwd)
+shift
+plugins_src=$(dirname "$workflows") runs=3
+while (($#)); do
+  case $1 in
+    --plugins-src) plugins_src=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    *) usage ;;
+  esac
+done
+build=$(cd "${BUILD_DIR:-build}" && pwd)
+plugboard=$build/plugboard
+[ -x "$plugboard" ] || { echo "$0: no $plugboard: build first (tools/setup.sh)" >&2; exit 2; }
+tests/support/make_arcaflow_example_images.sh "$plugins_src" >&2
+read -r -a podman_args <<<"${PODMAN_ARGS:---network=none --runtime runc --cgroup-manager cgroupfs --ulimit nofile=1024:1024 --ulimit nproc=4096:4096}"
+example=quay.io/arcalot/arcaflow-plugin-example:0.5.1
+metadata=quay.io/arcalot/arcaflow-plugin-metadata:0.5.0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export XDG_CACHE_HOME=$tmp/cache  # the benchmark's own schema cache
+
+now() { date +%s%N; }
+# starts SINCE: containers of the examples' images started since SINCE (an RFC 3339 time).
+starts() {
+  sleep 1  # podman writes the event after the start returns
+  podman events --since "$1" --stream=false --filter event=start --format '{{.Image}}' |
+    grep -c '^quay.io/arcalot/arcaflow-plugin-' || true
+}
+# median VALUES...: "median (min-max)".
+median() {
+  printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {printf "%d (%d-%d)", v[int((NR+1)/2)], v[1], v[NR]}'
+}
+
+# engine_step IMAGE INPUT: one step run as the engine's deployer runs it, a fresh container.
+engine_step() {
+  local in
+  in=$(mktemp -p "$tmp" in.XXXXXX.yaml)
+  chmod 0644 "$in"
+  printf '%s\n' "$2" >"$in"
+  podman run --rm -i "${podman_args[@]}" -v "$in:/input.yaml:ro" "$1" -f /input.yaml >/dev/null
+}
+engine_schema() { podman run --rm -i "${podman_args[@]}" "$1" --schema >/dev/null; }
+engine_parallel() {
+  engine_schema "$metadata"; engine_schema "$example"
+  engine_step "$metadata" '{}' &
+  engine_step "$example" '{name: {_type: nickname, nick: Arcalot}}'
+  wait
+}
+engine_foreach() {
+  engine_schema "$metadata"; engine_schema "$example"
+  engine_step "$metadata" '{}' &
+  for n in John Paul George Ringo; do
+    engine_step "$example" "{name: {_type: nickname, nick: $n}}"
+  done
+  wait
+}
+
+# measure NAME COMMAND...: runs it $runs times; sets ms and count (medians) or why.
+measure() {
+  local name=$1 times=() counts=() since t0 out
+  shift
+  why=""
+  for _ in $(seq "$runs"); do
+    since=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
+    t0=$(now)
+    if ! out=$("$@" 2>&1); then
+      why=$(printf '%s\n' "$out" | grep -v '^$' | head -1 | cut -c1-150)
+      return
+    fi
+    times+=($(( ($(now) - t0) / 1000000 )))
+    counts+=("$(starts "$since")")
+  done
+  ms=$(median "${times[@]}") count=$(median "${counts[@]}")
+}
+
+plugboard_run() {
+  (cd "$workflows/basic-examples/$1" && "$plugboard" run workflow.yaml --input input.yaml \
+    --plugins "$build/plugins")
+}
+
+echo "| workflow | how | wall ms, median (range) | plugin starts |"
+echo "|---|---|---|---|"
+for wf in parallel sub-workflow-foreach; do
+  measure "$wf" plugboard_run "$wf"
+  if [ -n "$why" ]; then echo "| $wf | plugboard run | not run: $why | - |"
+  else echo "| $wf | plugboard run | $ms | $count |"; fi
+  fn=engine_parallel; [ "$wf" = parallel ] || fn=engine_foreach
+  measure "$wf" "$fn"
+  if [ -n "$why" ]; then echo "| $wf | engine's model (fresh podman run per step) | failed: $why | - |"
+  else echo "| $wf | engine's model (fresh podman run per step) | $ms | $count |"; fi
+done
+
+# 2. validate with the schemas cached: fill the cache once, then measure.
+cat >"$tmp/registry.toml" <<EOF
+[plugins.example."0.5.1"]
+atp = { image = "$example" }
+[plugins.metadata."0.5.0"]
+atp = { image = "$metadata" }
+EOF
+cat >"$tmp/parallel.toml" <<'EOF'
+name = "parallel"
+[[steps]]
+id = "metadata"
+plugin = "metadata"
+rpc = "arcaflow.collect-metadata"
+args = {}
+[[steps]]
+id = "example"
+plugin = "example"
+rpc = "arcaflow.hello-world"
+args = { name = { _type = "nickname", nick = "Arcalot" } }
+EOF
+toml_validate() { "$plugboard" validate "$tmp/parallel.toml" --plugins "$build/plugins" --registry "$tmp/registry.toml"; }
+arcaflow_validate() {
+  (cd "$workflows/basic-examples/parallel" && "$plugboard" validate workflow.yaml --input input.yaml \
+    --plugins "$build/plugins")
+}
+toml_validate >/dev/null  # reads both schemas into the cache (starts both plugins once)
+echo
+echo "| validate, schemas cached | ms, median (range) | plugin starts | under 100 ms |"
+echo "|---|---|---|---|"
+for v in arcaflow_validate toml_validate; do
+  measure "$v" "$v"
+  label="Arcaflow basic-examples/parallel"
+  [ "$v" = toml_validate ] && label="plugboard workflow, the same two images (atp)"
+  if [ -n "$why" ]; then echo "| $label | failed: $why | - | - |"; continue; fi
+  under=no; [ "${ms%% *}" -lt 100 ] && under=yes
+  echo "| $label | $ms | $count | $under |"
+done

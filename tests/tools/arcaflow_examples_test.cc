@@ -1,0 +1,51 @@
+// Arcaflow's example workflows through tools/arcaflow-examples.sh in its validate mode:
+// the stand-in images of the plugins basic-examples uses are made from their source
+// checkouts and each read as an ATP plugin, then every workflow of basic-examples/ (and
+// the engine's fixtures) gives the exit code tests/fixtures/arcaflow-examples/expected.yaml
+// says the engine gives. Runs only with ARCAFLOW_WORKFLOWS=<arcaflow-workflows checkout>
+// (Arcaflow's files are not part of this repository), the plugins' and the SDK's
+// checkouts beside it (or in ARCAFLOW_PLUGINS_SRC), and ARCAFLOW_ENGINE=<engine checkout>
+// for the engine's fixtures.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/paths.h"
+#include "tests/support/subprocess.h"
+
+namespace plugboard::testing {
+namespace {
+
+TEST(ArcaflowExamples, EveryWorkflowValidatesAsTheEngineWouldAndEveryPluginImageIsRead) {
+  const char* workflows = std::getenv("ARCAFLOW_WORKFLOWS");
+  if (workflows == nullptr || *workflows == '\0') {
+    GTEST_SKIP() << "set ARCAFLOW_WORKFLOWS=<arcaflow-workflows checkout> (with the plugins' "
+                    "checkouts beside it or in ARCAFLOW_PLUGINS_SRC)";
+  }
+  std::vector<std::string> argv = {(sourceDir() / "tools" / "arcaflow-examples.sh").string(),
+                                   workflows};
+  if (const char* src = std::getenv("ARCAFLOW_PLUGINS_SRC"); src != nullptr && *src != '\0') {
+    argv.insert(argv.end(), {"--plugins-src", src});
+  }
+  if (const char* engine = std::getenv("ARCAFLOW_ENGINE"); engine != nullptr && *engine != '\0') {
+    argv.insert(argv.end(), {"--engine", engine});
+  }
+  RunOptions options;
+  options.env = {"BUILD_DIR=" + buildDir().string()};
+  const RunResult r = run(argv, options);
+  std::cout << r.out;
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Three plugins read, and the nine workflows of basic-examples (three of them
+  // sub-workflows) valid.
+  EXPECT_NE(r.out.find("| plugin quay.io/arcalot/arcaflow-plugin-metadata:0.5.0 | validate | passed"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("| workflows:basic-examples/sub-workflow-foreach/workflow.yaml | validate | passed"),
+            std::string::npos);
+  EXPECT_NE(r.out.find(", failed 0, "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace plugboard::testing
