@@ -528,8 +528,71 @@ Expected<Json> readArcaflowInput(const std::filesystem::path& file) {
   return input;
 }
 
+namespace {
+
+// A ref's namespace that names a foreach step's sub-workflow input
+// ("$.steps.<step>.execute.inputs.items": the engine's BuildNamespaces and
+// addInputNamespaces, workflow/executor.go, give each stage input that is a scope, or a
+// list of one, the namespace of its objects) resolved: the ref and the sub-workflow's
+// objects renamed "<namespace>/<id>" and those objects added to the scope, so that the one
+// converter checks them. Other namespaces (a plugin's schema) stay as written: unchecked.
+void resolveForeachNamespaces(Json& node, const ArcaflowWorkflow& wf, Json& added,
+                              std::map<std::string, Json>& loaded, int depth = 0) {
+  if (depth > 64) return;
+  if (node.is_array()) {
+    for (auto& item : node) resolveForeachNamespaces(item, wf, added, loaded, depth + 1);
+    return;
+  }
+  if (!node.is_object()) return;
+  for (auto& [key, value] : node.items()) resolveForeachNamespaces(value, wf, added, loaded, depth + 1);
+  static const std::regex kForeach(R"(^\$\.steps\.([^.]+)\.execute\.inputs\.items$)");
+  const auto ns = node.find("namespace");
+  const auto id = node.find("id");
+  std::smatch m;
+  if (node.value("type_id", "") != "ref" || ns == node.end() || !ns->is_string() ||
+      id == node.end() || !id->is_string())
+    return;
+  const std::string name = ns->get<std::string>();
+  if (!std::regex_match(name, m, kForeach)) return;
+  const ArcaflowStep* step = wf.step(m[1].str());
+  if (step == nullptr || step->kind != ArcaflowStep::Kind::kForeach) return;
+  if (!loaded.contains(name)) {
+    Json sub_objects = Json::object();
+    const ArcaflowLoad sub = loadArcaflowWorkflow(wf.file.parent_path() / step->workflow);
+    if (sub.workflow && sub.workflow->input.contains("objects") &&
+        sub.workflow->input["objects"].is_object()) {
+      sub_objects = sub.workflow->input["objects"];
+      // Refs inside the sub-workflow's objects name its own objects.
+      std::function<void(Json&, int)> rename = [&](Json& n, int d) {
+        if (d > 64 || !(n.is_object() || n.is_array())) return;
+        for (auto& v : n) rename(v, d + 1);
+        if (n.is_object() && n.value("type_id", "") == "ref" && !n.contains("namespace") &&
+            n.contains("id") && n["id"].is_string())
+          n["id"] = name + "/" + n["id"].get<std::string>();
+      };
+      for (auto& [oid, object] : sub_objects.items()) {
+        rename(object, 0);
+        added[name + "/" + oid] = object;
+      }
+    }
+    loaded[name] = sub_objects;
+  }
+  if (!loaded[name].contains(id->get<std::string>())) return;
+  node["id"] = name + "/" + id->get<std::string>();
+  node.erase("namespace");
+}
+
+}  // namespace
+
 std::vector<std::string> checkArcaflowInput(const ArcaflowWorkflow& wf, const Json& input) {
-  const Json schema = host::arcaflowSchema(host::arcaflowScopeType(wf.input), wf.input);
+  Json scope = wf.input;
+  if (scope.is_object() && scope.contains("objects") && scope["objects"].is_object()) {
+    Json added = Json::object();
+    std::map<std::string, Json> loaded;
+    resolveForeachNamespaces(scope["objects"], wf, added, loaded);
+    scope["objects"].update(added);
+  }
+  const Json schema = host::arcaflowSchema(host::arcaflowScopeType(scope), scope);
   return checkSchema(input, schema, "input");
 }
 

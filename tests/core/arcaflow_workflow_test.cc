@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/files.h"
+
 namespace plugboard::core {
 namespace {
 
@@ -347,6 +349,70 @@ TEST(ArcaflowWorkflowTest, ChecksTheChosenOneOfBranchOfTheInput) {
   bad = checkArcaflowInput(*load.workflow, {{"who", {{"nick", "Arca"}}}});
   ASSERT_FALSE(bad.empty());
   EXPECT_NE(bad[0].find("'kind'"), std::string::npos) << bad[0];
+}
+
+// A ref in the namespace of a foreach step's items names an object of the sub-workflow's
+// input scope (the engine's workflow/executor.go BuildNamespaces), as bind-constants of
+// arcaflow-workflows writes it: the input is checked against that object, refs inside it
+// reaching the sub-workflow's own objects.
+TEST(ArcaflowWorkflowTest, ChecksANamespacedRefAgainstTheForeachSubWorkflowsInput) {
+  testing::TempDir dir;
+  dir.write("sub.yaml", R"(version: v0.2.0
+input:
+  root: Sub
+  objects:
+    Sub:
+      id: Sub
+      properties:
+        item: {type: {type_id: ref, id: Item}}
+    Item:
+      id: Item
+      properties:
+        loop_id: {type: {type_id: integer}}
+steps:
+  s:
+    plugin: {src: quay.io/x:1, deployment_type: image}
+    input: {}
+outputs:
+  success: {n: !expr $.input.item.loop_id}
+)");
+  const std::string wf = dir.write("wf.yaml", R"(version: v0.2.0
+input:
+  root: R
+  objects:
+    R:
+      id: R
+      properties:
+        iterations:
+          type:
+            type_id: list
+            items: {type_id: ref, id: Sub, namespace: $.steps.loop.execute.inputs.items}
+        other:
+          required: false
+          type: {type_id: ref, id: Item, namespace: $.steps.nope.execute.inputs.items}
+steps:
+  loop:
+    kind: foreach
+    items: !expr $.input.iterations
+    workflow: sub.yaml
+outputs:
+  success: {d: !expr $.steps.loop.outputs.success.data}
+)");
+  const auto load = loadArcaflowWorkflow(wf);
+  ASSERT_TRUE(load.ok()) << problemsOf(load);
+  EXPECT_TRUE(checkArcaflowInput(*load.workflow,
+                                 Json::parse(R"({"iterations": [{"item": {"loop_id": 1}}]})"))
+                  .empty());
+  auto bad = checkArcaflowInput(*load.workflow,
+                                Json::parse(R"({"iterations": [{"item": {"loop_id": "x"}}]})"));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].rfind("input.iterations[0].item.loop_id", 0), 0u) << bad[0];
+  bad = checkArcaflowInput(*load.workflow,
+                           Json::parse(R"({"iterations": [{"item": {"loop_id": 1}, "extra": 1}]})"));
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0], "input.iterations[0]: unknown member 'extra'");
+  // A namespace naming no foreach step is left to the engine's reference check: unchecked.
+  EXPECT_TRUE(checkArcaflowInput(*load.workflow, Json::parse(R"({"iterations": [], "other": 5})")).empty());
 }
 
 }  // namespace
