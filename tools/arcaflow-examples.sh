@@ -14,7 +14,8 @@
 # holding WORKFLOWS-CHECKOUT) by tests/support/make_arcaflow_example_images.sh, with
 # Debian's python3, python3-cbor2 and python3-yaml and the Arcaflow SDK's source, tagged
 # with the names the workflows use (made when missing; it says which it made). Each image
-# is first checked as an ATP plugin (its schema read by `plugboard validate`).
+# is first checked as an ATP plugin (its schema read by `plugboard validate`; with --run,
+# one call of its step too).
 #
 # Prints a table (passed / FAILED / refused with the reason) and exits 1 when an
 # expectation failed, 2 on bad usage. BUILD_DIR names the build (./build by default); each

@@ -90,9 +90,10 @@ def first_line(text):
     return ""
 
 
-def check_plugins(plugins, plugboard, build, env, rows):
+def check_plugins(plugins, plugboard, build, env, rows, call):
     """Each stand-in image read as an ATP plugin: validate of a one-step plugboard workflow
-    starts it, checks the args against its schema and leaves the schema in the cache."""
+    starts it, checks the args against its schema and leaves the schema in the cache; with
+    `call`, the workflow is run too (its step must succeed)."""
     cache = os.path.join(env["XDG_CACHE_HOME"], "plugboard", "atp")
     with tempfile.TemporaryDirectory() as tmp:
         for i, p in enumerate(plugins):
@@ -116,6 +117,17 @@ def check_plugins(plugins, plugboard, build, env, rows):
                              % (cache, len(after - before))))
             else:
                 rows.append((label, "validate", "passed", "schema read (%.1f s)" % secs))
+            if not call:
+                continue
+            # With --run, one call too: a broken image is told apart from a workflow that
+            # does not run.
+            code, out, err, secs = run(
+                [plugboard, "run", name + ".toml", "--plugins", os.path.join(build, "plugins"),
+                 "--registry", name + ".registry.toml"], tmp, env, 300)
+            if code == 0:
+                rows.append((label, "call", "passed", "%s answered (%.1f s)" % (p["step"], secs)))
+            else:
+                rows.append((label, "call", "FAILED", "exit %s: %s" % (code, first_line(err or out))))
 
 
 def toml_inline(value):
@@ -169,7 +181,7 @@ def main():
     cache_home = tempfile.TemporaryDirectory(prefix="arcaflow-examples-")
     env["XDG_CACHE_HOME"] = cache_home.name
     rows = []
-    check_plugins(expected.get("plugins", []), plugboard, build, env, rows)
+    check_plugins(expected.get("plugins", []), plugboard, build, env, rows, args.run)
 
     listed = set()
     for w in expected["workflows"]:
