@@ -90,10 +90,9 @@ engine_foreach() {
   wait
 }
 
-# measure NAME COMMAND...: runs it $runs times; sets ms and count (medians) or why.
+# measure COMMAND...: runs it $runs times; sets ms and count (medians) or why.
 measure() {
-  local name=$1 times=() counts=() since t0 out
-  shift
+  local times=() counts=() since t0 out
   why=""
   for _ in $(seq "$runs"); do
     since=$(date -u +%Y-%m-%dT%H:%M:%S.%NZ)
@@ -117,11 +116,11 @@ $runs_too && echo "| workflow | how | wall ms, median (range) | plugin starts |"
 $runs_too && echo "|---|---|---|---|"
 for wf in parallel sub-workflow-foreach; do
   $runs_too || break
-  measure "$wf" plugboard_run "$wf"
+  measure plugboard_run "$wf"
   if [ -n "$why" ]; then echo "| $wf | plugboard run | not run: $why | - |"
   else echo "| $wf | plugboard run | $ms | $count |"; fi
   fn=engine_parallel; [ "$wf" = parallel ] || fn=engine_foreach
-  measure "$wf" "$fn"
+  measure "$fn"
   if [ -n "$why" ]; then echo "| $wf | engine's model (fresh podman run per step) | failed: $why | - |"
   else echo "| $wf | engine's model (fresh podman run per step) | $ms | $count |"; fi
 done
@@ -163,7 +162,7 @@ echo "| validate, schemas cached ($((runs * 3)) runs) | ms, median (range) | plu
 echo "|---|---|---|---|"
 runs=$((runs * 3))
 for v in version arcaflow_validate toml_validate inspect_both; do
-  measure "$v" "$v"
+  measure "$v"
   case $v in
     version) label="floor: \`plugboard --version\` (a process start)" ;;
     arcaflow_validate) label="Arcaflow basic-examples/parallel" ;;

@@ -27,7 +27,7 @@
 #   --podman  the podman binary (default: podman in PATH)
 # Every image also has /etc/passwd and /etc/group naming root and nobody, and PATH set.
 set -euo pipefail
-usage() { sed -n '7,29p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,28p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [ $# -ge 3 ] || usage
 kind=$1 plugin=$2 image=$3
 shift 3
