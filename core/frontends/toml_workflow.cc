@@ -84,7 +84,7 @@ Template stepTemplate(const Workflow& wf, const WorkflowStep& step, TemplateCall
     if (added) task.arguments.emplace_back(it->second, Json(tagOf(r)));
     return "{{inputs.parameters." + it->second + "}}";
   });
-  Json listed = Json::array();
+  Json listed;  // null until a parameter is listed: most steps have none
   for (const auto& [name, value] : step.parameters.items()) {
     task.arguments.emplace_back(name, rewrite(value, tagOf));
     listed.push_back({{"name", name}, {"value", "{{inputs.parameters." + name + "}}"}});

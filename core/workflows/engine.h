@@ -22,6 +22,7 @@
 #define PLUGBOARD_CORE_WORKFLOWS_ENGINE_H_
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -97,6 +98,9 @@ struct RunResult {
   Millis duration{0};
   // Argo's WorkflowStatus: phase, message, nodes (keyed by id), outputs, startedAt...
   Json statusJson() const;
+  // statusJson().dump(2) written to `out` without holding it whole (a run's nodes one at a
+  // time), its lines after the first indented by `level` more.
+  void writeStatusJson(std::FILE* out, int level = 0) const;
 };
 
 // A leaf to run: its template with every tag filled.

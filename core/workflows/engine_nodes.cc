@@ -718,6 +718,15 @@ void EngineRun::finish(TimePoint now) {
 void EngineRun::addTimer(TimePoint when, std::uint32_t n, Timer::What what) {
   std::uint32_t gen = 0;
   if (what == Timer::What::kCallAgain) gen = ++nodes_[n].timer_gen;
+  // Before the heap grows: drop the timers of nodes that ended (each leaf's deadline stays
+  // until its time otherwise, so a long run would hold one per leaf it ever ran);
+  // timersDue() passes over them anyway.
+  if (timers_.size() == timers_.capacity() && timers_.size() >= 64) {
+    std::erase_if(timers_, [&](const Timer& t) {
+      return t.what != Timer::What::kWorkflow && isEnded(status_[t.node].phase);
+    });
+    std::make_heap(timers_.begin(), timers_.end(), std::greater<>());
+  }
   timers_.push_back({when, n, gen, what});
   std::push_heap(timers_.begin(), timers_.end(), std::greater<>());
 }

@@ -1,6 +1,8 @@
 // Names and JSON of the engine's nodes and results, as Argo writes its WorkflowStatus
 // (pkg/apis/workflow/v1alpha1/workflow_types.go: NodeStatus, Workflow.NodeID).
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 
 #include "core/workflows/engine.h"
@@ -69,6 +71,34 @@ std::string rfc3339(std::chrono::steady_clock::time_point tp) {
   return buf;
 }
 
+// The status's members other than its nodes.
+Json statusHead(const RunResult& r) {
+  Json j = {{"phase", std::string(nodePhaseName(r.phase))}};
+  if (!r.message.empty()) j["message"] = r.message;
+  if (!r.nodes.empty()) {
+    if (r.nodes[0].started) j["startedAt"] = rfc3339(*r.nodes[0].started);
+    std::optional<std::chrono::steady_clock::time_point> last;
+    for (const auto& n : r.nodes) {
+      if (n.finished && (!last || *n.finished > *last)) last = n.finished;
+    }
+    if (last && isEnded(r.phase)) j["finishedAt"] = rfc3339(*last);
+  }
+  if (r.outputs.contains("parameters") && !r.outputs["parameters"].empty()) j["outputs"] = r.outputs;
+  return j;
+}
+
+// `value` as dump(2) writes it, each line after the first indented by `level` more.
+void writeDumped(std::FILE* out, const Json& value, int level) {
+  std::string text = value.dump(2);
+  std::size_t from = 0;
+  for (std::size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
+    std::fwrite(text.data() + from, 1, nl + 1 - from, out);
+    for (int i = 0; i < level; ++i) std::fputs("  ", out);
+    from = nl + 1;
+  }
+  std::fwrite(text.data() + from, 1, text.size() - from, out);
+}
+
 }  // namespace
 
 const std::string* NodeIO::parameter(std::string_view name) const {
@@ -111,18 +141,66 @@ Json NodeStatus::toJson() const {
 Json RunResult::statusJson() const {
   Json nodes_json = Json::object();
   for (const auto& n : nodes) nodes_json[n.id] = n.toJson();
-  Json j = {{"phase", std::string(nodePhaseName(phase))}, {"nodes", std::move(nodes_json)}};
-  if (!message.empty()) j["message"] = message;
-  if (!nodes.empty()) {
-    if (nodes[0].started) j["startedAt"] = rfc3339(*nodes[0].started);
-    std::optional<std::chrono::steady_clock::time_point> last;
-    for (const auto& n : nodes) {
-      if (n.finished && (!last || *n.finished > *last)) last = n.finished;
-    }
-    if (last && isEnded(phase)) j["finishedAt"] = rfc3339(*last);
-  }
-  if (outputs.contains("parameters") && !outputs["parameters"].empty()) j["outputs"] = outputs;
+  Json j = statusHead(*this);
+  j["nodes"] = std::move(nodes_json);
   return j;
+}
+
+void RunResult::writeStatusJson(std::FILE* out, int level) const {
+  // statusJson().dump(2) written member by member: the nodes one at a time (in the order
+  // of their ids, as a JSON object sorts them; the last of equal ids, as it keeps), so
+  // that a large run's status is never held whole, as a tree or as text.
+  const std::string in((level + 1) * 2, ' ');
+  const Json head = statusHead(*this);
+  std::fputc('{', out);
+  bool first = true;
+  const auto member = [&](const std::string& key) {
+    std::fputs(first ? "\n" : ",\n", out);
+    first = false;
+    std::fputs(in.c_str(), out);
+    writeDumped(out, Json(key), 0);
+    std::fputs(": ", out);
+  };
+  const auto writeNodes = [&] {
+    member("nodes");
+    if (nodes.empty()) {
+      std::fputs("{}", out);
+      return;
+    }
+    std::vector<const NodeStatus*> sorted;
+    sorted.reserve(nodes.size());
+    for (const auto& n : nodes) sorted.push_back(&n);
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const NodeStatus* a, const NodeStatus* b) { return a->id < b->id; });
+    const std::string node_in((level + 2) * 2, ' ');
+    std::fputc('{', out);
+    bool first_node = true;
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      if (i + 1 < sorted.size() && sorted[i + 1]->id == sorted[i]->id) continue;
+      std::fputs(first_node ? "\n" : ",\n", out);
+      first_node = false;
+      std::fputs(node_in.c_str(), out);
+      writeDumped(out, Json(sorted[i]->id), 0);
+      std::fputs(": ", out);
+      writeDumped(out, sorted[i]->toJson(), level + 2);
+    }
+    std::fputc('\n', out);
+    std::fputs(in.c_str(), out);
+    std::fputc('}', out);
+  };
+  bool nodes_written = false;
+  for (const auto& [key, value] : head.items()) {
+    if (!nodes_written && key > "nodes") {
+      writeNodes();
+      nodes_written = true;
+    }
+    member(key);
+    writeDumped(out, value, level + 1);
+  }
+  if (!nodes_written) writeNodes();
+  std::fputc('\n', out);
+  for (int i = 0; i < level; ++i) std::fputs("  ", out);
+  std::fputc('}', out);
 }
 
 }  // namespace plugboard::core

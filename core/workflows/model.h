@@ -221,7 +221,6 @@ struct Template {
   Kind kind = Kind::kPlugin;
   std::vector<ParameterDecl> inputs;
   std::vector<OutputParameterDecl> outputs;
-  std::string outputs_result;  // composites: Argo has none; kept empty
 
   PluginCall plugin;        // kPlugin
   Part<ContainerRun> container;  // kContainer, kScript

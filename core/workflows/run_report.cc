@@ -35,11 +35,30 @@ Millis StepStatus::elapsed(std::chrono::steady_clock::time_point now) const {
   return std::chrono::duration_cast<Millis>((finished ? *finished : now) - *started);
 }
 
+void StepOutputs::set(std::vector<std::pair<std::string, Json>> pairs) {
+  std::stable_sort(pairs.begin(), pairs.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<std::string, Json>> kept;
+  kept.reserve(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    if (i + 1 < pairs.size() && pairs[i + 1].first == pairs[i].first) continue;
+    kept.push_back(std::move(pairs[i]));
+  }
+  parameters = std::move(kept);
+}
+
+Json StepOutputs::toJson() const {
+  if (!parameters) return Json::object();
+  Json list = Json::object();
+  for (const auto& [name, value] : *parameters) list[name] = value;
+  return {{"parameters", std::move(list)}};
+}
+
 Json StepStatus::toJson() const {
   return {{"id", id},
           {"phase", stepPhaseName(phase)},
           {"message", message},
-          {"outputs", outputs},
+          {"outputs", outputs.toJson()},
           {"attempts", attempts},
           {"calls", calls},
           {"plugin", plugin},
@@ -116,7 +135,7 @@ void RunReport::writeJson(std::FILE* out) const {
     text += "      \"id\": " + quoted(s.id) + ",\n";
     text += "      \"message\": " + quoted(s.message) + ",\n";
     text += "      \"outputs\": ";
-    appendNested(text, s.outputs, 3);
+    appendNested(text, s.outputs.toJson(), 3);
     text += ",\n";
     text += "      \"phase\": \"" + std::string(stepPhaseName(s.phase)) + "\",\n";
     text += "      \"plugin\": " + quoted(s.plugin) + "\n    }";

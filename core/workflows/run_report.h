@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,11 +26,22 @@ enum class StepPhase { kPending, kRunning, kSucceeded, kFailed, kError, kSkipped
 std::string_view stepPhaseName(StepPhase phase);
 bool isTerminal(StepPhase phase);
 
+// A step's outputs: {"parameters": {name: value}} once it succeeded (each value text, or
+// a looped step's list of its items' texts), {} before. Kept as pairs in name order rather
+// than as a JSON object: a run holds one per step until its end, and a JSON object of
+// objects costs several times the text it holds.
+struct StepOutputs {
+  std::optional<std::vector<std::pair<std::string, Json>>> parameters;  // none: {}
+  // Sets parameters from `pairs` in any order; of a name given twice, the last wins.
+  void set(std::vector<std::pair<std::string, Json>> pairs);
+  Json toJson() const;
+};
+
 struct StepStatus {
   std::string id;
   StepPhase phase = StepPhase::kPending;
   std::string message;
-  Json outputs = Json::object();
+  StepOutputs outputs;
   int attempts = 0;    // attempts started
   int calls = 0;       // plugin calls made, requeues included
   std::string plugin;  // name@version that answered the last call

@@ -23,11 +23,16 @@ StepPhase stepPhase(NodePhase phase) {
   return StepPhase::kPending;
 }
 
-// A node's output parameters as TOML steps report them: {"parameters":{name:value}}.
-Json stepOutputs(const NodeIO& outputs) {
-  Json parameters = Json::object();
-  for (const auto& [name, value] : outputs.parameters) parameters[name] = value;
-  return {{"parameters", std::move(parameters)}};
+std::size_t idHash(std::string_view id) { return std::hash<std::string_view>{}(id) | 1; }
+
+// A node's output parameters as TOML steps report them.
+StepOutputs stepOutputs(const NodeIO& outputs) {
+  std::vector<std::pair<std::string, Json>> pairs;
+  pairs.reserve(outputs.parameters.size());
+  for (const auto& [name, value] : outputs.parameters) pairs.emplace_back(name, value);
+  StepOutputs out;
+  out.set(std::move(pairs));
+  return out;
 }
 
 }  // namespace
@@ -70,10 +75,11 @@ void StepReporter::update(Step& step, const NodeStatus& node) {
   const StepPhase before = s.phase;
   const std::string message_before = s.message;
   if (node.type == NodeType::kPlugin) {
+    const std::size_t id = idHash(node.id);
     auto leaf = std::find_if(step.leaf_calls.begin(), step.leaf_calls.end(),
-                             [&](const auto& l) { return l.first == node.id; });
+                             [&](const auto& l) { return l.first == id; });
     if (leaf == step.leaf_calls.end()) {
-      step.leaf_calls.emplace_back(node.id, node.calls);
+      step.leaf_calls.emplace_back(id, node.calls);
     } else {
       leaf->second = node.calls;
     }
@@ -85,7 +91,7 @@ void StepReporter::update(Step& step, const NodeStatus& node) {
   // The task's node: the one named as the step (a retry's attempts and a loop's items
   // are named "id(0)", "id(0:a)").
   if (node.display_name == s.id) {
-    step.task_node = node.id;
+    step.task_node = idHash(node.id);
     step.task_type = node.type;
     s.phase = stepPhase(node.phase);
     s.message = node.message;
@@ -129,12 +135,12 @@ RunReport StepReporter::report(const RunResult& result) {
   // A looped step's outputs: each parameter gathered over its items, in item order; a
   // retried step's message from its last attempt. The nodes by id only when a step needs
   // them (a map of every node would be the largest thing a run of plain steps holds).
-  std::unordered_map<std::string_view, const NodeStatus*> by_id;
+  std::unordered_map<std::size_t, const NodeStatus*> by_id;
   if (std::any_of(steps_.begin(), steps_.end(), [](const Step& s) {
         return s.task_type == NodeType::kTaskGroup || s.task_type == NodeType::kRetry;
       })) {
     by_id.reserve(result.nodes.size());
-    for (const auto& n : result.nodes) by_id.emplace(n.id, &n);
+    for (const auto& n : result.nodes) by_id.emplace(idHash(n.id), &n);
   }
   const auto now = std::chrono::steady_clock::now();
   report.steps.reserve(steps_.size());
@@ -144,14 +150,18 @@ RunReport StepReporter::report(const RunResult& result) {
     auto task = by_id.find(step.task_node);
     if (task != by_id.end() && task->second->type == NodeType::kTaskGroup &&
         s.phase == StepPhase::kSucceeded) {
-      Json gathered = Json::object();
+      std::vector<std::pair<std::string, Json>> gathered;  // name -> its items' values
+      std::unordered_map<std::string_view, std::size_t> at;
       for (const auto& child : task->second->children) {
-        auto c = by_id.find(child);
+        auto c = by_id.find(idHash(child));
         if (c == by_id.end()) continue;
-        for (const auto& [name, value] : c->second->outputs.parameters)
-          gathered[name].push_back(value);
+        for (const auto& [name, value] : c->second->outputs.parameters) {
+          auto [it, added] = at.emplace(name, gathered.size());
+          if (added) gathered.emplace_back(name, Json::array());
+          gathered[it->second].second.push_back(value);
+        }
       }
-      s.outputs = {{"parameters", std::move(gathered)}};
+      s.outputs.set(std::move(gathered));
     }
     const StepPhase phase_before = s.phase;
     const std::string message_before = s.message;
@@ -160,7 +170,7 @@ RunReport StepReporter::report(const RunResult& result) {
     if (task != by_id.end() && task->second->type == NodeType::kRetry &&
         (s.phase == StepPhase::kFailed || s.phase == StepPhase::kError) &&
         !task->second->children.empty()) {
-      if (auto last = by_id.find(task->second->children.back());
+      if (auto last = by_id.find(idHash(task->second->children.back()));
           last != by_id.end() && !last->second->message.empty())
         s.message = last->second->message;
     }

@@ -43,11 +43,13 @@ class StepReporter final : public EngineObserver {
   struct Step {
     StepStatus status;
     const TemplateCall* task = nullptr;
-    std::string task_node;  // the task's node id
+    // Nodes are told apart by a hash of their id, not a copy of it (a run holds a Step per
+    // step until its end); ids are already unique by a hash of their names.
+    std::size_t task_node = 0;  // the task's node id, hashed (0: none seen)
     NodeType task_type = NodeType::kPlugin;  // and its type
     bool omitted = false;   // skipped because a dependency did not succeed (not by `when`)
-    // leaf node id -> its calls: one per attempt or item, so a list
-    std::vector<std::pair<std::string, int>> leaf_calls;
+    // leaf node id (hashed) -> its calls: one per attempt or item, so a list
+    std::vector<std::pair<std::size_t, int>> leaf_calls;
   };
   void update(Step& step, const NodeStatus& node);
 

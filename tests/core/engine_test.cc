@@ -362,6 +362,37 @@ TEST_F(EngineTest, StatusJsonIsShapedAsArgosWorkflowStatus) {
   EXPECT_TRUE(s["finishedAt"].is_string());
 }
 
+TEST_F(EngineTest, WrittenStatusIsTheTextOfStatusJson) {
+  // Nodes of every kind of member (children, messages, inputs, outputs, a failure), ids in
+  // an order other than the nodes', and the status written one level in.
+  leaves_.plan("bad", {LeafAnswer::failed("it broke\n\"badly\"")});
+  auto r = run(workflow(
+      "main", {steps("main", {{call("hi", "say", {{"message", "x"}}), call("b", "bad")},
+                              {call("again", "say", {{"message", "y"}})}}),
+               leaf("say", {"message"}, {output("message")}), leaf("bad")}));
+  ASSERT_GE(r.nodes.size(), 4u);
+  for (int level : {0, 1}) {
+    std::FILE* f = std::tmpfile();
+    r.writeStatusJson(f, level);
+    std::rewind(f);
+    std::string text;
+    for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) text += static_cast<char>(c);
+    std::fclose(f);
+    std::string expected;
+    for (char c : r.statusJson().dump(2))
+      expected += c == '\n' ? "\n" + std::string(2 * level, ' ') : std::string(1, c);
+    EXPECT_EQ(text, expected) << "level " << level;
+  }
+  r.nodes.clear();
+  std::FILE* f = std::tmpfile();
+  r.writeStatusJson(f);
+  std::rewind(f);
+  std::string text;
+  for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) text += static_cast<char>(c);
+  std::fclose(f);
+  EXPECT_EQ(text, r.statusJson().dump(2));
+}
+
 TEST_F(EngineTest, GenerateNameGetsASuffixAndTheUidIsAUuid) {
   auto m = workflow("say", {leaf("say")});
   m.name = "hello-";

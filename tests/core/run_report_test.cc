@@ -27,8 +27,7 @@ TEST(RunReportTest, WrittenJsonIsTheTextOfToJson) {
   a.id = "a";
   a.phase = StepPhase::kSucceeded;
   a.message = "line one\nline two, \"quoted\", é";
-  a.outputs = {{"parameters", {{"text", "x\ny"}, {"n", "2"}}},
-               {"list", Json::array({1, Json::object(), "z"})}};
+  a.outputs.set({{"text", "x\ny"}, {"n", "2"}, {"list", Json::array({"1", "z"})}});
   a.attempts = 2;
   a.calls = 3;
   a.plugin = "echo@1.0.0";
@@ -40,12 +39,22 @@ TEST(RunReportTest, WrittenJsonIsTheTextOfToJson) {
   b.message = "skipped: dependency 'a' Failed";
   StepStatus c = b;
   c.id = "c";
-  c.outputs = Json::object({{"parameters", Json::object()}});
+  c.outputs.set({});
   report.steps = {a, b, c};
+  report.outputs = {{"list", Json::array({1, Json::object(), "z"})}, {"text", "x\ny"}};
   report.cancelled = true;
   report.abandoned = 1;
   report.duration = std::chrono::milliseconds(1234);
   EXPECT_EQ(written(report), report.toJson().dump(2));
+}
+
+TEST(RunReportTest, StepOutputsAreInNameOrderAndTheLastOfANameWins) {
+  StepOutputs outputs;
+  EXPECT_EQ(outputs.toJson(), Json::object());  // not succeeded: no parameters at all
+  outputs.set({{"b", "1"}, {"a", "2"}, {"b", "3"}});
+  EXPECT_EQ(outputs.toJson().dump(), R"({"parameters":{"a":"2","b":"3"}})");
+  outputs.set({});
+  EXPECT_EQ(outputs.toJson().dump(), R"({"parameters":{}})");
 }
 
 }  // namespace

@@ -77,14 +77,19 @@ std::optional<Loaded> load(const po::variables_map& vm, core::Config& config,
   return Loaded{std::move(*model), std::move(given)};
 }
 
-// What `argo get -o json` prints of a workflow: its kind, metadata and status.
-core::Json workflowJson(const core::WorkflowModel& model, const core::RunResult& result) {
+// What `argo get -o json` prints of a workflow: its kind, metadata and status, written as
+// dump(2) would write it, the status's nodes one at a time.
+void writeWorkflowJson(std::FILE* out, const core::WorkflowModel& model,
+                       const core::RunResult& result) {
   core::Json metadata = {{"name", result.workflow}, {"uid", result.uid}};
   if (!model.labels.empty()) metadata["labels"] = model.labels;
-  return {{"apiVersion", "argoproj.io/v1alpha1"},
-          {"kind", "Workflow"},
-          {"metadata", std::move(metadata)},
-          {"status", result.statusJson()}};
+  std::string text = "{\n  \"apiVersion\": \"argoproj.io/v1alpha1\",\n  \"kind\": \"Workflow\",\n"
+                     "  \"metadata\": ";
+  for (char c : metadata.dump(2)) text += c == '\n' ? std::string("\n  ") : std::string(1, c);
+  text += ",\n  \"status\": ";
+  std::fputs(text.c_str(), out);
+  result.writeStatusJson(out, 1);
+  std::fputs("\n}", out);
 }
 
 }  // namespace
@@ -129,7 +134,7 @@ int runModel(const po::variables_map& vm, core::Config config, const core::Engin
   const core::RunResult result = engine.run(loaded->model, *parameters);
   cancel_target->release();
   if (json) {
-    std::fputs(workflowJson(loaded->model, result).dump(2).c_str(), stdout);
+    writeWorkflowJson(stdout, loaded->model, result);
     std::fputc('\n', stdout);
   }
   display.close(result);
