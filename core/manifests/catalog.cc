@@ -2,9 +2,12 @@
 
 #include "core/manifests/file_handle.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <system_error>
@@ -50,10 +53,22 @@ std::string quotedValue(const std::string& text, std::string_view key, std::size
 std::optional<std::string> pythonPluginRefusal(const fs::path& file) {
   const std::string name = file.filename().string();
   if (name.empty() || name[0] == '.' || !name.ends_with(".py")) return std::nullopt;
-  std::ifstream in(file, std::ios::binary);
-  std::string text(64 * 1024, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  // Its first 64 KiB, read only from a regular file: a FIFO or a device named *.py must
+  // not block or feed the scan (O_NONBLOCK, then fstat on the opened descriptor).
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    text.resize(64 * 1024);
+    std::size_t got = 0;
+    for (ssize_t n = 0; got < text.size(); got += static_cast<std::size_t>(n)) {
+      n = ::read(fd, text.data() + got, text.size() - got);
+      if (n <= 0) break;
+    }
+    text.resize(got);
+  }
+  ::close(fd);
   if (text.find("plugboard_sdk") == std::string::npos) return std::nullopt;
   // The declaration's name and version, when they can be seen without running it.
   const auto declared = text.find("plugin(");

@@ -1,6 +1,9 @@
 // plugboard serve with Python plugins that only the registry knows, in both modes of the
 // python deployer: routed by name, started again when their file changes, and a broken
-// change leaves the version started before serving.
+// change leaves the version started before serving; and a Python plugin dropped into a
+// plugin directory, refused with the registry entry that serves it.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -210,6 +213,18 @@ TEST(ServePythonFileTest, APythonPluginInAPluginDirectoryIsRefusedWithTheFix) {
   auto called = plugboard({"call", "greeter", "--registry", registry, "--args", R"({"name":"Ada"})"});
   EXPECT_EQ(called.exit_code, 0) << called.err << "\n" << readFile(registry);
   EXPECT_NE(called.out.find("greeting = Hello, Ada!"), std::string::npos) << called.out;
+}
+
+// Only a regular file is read to see whether it is a Python plugin: a FIFO named *.py
+// neither blocks the scan nor is listed, and the plugins beside it are listed.
+TEST(ServePythonFileTest, AFifoNamedLikeAPythonFileDoesNotBlockTheScan) {
+  PluginDir dir({"echo"}, {});
+  const std::string fifo = (std::filesystem::path(dir.plugins()) / "pipe.py").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto list = plugboard({"plugins", "list", "--plugins", dir.plugins()});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("echo"), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("pipe.py"), std::string::npos) << list.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ServePythonTest, ::testing::Values("process", "embedded"),
