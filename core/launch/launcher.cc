@@ -207,7 +207,7 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
                    " (it has: " + join(kinds) + ")");
     }
   }
-  if (known != nullptr) {
+  if (known != nullptr && target->kind == "native") {
     target->expected = std::make_shared<const Manifest>(*known);
     return std::move(*target);
   }
@@ -234,26 +234,27 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
 }
 
 namespace {
-RegistryEntry asNative(const CatalogEntry& entry, const PluginSource& source) {
-  return {entry.manifest.name,
-          entry.manifest.version,
-          {{"native", Json{{"path", source.loadPath(entry).string()}}}}};
-}
-
 // A plugin loaded from a private copy holds the copy, and each copy is a start of its own
 // even when an earlier one, now gone, had the same path.
 Expected<LaunchTarget> holdingCopy(Expected<LaunchTarget> target, const PluginSource& source) {
   struct stat st {};
-  if (!target || !source.copy || ::stat(source.copy->path().c_str(), &st) != 0) return target;
+  if (!target || target->kind != "native" || !source.copy ||
+      ::stat(source.copy->path().c_str(), &st) != 0)
+    return target;
   target->copy = source.copy;
   target->revision += "copy " + std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   return target;
 }
 }  // namespace
 
+RegistryEntry Launcher::asEntry(const CatalogEntry& entry, const PluginSource& source) const {
+  static const Registry kNone;
+  return (registry_ != nullptr ? *registry_ : kNone).withPluginFile(entry, source.loadPath(entry));
+}
+
 Expected<LaunchTarget> Launcher::place(const CatalogEntry& entry,
                                        const PluginSource& source) const {
-  return holdingCopy(placeEntry(asNative(entry, source), "", Json::object(), &entry.manifest),
+  return holdingCopy(placeEntry(asEntry(entry, source), "", Json::object(), &entry.manifest),
                      source);
 }
 
@@ -321,24 +322,22 @@ Status Launcher::unambiguous(const std::string& name, const std::string& version
 Expected<LaunchTarget> Launcher::place(const PluginRef& ref, const Catalog* catalog) const {
   if (Status st = unambiguous(ref.name, ref.version, catalog, ref.deployer); !st)
     return st.error();
-  if (registry_ != nullptr) {
-    auto entry = registry_->resolve(ref.name, ref.version);
-    if (entry) return placeEntry(*entry, ref.deployer, ref.options, nullptr);
-    if (entry.error().code() != Error::Code::kNotFound || catalog == nullptr) return entry.error();
-    if (catalog->find(ref.name, ref.version) == nullptr) return entry.error();
-  }
-  const CatalogEntry* found = catalog != nullptr ? catalog->find(ref.name, ref.version) : nullptr;
-  if (found == nullptr && catalog != nullptr && catalog->conflictFor(ref.name) != nullptr) {
+  // The registry's versions and the plugin directories' (one plugin where both have a
+  // version: Registry::withPluginFile()).
+  static const Registry kNone;
+  auto entry = (registry_ != nullptr ? *registry_ : kNone).resolve(ref.name, ref.version, catalog);
+  if (!entry && catalog != nullptr && catalog->conflictFor(ref.name) != nullptr) {
     return Error("plugin '" + ref.name +
                  "' is ambiguous: " + catalog->conflictFor(ref.name)->message);
   }
-  if (found == nullptr) {
-    const std::string spec = ref.name + (ref.version.empty() ? "" : "@" + ref.version);
-    return Error("'" + spec + "' is neither in the registry nor in the plugin directories",
-                 Error::Code::kNotFound);
-  }
-  return placeEntry(asNative(*found, PluginSource::file()), ref.deployer, ref.options,
-                    &found->manifest);
+  if (!entry) return entry.error();
+  // The manifest of a plugin directory's file, read already (trust checked) when the
+  // entry's native artifact is that file.
+  const CatalogEntry* found = catalog != nullptr ? catalog->find(ref.name, ref.version) : nullptr;
+  const auto native = entry->artifacts.find("native");
+  const bool from_directory = found != nullptr && native != entry->artifacts.end() &&
+                              native->second.value("path", "") == found->file.string();
+  return placeEntry(*entry, ref.deployer, ref.options, from_directory ? &found->manifest : nullptr);
 }
 
 std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
@@ -490,7 +489,7 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::open(const CatalogEntry& entr
     }
     case PluginSource::Kind::kFile:
       target = holdingCopy(
-          placeEntry(asNative(entry, source), "", Json::object(), &entry.manifest, apart), source);
+          placeEntry(asEntry(entry, source), "", Json::object(), &entry.manifest, apart), source);
       break;
   }
   if (!target) return target.error();

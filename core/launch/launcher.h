@@ -5,8 +5,9 @@
 // may choose (`deploy =`). Every command (run, exec, call, serve, validate), the
 // dispatcher, the runner and serve's registry plugins come here, and only here are these
 // decided:
-//   * versions: registry entries first, else the plugin-directory file as a `native`
-//     artifact;
+//   * versions: the registry's and the plugin directories', one plugin where both have a
+//     name@version (the file its `native` artifact, beside the registry's other kinds:
+//     Registry::withPluginFile());
 //   * placement: the step's own deployer; else the configuration's [deploy] entry for the
 //     plugin; else its [deploy] "*" entry, when that deployer has an artifact kind of the
 //     plugin; else the first deployer by priority that deploys one of its artifact kinds;
@@ -100,7 +101,7 @@ class Launcher {
   // Nothing is started. Errors name the plugin and what is available.
   Expected<LaunchTarget> place(const PluginRef& ref, const Catalog* catalog) const;
   // Where a plugin of the plugin directories runs (its file, or the private copy `source`
-  // holds, as a `native` artifact).
+  // holds, as a `native` artifact, with the registry's artifacts of the same version).
   Expected<LaunchTarget> place(const CatalogEntry& entry,
                                const PluginSource& source = PluginSource::file()) const;
   // Where a registry entry runs: through `deployer` when not empty (its options checked),
@@ -148,6 +149,8 @@ class Launcher {
 
  private:
   using Slot = LaunchSlot;
+  // Plugin `entry` of a plugin directory with its artifacts: Registry::withPluginFile().
+  RegistryEntry asEntry(const CatalogEntry& entry, const PluginSource& source) const;
   std::shared_ptr<Slot> slotFor(const LaunchTarget& target);
   // Whether start(target) answers without starting anything (started or tried before).
   bool settled(const LaunchTarget& target);

@@ -92,20 +92,35 @@ Expected<Registry> Registry::load(const std::filesystem::path& file, const Trust
   return parse(*text, file);
 }
 
+RegistryEntry Registry::withPluginFile(const CatalogEntry& plugin,
+                                      const std::filesystem::path& file) const {
+  RegistryEntry entry{plugin.manifest.name, plugin.manifest.version, {}};
+  const std::string wanted = toLower(plugin.manifest.name);
+  for (const auto& e : entries_) {
+    if (toLower(e.name) == wanted && e.version == plugin.manifest.version) {
+      entry.artifacts = e.artifacts;
+      break;
+    }
+  }
+  entry.artifacts["native"] = Json{{"path", file.string()}};
+  return entry;
+}
+
 Expected<RegistryEntry> Registry::resolve(const std::string& name, const std::string& version,
                                           const Catalog* catalog) const {
   const std::string wanted = toLower(name);
   std::vector<std::string> known;
+  const RegistryEntry* listed = nullptr;  // the registry's highest match
   for (const auto& e : entries_) {
     if (toLower(e.name) != wanted) continue;
     known.push_back(e.version.text());
-    if (version.empty() || e.version.matchesPrefix(version)) return e;
+    if (listed == nullptr && (version.empty() || e.version.matchesPrefix(version))) listed = &e;
   }
-  if (catalog != nullptr) {
-    if (const CatalogEntry* c = catalog->find(name, version)) {
-      return RegistryEntry{c->manifest.name, c->manifest.version, {{"native", Json{{"path", c->file.string()}}}}};
-    }
+  const CatalogEntry* found = catalog != nullptr ? catalog->find(name, version) : nullptr;
+  if (found != nullptr && (listed == nullptr || !(found->manifest.version < listed->version))) {
+    return withPluginFile(*found, found->file);
   }
+  if (listed != nullptr) return *listed;
   const std::string spec = name + (version.empty() ? "" : "@" + version);
   if (!known.empty()) return Error("no version of '" + name + "' matches '" + version + "' (registered: " + join(known) + ")", Error::Code::kNotFound);
   return Error("'" + spec + "' is neither in the registry nor in the plugin directories", Error::Code::kNotFound);

@@ -43,10 +43,16 @@ class Registry {
   static Expected<Registry> parse(std::string_view text, const std::filesystem::path& file);
 
   // The entry for `name` (case-insensitive) at `version` (exact, a prefix, or empty for
-  // the highest). Registry entries come first; otherwise a plugin of `catalog` is an
-  // entry with one `native` artifact, its file. Errors name what is available.
+  // the highest) among the registry's entries and the plugins of `catalog` (may be null):
+  // the highest match of either, with the artifacts of both when both have that version
+  // (withPluginFile()). Errors name what is available.
   Expected<RegistryEntry> resolve(const std::string& name, const std::string& version,
                                   const Catalog* catalog = nullptr) const;
+  // Plugin `plugin` of a plugin directory as one entry: `file` (where it is loaded from:
+  // its file, or the private copy serve holds) as its `native` artifact, with the
+  // registry's artifacts of every other kind for the same name and version. The one rule
+  // that merges the two sources; a registry `native` artifact of that version gives way.
+  RegistryEntry withPluginFile(const CatalogEntry& plugin, const std::filesystem::path& file) const;
 
   const std::vector<RegistryEntry>& entries() const { return entries_; }
   // Adds entries that come from elsewhere than a registry file (a workflow's own executor

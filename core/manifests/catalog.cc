@@ -2,8 +2,14 @@
 
 #include "core/manifests/file_handle.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <optional>
 #include <system_error>
 
 #include "core/manifests/claims.h"
@@ -18,6 +24,66 @@ bool looksLikePlugin(const fs::path& p) {
   const std::string name = p.filename().string();
   if (name.empty() || name[0] == '.') return false;
   return name.ends_with(".so") || name.find(".so.") != std::string::npos;
+}
+
+// The value of the first `key = "value"` (or 'value') in `text` at or after `from`, or "".
+std::string quotedValue(const std::string& text, std::string_view key, std::size_t from) {
+  for (auto at = text.find(key, from); at != std::string::npos; at = text.find(key, at + 1)) {
+    if (at > 0 && (std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_'))
+      continue;
+    std::size_t i = at + key.size();
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size() || text[i] != '=') continue;
+    ++i;
+    while (i < text.size() && text[i] == ' ') ++i;
+    if (i >= text.size() || (text[i] != '"' && text[i] != '\'')) continue;
+    const auto end = text.find(text[i], i + 1);
+    if (end == std::string::npos) return "";
+    return text.substr(i + 1, end - i - 1);
+  }
+  return "";
+}
+
+// Why a Python plugin written with the SDK (a *.py file that imports plugboard_sdk) is not
+// served from a plugin directory, and how it is served; nullopt for any other file. A
+// plugin directory holds native plugins, whose manifest is read without running any of
+// their code; a Python plugin's declaration is known only by running it, which its
+// deployer does for a registry entry (docs/decisions.md, "A Python plugin in a plugin
+// directory").
+std::optional<std::string> pythonPluginRefusal(const fs::path& file) {
+  const std::string name = file.filename().string();
+  if (name.empty() || name[0] == '.' || !name.ends_with(".py")) return std::nullopt;
+  // Its first 64 KiB, read only from a regular file: a FIFO or a device named *.py must
+  // not block or feed the scan (O_NONBLOCK, then fstat on the opened descriptor).
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  std::string text;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    text.resize(64 * 1024);
+    std::size_t got = 0;
+    for (ssize_t n = 0; got < text.size(); got += static_cast<std::size_t>(n)) {
+      n = ::read(fd, text.data() + got, text.size() - got);
+      if (n <= 0) break;
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (text.find("plugboard_sdk") == std::string::npos) return std::nullopt;
+  // The declaration's name and version, when they can be seen without running it.
+  const auto declared = text.find("plugin(");
+  std::string plugin = quotedValue(text, "name", declared == std::string::npos ? 0 : declared);
+  std::string version =
+      quotedValue(text, "version", declared == std::string::npos ? 0 : declared);
+  if (!isValidPluginName(plugin)) plugin = "NAME";
+  if (!Version::parse(version)) version = "VERSION";
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(file, ec).lexically_normal();
+  return "a Python plugin (it uses plugboard_sdk) is not loaded from a plugin directory, which "
+         "holds native plugins (.so files): serve it through a registry entry, [plugins." +
+         plugin + ".\"" + version + "\"] python = { path = \"" + absolute.string() +
+         "\" }, in the file given to --registry (or `registry` in plugboard.toml); see "
+         "docs/python-plugins.md";
 }
 
 }  // namespace
@@ -82,7 +148,11 @@ std::vector<fs::path> listPluginFiles(const std::vector<fs::path>& dirs, const T
         problems.push_back({dir, "cannot read plugin directory: " + ec.message()});
         break;
       }
-      if (it->is_directory(ec) || !looksLikePlugin(it->path())) continue;
+      if (it->is_directory(ec)) continue;
+      if (!looksLikePlugin(it->path())) {
+        if (auto why = pythonPluginRefusal(it->path())) problems.push_back({it->path(), *why});
+        continue;
+      }
       // A link may lead out of the checked directory: check the directories it leads to.
       if (it->is_symlink(ec)) {
         if (Status st = host::checkDirectoriesAbove(it->path(), policy.rules()); !st) {

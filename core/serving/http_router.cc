@@ -317,8 +317,13 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, R
   if (!to.hosted()) {
     std::vector<std::string> names;
     for (const auto& e : to.generation->catalog().entries()) names.push_back(e.manifest.name);
+    // A refused file named like the key is most likely the plugin meant: say why.
+    std::string refused;
+    for (const auto& p : to.generation->catalog().problems()) {
+      if (toLower(p.file.stem().string()) == toLower(request.key)) refused += "; " + p.oneLine();
+    }
     return error(http::status::not_found,
-                 "no plugin '" + request.key + "'" + didYouMean(request.key, names),
+                 "no plugin '" + request.key + "'" + didYouMean(request.key, names) + refused,
                  req.version());
   }
   if (host::holdsNul(req.body())) {

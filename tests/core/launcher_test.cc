@@ -122,6 +122,38 @@ TEST_F(LauncherTest, PlacesAPluginOnlyTheRegistryKnowsThroughTheDeployerOfItsArt
   EXPECT_EQ(py->deployer->manifest.name, "python");
 }
 
+// A plugin in both the plugin directory and the registry runs through a deployer of any
+// of its artifacts, whichever way it is reached: by a step's reference, or as the catalog's
+// entry.
+TEST_F(LauncherTest, APluginOfBothSourcesRunsThroughTheDeployerOfAnyOfItsArtifacts) {
+  const std::string registry =
+      "[plugins.hello.\"1.2.0\"]\npython = { module = \"hello\", path = \".\" }\n";
+  auto launcher = make(registry);
+  auto process = launcher->place(PluginRef{"hello", "", "process", Json::object()}, &catalog());
+  ASSERT_TRUE(process.ok()) << process.error().message();
+  EXPECT_EQ(process->kind, "native");
+  EXPECT_EQ(process->artifact["path"], (dir_ / "plugins/hello.so").string());
+  ASSERT_NE(process->expected, nullptr);  // the file's manifest, which the plugin must report
+  EXPECT_EQ(process->expected->name, "hello");
+  auto python = launcher->place(PluginRef{"hello", "1.2.0", "python", Json::object()}, &catalog());
+  ASSERT_TRUE(python.ok()) << python.error().message();
+  EXPECT_EQ(python->kind, "python");
+  EXPECT_EQ(python->expected, nullptr);  // a Python module's manifest is its own
+  // By default the native file, in-process, as before.
+  auto plain = launcher->place(PluginRef{"hello", "", "", Json::object()}, &catalog());
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_EQ(plain->deployer->manifest.name, "native");
+
+  // The catalog's entry, placed by [deploy] on its registry artifact.
+  Config config;
+  config.plugin_deploy["hello"] = Placement{"python", Json::object()};
+  auto configured = make(registry, config);
+  auto entry = configured->place(*catalog().find("hello"));
+  ASSERT_TRUE(entry.ok()) << entry.error().message();
+  EXPECT_EQ(entry->deployer->manifest.name, "python");
+  EXPECT_EQ(entry->expected, nullptr);
+}
+
 TEST_F(LauncherTest, ANativeRegistryArtifactIsCheckedWithTheConfiguredTrustPolicy) {
   fs::copy_file(plugin("echo"), dir_ / "open.so");
   fs::permissions(dir_ / "open.so", fs::perms(0664));

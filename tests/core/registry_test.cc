@@ -54,6 +54,74 @@ TEST(RegistryTest, PluginsInPluginDirectoriesActAsNativeEntries) {
   EXPECT_EQ(e->artifacts.at("native")["path"], plugboard::testing::plugin("hello").string());
 }
 
+// A name@version that a plugin directory and the registry both have is one plugin: the
+// directory's file is its native artifact, beside the registry's other kinds.
+TEST(RegistryTest, BothSourcesOfANameAndVersionAreOnePlugin) {
+  auto catalog = Catalog::scan({plugboard::testing::pluginDir()});
+  auto r = Registry::parse(R"(
+[plugins.hello."1.2.0"]
+python = { path = "hello.py" }
+container = { image = "localhost/hello:1.2.0" }
+)", "/srv/registry.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  for (const std::string version : {"", "1", "1.2.0"}) {
+    auto e = r->resolve("hello", version, &catalog);
+    ASSERT_TRUE(e.ok()) << e.error().message();
+    EXPECT_EQ(e->version.text(), "1.2.0");
+    ASSERT_EQ(e->artifacts.size(), 3u) << version;
+    EXPECT_EQ(e->artifacts.at("native")["path"], plugboard::testing::plugin("hello").string());
+    EXPECT_EQ(e->artifacts.at("python")["path"], "/srv/hello.py");
+    EXPECT_EQ(e->artifacts.at("container")["image"], "localhost/hello:1.2.0");
+  }
+  // Without the catalog, the registry's artifacts alone.
+  EXPECT_EQ(r->resolve("hello", "")->artifacts.count("native"), 0u);
+  // A plugin file under another path (serve's private copy) is the native artifact.
+  const CatalogEntry* hello = catalog.find("hello");
+  ASSERT_NE(hello, nullptr);
+  const RegistryEntry merged = r->withPluginFile(*hello, "/run/copy/7-hello.so");
+  EXPECT_EQ(merged.artifacts.at("native")["path"], "/run/copy/7-hello.so");
+  EXPECT_EQ(merged.artifacts.at("python")["path"], "/srv/hello.py");
+}
+
+// The conflict rule: when both have a native artifact, the plugin directory's file wins.
+TEST(RegistryTest, ThePluginDirectorysFileWinsOverARegistryNativeArtifactOfTheSameVersion) {
+  auto catalog = Catalog::scan({plugboard::testing::pluginDir()});
+  auto r = Registry::parse(R"(
+[plugins.hello."1.2.0"]
+native = "/opt/other/hello.so"
+python = { path = "hello.py" }
+)", "/srv/registry.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  auto e = r->resolve("hello", "1.2.0", &catalog);
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  EXPECT_EQ(e->artifacts.at("native")["path"], plugboard::testing::plugin("hello").string());
+  EXPECT_EQ(e->artifacts.at("python")["path"], "/srv/hello.py");
+  // With no plugin file of that version, the registry's native artifact stands.
+  EXPECT_EQ(r->resolve("hello", "1.2.0")->artifacts.at("native")["path"], "/opt/other/hello.so");
+}
+
+// Versions are resolved over both sources: the highest match of either.
+TEST(RegistryTest, VersionsAreResolvedOverBothSources) {
+  auto catalog = Catalog::scan({plugboard::testing::pluginDir()});  // hello 1.2.0
+  auto r = Registry::parse(R"(
+[plugins.hello."1.3.0"]
+python = { path = "hello-1.3.py" }
+[plugins.hello."1.1.0"]
+python = { path = "hello-1.1.py" }
+)", "/srv/registry.toml");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  auto highest = r->resolve("hello", "", &catalog);
+  ASSERT_TRUE(highest.ok());
+  EXPECT_EQ(highest->version.text(), "1.3.0");
+  EXPECT_EQ(highest->artifacts.count("native"), 0u);
+  auto one_two = r->resolve("hello", "1.2", &catalog);
+  ASSERT_TRUE(one_two.ok()) << one_two.error().message();
+  EXPECT_EQ(one_two->version.text(), "1.2.0");
+  EXPECT_EQ(one_two->artifacts.size(), 1u);
+  EXPECT_EQ(r->resolve("hello", "1.1", &catalog)->artifacts.at("python")["path"],
+            "/srv/hello-1.1.py");
+}
+
 TEST(RegistryTest, NamesTheFileLineAndProblem) {
   auto error = [](const char* text) {
     auto r = Registry::parse(text, "reg.toml");

@@ -42,6 +42,34 @@ TEST_F(DeployTest, TheBundledDeployersExampleRuns) {
   EXPECT_EQ(reportStep(report, "shout")["outputs"]["parameters"]["text"], "HELLO, ADA!");
 }
 
+// The registry does not hide the plugin directory: hello@1.2.0 is both the .so in the
+// plugin directory and the registry's python and container artifacts, one plugin, so the
+// step that runs it through `process` finds the .so (issue 29).
+TEST_F(DeployTest, TheRegistryDoesNotHideThePluginDirectory) {
+  const std::string example = (sourceDir() / "examples/deployers.toml").string();
+  const std::string registry = (sourceDir() / "examples/registry.toml").string();
+  auto checked = plugboard({"validate", example, "--plugins", pluginDir().string(), "--registry",
+                            registry});
+  EXPECT_EQ(checked.exit_code, 0) << checked.err << checked.out;
+  EXPECT_EQ(checked.err.find("has only"), std::string::npos) << checked.err;
+
+  // And it runs: the step through `process` gets the plugin directory's file.
+  auto r = plugboard({"run", dir_.write("wf.toml", R"(
+name = "both"
+[[steps]]
+id = "greet"
+plugin = "hello"
+deploy = "process"
+args = { name = "Ada" }
+)"),
+                      "--plugins", pluginDir().string(), "--registry", registry, "--output",
+                      "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto report = Json::parse(r.out);
+  EXPECT_EQ(reportStep(report, "greet")["outputs"]["parameters"]["greeting"], "Hello, Ada!");
+  EXPECT_EQ(reportStep(report, "greet")["plugin"], "hello@1.2.0");
+}
+
 TEST_F(DeployTest, AStepRunsThroughTheDeployerItNamesBesideDefaultSteps) {
   auto r = plugboard(runArgs(R"(
 name = "mixed"

@@ -28,6 +28,135 @@ std::vector<std::string> filesBelow(const fs::path& dir) {
   return out;
 }
 
+// The commands of the first ```sh block of `readme`, as written.
+std::string readmeCommands(const fs::path& readme) {
+  const std::string text = readFile(readme);
+  const auto start = text.find("```sh\n");
+  if (start == std::string::npos) return "";
+  const auto end = text.find("\n```", start);
+  return text.substr(start + 6, end - start - 6);
+}
+
+// The environment of someone who has nothing of plugboard installed or set: no plugboard
+// on the PATH, no CMake prefix, none of plugboard's variables.
+RunOptions bareEnvironment() {
+  RunOptions bare;
+  bare.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "CMAKE_PREFIX_PATH=", "PLUGBOARD=",
+              "PLUGBOARD_PLUGINS=", "PLUGBOARD_DEPLOYERS=", "CMAKE_BUILD_TYPE="};
+  return bare;
+}
+
+// Runs the README's commands of the project in `dir` as written, one after the other in
+// `dir`, stopping at the first that fails (sh -e), in bareEnvironment(). A C++ project is
+// compiled with warnings as errors (CXXFLAGS, which CMake reads; it turns on -Wall
+// -Wextra itself).
+RunResult runReadme(const fs::path& dir) {
+  const std::string commands = readmeCommands(dir / "README.md");
+  EXPECT_FALSE(commands.empty()) << readFile(dir / "README.md");
+  RunOptions options = bareEnvironment();
+  options.env.push_back("CXXFLAGS=-Werror");
+  RunResult done = run({"sh", "-exc", "cd \"$1\"\n" + commands, "sh", dir.string()}, options);
+  EXPECT_EQ(done.out.find("warning"), std::string::npos) << done.out;
+  return done;
+}
+
+// The value of `key` (NAME:TYPE) in the CMakeCache.txt of `build`.
+std::string cacheValue(const fs::path& build, const std::string& key) {
+  const std::string cache = readFile(build / "CMakeCache.txt");
+  const auto at = cache.find("\n" + key + "=");
+  if (at == std::string::npos) return "<no " + key + ">";
+  const auto start = at + key.size() + 2;
+  return cache.substr(start, cache.find('\n', start) - start);
+}
+
+// A C++ project's build in `build` is optimised: Release in the cache, and -O3 given to the
+// compiler.
+void expectRelease(const fs::path& build) {
+  EXPECT_EQ(cacheValue(build, "CMAKE_BUILD_TYPE:STRING"), "Release");
+  std::string flags;
+  for (const auto& entry : fs::recursive_directory_iterator(build)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "flags.make" || name == "build.ninja") flags += readFile(entry.path());
+  }
+  EXPECT_NE(flags.find("-O3"), std::string::npos) << flags;
+}
+
+TEST(NewReadmeTest, BareEnvironmentHasNoPlugboardOnThePath) {
+  // What the tests below rely on: the PATH they run with finds no plugboard.
+  const RunResult found = run({"sh", "-c", "command -v plugboard"}, bareEnvironment());
+  EXPECT_NE(found.exit_code, 0) << found.out;
+}
+
+// A project made by the build tree's plugboard builds against the build tree's SDK and
+// tests with its binary, its README's commands run as written with nothing installed.
+TEST(NewReadmeTest, ACppPluginFromTheBuildTreeWorksAsItsReadmeSays) {
+  TempDir tmp;
+  const fs::path dir = tmp / "greeter";
+  const RunResult made = plugboard({"new", "plugin", "greeter", "--dir", dir.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_EQ(made.err, "");  // no note: the build tree's SDK is found
+  EXPECT_EQ(readFile(dir / "README.md").find("CMAKE_PREFIX_PATH"), std::string::npos);
+  const RunResult done = runReadme(dir);
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  EXPECT_NE(done.out.find("100% tests passed, 0 tests failed out of 1"), std::string::npos)
+      << done.out;
+  EXPECT_NE(done.out.find("Succeeded\n  greeting = Hello, Ada!\n"), std::string::npos) << done.out;
+  EXPECT_EQ(cacheValue(dir / "build", "plugboard_DIR:PATH"),
+            (buildDir() / "cmake" / "plugboard").string());
+  EXPECT_EQ(cacheValue(dir / "build", "PLUGBOARD_EXECUTABLE:FILEPATH"), binary().string());
+  expectRelease(dir / "build");
+}
+
+TEST(NewReadmeTest, ADeployerFromTheBuildTreeWorksAsItsReadmeSays) {
+  TempDir tmp;
+  const fs::path dir = tmp / "greet";
+  const RunResult made = plugboard({"new", "deployer", "greet", "--dir", dir.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const RunResult done = runReadme(dir);
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  EXPECT_NE(done.out.find("100% tests passed, 0 tests failed out of 1"), std::string::npos)
+      << done.out;
+  EXPECT_NE(done.out.find("Succeeded\n  greeting = Hello, Ada!\n"), std::string::npos) << done.out;
+  EXPECT_EQ(cacheValue(dir / "build", "plugboard_DIR:PATH"),
+            (buildDir() / "cmake" / "plugboard").string());
+  expectRelease(dir / "build");
+}
+
+TEST(NewReadmeTest, APythonPluginFromTheBuildTreeWorksAsItsReadmeSays) {
+  TempDir tmp;
+  const fs::path dir = tmp / "pygreeter";
+  const RunResult made =
+      plugboard({"new", "plugin", "pygreeter", "--lang", "python", "--dir", dir.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const RunResult done = runReadme(dir);
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  EXPECT_NE(done.err.find("Ran 2 tests"), std::string::npos) << done.err;
+  EXPECT_NE(done.out.find("Succeeded\n  greeting = Hello, Ada!\n"), std::string::npos) << done.out;
+  // Nothing refused on the way: the plugin is the registry's, no plugin directory is named.
+  EXPECT_EQ(done.err.find("refused"), std::string::npos) << done.err;
+}
+
+TEST(NewReadmeTest, TheReadmeNamesThePlugboardOfThePathAsPlugboard) {
+  // With the same plugboard first on the PATH, the README says `plugboard`, as a user
+  // who installed it types it.
+  TempDir tmp;
+  RunOptions on_path;
+  on_path.env = {"PATH=" + binary().parent_path().string() + ":/usr/bin:/bin"};
+  const RunResult made =
+      plugboard({"new", "plugin", "demo", "--dir", (tmp / "demo").string()}, on_path);
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_NE(readmeCommands(tmp / "demo/README.md").find("\nplugboard call demo --plugins build"),
+            std::string::npos)
+      << readFile(tmp / "demo/README.md");
+  const RunResult elsewhere = plugboard({"new", "plugin", "demo", "--dir", (tmp / "other").string()},
+                                        bareEnvironment());
+  ASSERT_EQ(elsewhere.exit_code, 0) << elsewhere.err;
+  EXPECT_NE(readmeCommands(tmp / "other/README.md")
+                .find("\n" + binary().string() + " call demo --plugins build"),
+            std::string::npos)
+      << readFile(tmp / "other/README.md");
+}
+
 // Projects made with `plugboard new`, built and tested against this build installed once
 // for the test suite.
 class NewProjectTest : public ::testing::Test {
@@ -82,22 +211,51 @@ class NewProjectTest : public ::testing::Test {
 
 std::unique_ptr<TempDir> NewProjectTest::install_;
 
-TEST_F(NewProjectTest, ACppPluginBuildsAgainstTheInstalledSdkAndPassesItsTest) {
-  const fs::path dir = create({"plugin", "demo", "--lang", "cpp"});
+// A project made by an installed plugboard builds against that installation's SDK, as
+// its README says, with nothing on the PATH.
+TEST_F(NewProjectTest, ACppPluginFromAnInstallationWorksAsItsReadmeSays) {
+  const fs::path dir = tmp_ / "greeter";
+  const RunResult made = run({(prefix() / "bin" / "plugboard").string(), "new", "plugin",
+                              "greeter", "--dir", dir.string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_EQ(made.err, "");
   EXPECT_EQ(filesBelow(dir), (std::vector<std::string>{".gitignore", "CMakeLists.txt", "README.md",
-                                                       "demo.cc", "test/call_test.cmake"}));
-  EXPECT_NE(readFile(dir / "CMakeLists.txt").find("find_package(plugboard REQUIRED)"),
+                                                       "greeter.cc", "test/call_test.cmake"}));
+  EXPECT_NE(readFile(dir / "CMakeLists.txt").find("find_package(plugboard REQUIRED HINTS"),
             std::string::npos);
-  expectClangFormatted(dir / "demo.cc");
-  buildAndTest(dir);
+  expectClangFormatted(dir / "greeter.cc");
+  const RunResult done = runReadme(dir);
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  EXPECT_NE(done.out.find("Succeeded\n  greeting = Hello, Ada!\n"), std::string::npos) << done.out;
+  const std::string package = cacheValue(dir / "build", "plugboard_DIR:PATH");
+  EXPECT_EQ(package.rfind(prefix().string() + "/lib", 0), 0u) << package;
+  EXPECT_EQ(cacheValue(dir / "build", "PLUGBOARD_EXECUTABLE:FILEPATH"),
+            (prefix() / "bin" / "plugboard").string());
+  expectRelease(dir / "build");
+}
+
+// An installation without the SDK: the project is written, and `new` says what is missing.
+TEST_F(NewProjectTest, WithoutAnSdkNewSaysWhatToInstall) {
+  TempDir bare;
+  fs::create_directories(bare / "bin");
+  fs::copy_file(prefix() / "bin" / "plugboard", bare / "bin" / "plugboard");
+  const RunResult made = run({(bare / "bin" / "plugboard").string(), "new", "plugin", "greeter",
+                              "--dir", (tmp_ / "greeter").string()});
+  EXPECT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_NE(made.err.find("the plugboard SDK is not installed beside " +
+                          (bare / "bin" / "plugboard").string()),
+            std::string::npos)
+      << made.err;
+  EXPECT_NE(made.err.find("plugboard-dev"), std::string::npos) << made.err;
+  EXPECT_TRUE(fs::exists(tmp_ / "greeter" / "CMakeLists.txt"));
 }
 
 TEST_F(NewProjectTest, APythonPluginPassesItsTestThroughTheInstalledCli) {
   const fs::path dir = create({"plugin", "demo", "--lang", "python"});
   EXPECT_EQ(filesBelow(dir), (std::vector<std::string>{".gitignore", "README.md", "demo.py",
                                                        "registry.toml", "test_demo.py"}));
-  RunOptions with_cli;  // as a user runs it: the installed plugboard on the PATH
-  with_cli.env = {"PATH=" + (prefix() / "bin").string() + ":" + std::getenv("PATH")};
+  RunOptions with_cli;  // the installed plugboard, named by $PLUGBOARD over the one that made it
+  with_cli.env = {"PLUGBOARD=" + (prefix() / "bin" / "plugboard").string()};
   const RunResult tested = run({"python3", (dir / "test_demo.py").string(), "-v"}, with_cli);
   EXPECT_EQ(tested.exit_code, 0) << tested.out << tested.err;
   EXPECT_NE(tested.err.find("Ran 2 tests"), std::string::npos) << tested.err;

@@ -1,6 +1,9 @@
 // plugboard serve with Python plugins that only the registry knows, in both modes of the
 // python deployer: routed by name, started again when their file changes, and a broken
-// change leaves the version started before serving.
+// change leaves the version started before serving; and a Python plugin dropped into a
+// plugin directory, refused with the registry entry that serves it.
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -16,6 +19,7 @@
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
 #include "tests/support/server_process.h"
+#include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
 namespace {
@@ -145,6 +149,82 @@ TEST(ServeRegistryTest, AChangedRegistryIsReadAgainAndABrokenOneKeepsThePrevious
   EXPECT_EQ(parameters(client, "greeter", {{"name", "Bob"}})["greeting"], "Howdy, Bob!")
       << serve.output();
   EXPECT_EQ(serve.stop(), 0);
+}
+
+// A Python plugin dropped into a plugin directory serve watches is not run from there: it
+// is listed among the refused files with the reason and the registry entry that serves
+// it, and the registry entry it gives does serve it (issue 29). The plugins beside it
+// keep serving; a .py that is no plugin (no plugboard_sdk) is not listed.
+TEST(ServePythonFileTest, APythonPluginInAPluginDirectoryIsRefusedWithTheFix) {
+  PluginDir dir({"echo"}, {});
+  ServeProcess serve({"--plugins", dir.plugins()});
+  HttpClient client(serve.port());
+  const std::filesystem::path file = std::filesystem::path(dir.plugins()) / "greeter.py";
+  writeFile(std::filesystem::path(dir.plugins()) / "helper.py", "def helper():\n    return 1\n");
+  replaceFile(file, greeter("Hello"));
+  const std::string expected =
+      file.string() +
+      ": refused: a Python plugin (it uses plugboard_sdk) is not loaded from a plugin "
+      "directory, which holds native plugins (.so files): serve it through a registry entry, "
+      "[plugins.greeter.\"1.0.0\"] python = { path = \"" + file.string() +
+      "\" }, in the file given to --registry (or `registry` in plugboard.toml); see "
+      "docs/python-plugins.md";
+  EXPECT_TRUE(serve.waitForOutput(expected)) << serve.output();
+
+  Json listed;
+  EXPECT_TRUE(eventually([&] {
+    listed = Json::parse(client.request("GET", "/api/v1/plugins").body, nullptr, false);
+    return listed.dump().find("greeter.py") != std::string::npos;
+  })) << listed;
+  bool refused = false, echo = false;
+  for (const auto& item : listed.value("plugins", Json::array())) {
+    if (item.value("file", "") == file.string()) {
+      refused = true;
+      EXPECT_EQ(item["state"], "error");
+      EXPECT_EQ(expected.substr(file.string().size() + 11), item.value("error", ""));
+    }
+    if (item.value("name", "") == "echo") echo = item.value("state", "") == "available";
+    EXPECT_EQ(item.value("file", "").find("helper.py"), std::string::npos) << item;
+  }
+  EXPECT_TRUE(refused) << listed;
+  EXPECT_TRUE(echo) << listed;
+  // A direct call names the refused file instead of a bare "no plugin".
+  const auto direct = client.request("POST", "/api/v1/plugins/greeter/template.execute", "{}");
+  EXPECT_EQ(direct.status, 404);
+  EXPECT_NE(direct.body.find("no plugin 'greeter'; " + file.string() + ": refused: a Python plugin"),
+            std::string::npos)
+      << direct.body;
+  EXPECT_EQ(serve.stop(), 0);
+  EXPECT_EQ(serve.output().find("helper.py"), std::string::npos) << serve.output();
+
+  // `plugins list` lists it the same way (and the directory's other plugins).
+  auto list = plugboard({"plugins", "list", "--plugins", dir.plugins()});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find(expected + "\n"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("echo"), std::string::npos) << list.out;
+  auto json = plugboard({"plugins", "list", "--plugins", dir.plugins(), "--json"});
+  EXPECT_NE(json.out.find("a Python plugin (it uses plugboard_sdk)"), std::string::npos) << json.out;
+
+  // The fix it names works: the registry entry it gives serves the plugin.
+  const std::string fix = expected.substr(expected.find("[plugins."));
+  const std::string header = fix.substr(0, fix.find("] ") + 1);
+  const std::string artifact = fix.substr(header.size() + 1, fix.find(" }") + 2 - header.size() - 1);
+  const std::string registry = dir.write("registry.toml", header + "\n" + artifact + "\n");
+  auto called = plugboard({"call", "greeter", "--registry", registry, "--args", R"({"name":"Ada"})"});
+  EXPECT_EQ(called.exit_code, 0) << called.err << "\n" << readFile(registry);
+  EXPECT_NE(called.out.find("greeting = Hello, Ada!"), std::string::npos) << called.out;
+}
+
+// Only a regular file is read to see whether it is a Python plugin: a FIFO named *.py
+// neither blocks the scan nor is listed, and the plugins beside it are listed.
+TEST(ServePythonFileTest, AFifoNamedLikeAPythonFileDoesNotBlockTheScan) {
+  PluginDir dir({"echo"}, {});
+  const std::string fifo = (std::filesystem::path(dir.plugins()) / "pipe.py").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  auto list = plugboard({"plugins", "list", "--plugins", dir.plugins()});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("echo"), std::string::npos) << list.out;
+  EXPECT_EQ(list.out.find("pipe.py"), std::string::npos) << list.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ServePythonTest, ::testing::Values("process", "embedded"),

@@ -239,7 +239,9 @@ std::optional<core::Config> settings(const po::variables_map& vm, bool need_plug
     config.plugin_dirs = splitPath(env);
   }
   if (config.plugin_dirs.empty()) config.plugin_dirs = defaultPluginDirs();
-  if (config.plugin_dirs.empty() && need_plugin_dirs) {
+  if (vm.count("registry")) config.registry = vm["registry"].as<std::string>();
+  // A registry is a source of plugins too (a Python plugin's project has only that).
+  if (config.plugin_dirs.empty() && need_plugin_dirs && config.registry.empty()) {
     std::cerr << "plugboard: no plugin directory: pass --plugins DIR, set plugin_dirs in the "
                  "--config file, or set PLUGBOARD_PLUGINS\n";
     return std::nullopt;
@@ -254,7 +256,6 @@ std::optional<core::Config> settings(const po::variables_map& vm, bool need_plug
     config.deployer_dirs = splitPath(env);
   }
   if (config.deployer_dirs.empty()) config.deployer_dirs = defaultDeployerDirs();
-  if (vm.count("registry")) config.registry = vm["registry"].as<std::string>();
 
   if (auto given = pairs(vm, "priority"); !given) {
     return std::nullopt;

@@ -110,7 +110,8 @@ std::string configHelp(const std::string& what, const std::string& key,
 // --idle-timeout, which no key has). Plugin directories come from --plugins, else the file,
 // else $PLUGBOARD_PLUGINS (colon-separated), else the system plugin directory when it
 // exists (defaultPluginDirs). Prints what is wrong and returns nullopt on an error, or
-// when there is no plugin directory at all.
+// when there is no plugin directory at all and no registry either (a registry alone is a
+// source of plugins).
 // `need_plugin_dirs` false: no plugin directory is not an error (an Argo workflow of
 // container templates, or of executor plugins only, needs none).
 std::optional<core::Config> settings(const boost::program_options::variables_map& vm,

@@ -36,7 +36,8 @@ int cmdNew(const Args& args) {
   }
   const std::string kind = *what == "deployer" ? "deployer" : "plugin-" + *lang;
   const std::string name = vm["name"].as<std::string>();
-  auto files = projectFiles(kind, name);
+  const Origin origin = thisOrigin();
+  auto files = projectFiles(kind, name, origin);
   if (!files) {
     std::cerr << "plugboard: " << files.error().message() << "\n";
     return kExitUsage;
@@ -54,6 +55,12 @@ int cmdNew(const Args& args) {
                                     : "Python plugin")
             << " '" << name << "' to " << dir.string() << "/: " << join(paths, ", ") << "\n"
             << "Build, test and try it as " << (dir / "README.md").string() << " says.\n";
+  if (kind != "plugin-python" && origin.package.empty()) {
+    std::cerr << "plugboard: note: the plugboard SDK is not installed beside "
+              << origin.plugboard.string()
+              << " (no lib/cmake/plugboard/plugboardConfig.cmake): install it (the package "
+                 "plugboard-dev), or configure the project with -Dplugboard_DIR=DIR\n";
+  }
   return kExitOk;
 }
 

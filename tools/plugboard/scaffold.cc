@@ -42,7 +42,50 @@ bool pythonHasModule(const std::string& module) {
   return host::runToEnd({*python, "-I", "-c", probe, module}, std::chrono::seconds(10)) == 0;
 }
 
+// `text` as a double-quoted string of `escaped` characters, each preceded by a backslash.
+std::string quoted(const std::string& text, std::string_view escaped) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (escaped.find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// `word` as sh reads it: as it is when nothing in it is special, else single-quoted.
+std::string shellWord(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("/._-+,:=@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 }  // namespace
+
+Origin thisOrigin() {
+  Origin origin;
+  std::error_code ec;
+  origin.plugboard = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path bin = origin.plugboard.parent_path();
+  // A build tree's package is beside its binary; an installation's under its prefix.
+  for (const fs::path& dir : {bin / "cmake" / "plugboard",
+                              bin.parent_path() / CMAKE_INSTALL_LIBDIR_NAME / "cmake" / "plugboard",
+                              bin.parent_path() / "lib" / "cmake" / "plugboard"}) {
+    if (fs::is_regular_file(dir / "plugboardConfig.cmake", ec)) {
+      origin.package = dir;
+      break;
+    }
+  }
+  const auto on_path = host::findExecutable("plugboard");
+  origin.command = on_path && fs::equivalent(*on_path, origin.plugboard, ec)
+                       ? "plugboard"
+                       : shellWord(origin.plugboard.string());
+  return origin;
+}
 
 std::string className(std::string_view name, std::string_view suffix) {
   std::string out;
@@ -74,8 +117,8 @@ std::string pythonModuleName(std::string_view name) {
   return module;
 }
 
-core::Expected<std::vector<ProjectFile>> projectFiles(std::string_view kind,
-                                                      std::string_view name) {
+core::Expected<std::vector<ProjectFile>> projectFiles(std::string_view kind, std::string_view name,
+                                                      const Origin& origin) {
   // Checked as the runtime checks the name in a manifest, and refused in its words.
   const core::Json manifest = {
       {"kind", "executor"}, {"name", name}, {"version", "0.1.0"}, {"abi", 1}};
@@ -84,7 +127,12 @@ core::Expected<std::vector<ProjectFile>> projectFiles(std::string_view kind,
   const std::map<std::string, std::string> values = {
       {"NAME", std::string(name)},
       {"CLASS", className(name, kind == "deployer" ? "Deployer" : "Plugin")},
-      {"MODULE", kind == "plugin-python" ? pythonModuleName(name) : moduleName(name)}};
+      {"MODULE", kind == "plugin-python" ? pythonModuleName(name) : moduleName(name)},
+      {"PLUGBOARD", origin.command},
+      {"PLUGBOARD_CMAKE", quoted(origin.plugboard.string(), "\\\"$")},
+      {"PLUGBOARD_PY", quoted(origin.plugboard.string(), "\\\"")},
+      {"PACKAGE_CMAKE", quoted(origin.package.string(), "\\\"$")},
+      {"PACKAGE_DIR", origin.package.string()}};
   std::vector<ProjectFile> files;
   for (const TemplateFile& file : templateFiles()) {
     if (file.kind == kind) files.push_back({render(file.path, values), render(file.text, values)});

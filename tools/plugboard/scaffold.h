@@ -4,7 +4,14 @@
 // ("plugin-cpp", "plugin-python", "deployer"), embedded into the binary at build time.
 // Its file paths and texts hold placeholders: @NAME@ (the plugin's or deployer's name,
 // as its manifest states it), @CLASS@ (a C++ class name made from the name) and @MODULE@
-// (a Python module name made from it). Free functions; thread-safe.
+// (a Python module name made from it); and where the project finds plugboard: the
+// plugboard that wrote it (its build tree, or the prefix it is installed in), so that the
+// project's README works as written with nothing else installed and nothing on the PATH:
+// @PLUGBOARD@ (the command a README runs: "plugboard" when that is the PATH's plugboard,
+// else its absolute path, quoted for sh), @PLUGBOARD_CMAKE@ and @PLUGBOARD_PY@ (its
+// absolute path as a quoted CMake or Python string), @PACKAGE_CMAKE@ (the directory of its
+// SDK's CMake package, as a quoted CMake string) and @PACKAGE_DIR@ (the same, as it is).
+// Free functions; thread-safe.
 #ifndef PLUGBOARD_TOOLS_SCAFFOLD_H_
 #define PLUGBOARD_TOOLS_SCAFFOLD_H_
 
@@ -34,10 +41,23 @@ struct ProjectFile {
   std::string text;
 };
 
-// The files of the project made from template `kind` for `name`. An error when `name` is
-// not a valid manifest name (checked by core::parseManifest, in its words) or there is no
-// such template.
-core::Expected<std::vector<ProjectFile>> projectFiles(std::string_view kind, std::string_view name);
+// Where a new project finds plugboard: the plugboard binary and its SDK's CMake package.
+struct Origin {
+  std::filesystem::path plugboard;  // absolute
+  // <build>/cmake/plugboard beside a build tree's binary, or <prefix>/<libdir>/cmake/plugboard
+  // of an installation; empty when neither holds plugboardConfig.cmake (no SDK installed).
+  std::filesystem::path package;
+  // The command that runs it: "plugboard" when the PATH's plugboard is this binary.
+  std::string command;
+};
+// The running plugboard's origin (/proc/self/exe, and PATH for `command`).
+Origin thisOrigin();
+
+// The files of the project made from template `kind` for `name`, finding plugboard at
+// `origin`. An error when `name` is not a valid manifest name (checked by
+// core::parseManifest, in its words) or there is no such template.
+core::Expected<std::vector<ProjectFile>> projectFiles(std::string_view kind, std::string_view name,
+                                                      const Origin& origin);
 
 // Writes `files` below `dir`, creating directories as needed. Refuses, having written
 // nothing, when any of them exists already; the error names every such file.

@@ -1,22 +1,26 @@
 """Calls @NAME@ through the plugboard CLI, as a workflow step reaches it, and checks its
 answers. Run: python3 -m unittest -v test_@MODULE@
 
-Uses the plugboard named by $PLUGBOARD, else the one on the PATH."""
+Uses the plugboard named by $PLUGBOARD, else the one that made this project (`plugboard
+new`), else the one on the PATH."""
 import os
 import shutil
 import subprocess
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PLUGBOARD = os.environ.get("PLUGBOARD") or shutil.which("plugboard")
+MADE_BY = @PLUGBOARD_PY@
+PLUGBOARD = os.environ.get("PLUGBOARD") or (
+    MADE_BY if os.access(MADE_BY, os.X_OK) else shutil.which("plugboard"))
 
 
 def call(args):
     if PLUGBOARD is None:
-        raise AssertionError("plugboard is not on the PATH; set $PLUGBOARD to it")
+        raise AssertionError(MADE_BY + " is gone and no plugboard is on the PATH; "
+                             "set $PLUGBOARD to one")
     return subprocess.run(
-        [PLUGBOARD, "call", "@NAME@", "--plugins", HERE,
-         "--registry", os.path.join(HERE, "registry.toml"), "--args", args],
+        [PLUGBOARD, "call", "@NAME@", "--registry", os.path.join(HERE, "registry.toml"),
+         "--args", args],
         capture_output=True, text=True, timeout=60, check=False)
 
 
