@@ -455,9 +455,13 @@ void readArcaflowDocument(const yaml::Node& doc, const std::string& file_label,
   for (auto& s : wf.steps) {
     std::set<std::string> deps;
     const std::string subject = "step '" + s.id + "'";
-    for (const Json* v : {&s.input, &s.deploy, &s.wait_for, &s.enabled, &s.stop_if,
+    for (const Json* v : {&s.input, &s.deploy, &s.wait_for, &s.enabled,
                           &s.closure_wait_timeout, &s.items, &s.parallelism})
       stepsRead(*v, ids, file_label, subject, deps, load.problems);
+    // stop_if is no dependency: the step runs while it waits to resolve, and is cancelled
+    // when it resolves true (provider.go provideCancelledInput). Its paths are checked.
+    std::set<std::string> stop_deps;
+    stepsRead(s.stop_if, ids, file_label, subject, stop_deps, load.problems);
     if (deps.contains(s.id))
       load.problems.push_back({s.where, subject, "reads its own outputs"});
     deps.erase(s.id);
@@ -533,6 +537,32 @@ std::vector<std::string> checkArcaflowInput(const ArcaflowWorkflow& wf, const Js
   return checkSchema(input, schema, "input");
 }
 
+Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input) {
+  const Json& objects = wf.input.contains("objects") ? wf.input["objects"] : Json::object();
+  std::function<void(const Json&, Json&, int)> fill = [&](const Json& id, Json& value, int depth) {
+    if (depth > 64 || !id.is_string() || !value.is_object() || !objects.contains(id.get<std::string>()))
+      return;
+    const Json& object = objects[id.get<std::string>()];
+    if (!object.contains("properties") || !object["properties"].is_object()) return;
+    for (const auto& [name, property] : object["properties"].items()) {
+      if (!property.is_object()) continue;
+      if (!value.contains(name)) {
+        if (auto d = property.find("default"); d != property.end()) {
+          Json parsed = d->is_string() ? Json::parse(d->get<std::string>(), nullptr, false) : *d;
+          value[name] = parsed.is_discarded() ? *d : parsed;
+        }
+        continue;
+      }
+      const Json type = property.value("type", Json::object());
+      if (type.value("type_id", "") == "ref") fill(type.value("id", Json()), value[name], depth + 1);
+      if (type.value("type_id", "") == "object")
+        fill(type.value("id", Json()), value[name], depth + 1);
+    }
+  };
+  fill(wf.input.value("root", Json()), input, 0);
+  return input;
+}
+
 WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
   WorkflowModel model;
   model.file = wf.file;
@@ -551,8 +581,12 @@ WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
     task.name = s.id;
     task.template_name = s.id;
     task.where = s.where;
+    // A step waits until each step it reads has ended, whatever its outcome: which output
+    // a step gave (or whether it gave one) is for the values to tell (arcaflow_values.h),
+    // as the engine's DAG resolves an output node or marks it unresolvable.
     for (const auto& d : s.depends_on) {
-      task.depends += (task.depends.empty() ? "" : " && ") + d;
+      task.depends += (task.depends.empty() ? "" : " && ") + ("(" + d + ".Succeeded || " + d +
+                      ".Failed || " + d + ".Errored || " + d + ".Skipped || " + d + ".Omitted)");
       task.depends_on.push_back(d);
     }
     Template t;
@@ -563,9 +597,7 @@ WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
       t.plugin.key = s.src;
       t.plugin.rpc = s.step.empty() ? "template.execute" : "arcaflow." + s.step;
       t.plugin.args = s.input.is_null() ? Json::object() : s.input;
-      t.plugin.deployer = "atp";
-      t.plugin.deploy_options = {{"deployment_type", s.deployment_type}};
-      if (!s.deploy.is_null()) t.plugin.deploy_options["deploy"] = s.deploy;
+      t.plugin.deployer = "atp";  // the artifact (image or module) comes from the registry
     } else {
       t.plugin.key = s.workflow;
       t.plugin.rpc = "arcaflow.foreach";

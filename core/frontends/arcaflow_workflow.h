@@ -12,8 +12,9 @@
 // cycle among the steps are problems naming the field, step or cycle.
 //
 // The order of steps is the engine's: a step waits for every step whose outputs its
-// expressions read (`$.steps.NAME...` in input, enabled, stop_if, deploy, items,
-// closure_wait_timeout) and for those `wait_for` names. Free functions; thread-safe.
+// expressions read (`$.steps.NAME...` in input, enabled, deploy, items,
+// closure_wait_timeout) and for those `wait_for` names; `stop_if` is read while the step
+// runs, not waited for. Free functions; thread-safe.
 #ifndef PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_WORKFLOW_H_
 #define PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_WORKFLOW_H_
 
@@ -87,6 +88,12 @@ Expected<Json> readArcaflowInput(const std::filesystem::path& file);
 // Arcaflow SDK, converted by plugboard/host/arcaflow_schema.h): one message per bad field,
 // each starting with its path ("input.name: ..."); empty when it fits.
 std::vector<std::string> checkArcaflowInput(const ArcaflowWorkflow& wf, const Json& input);
+
+// `input` with the defaults of its scope's properties filled in where a field is absent
+// (each `default` is JSON text, as the SDK's schema language writes it), in objects reached
+// through `ref` and `object` properties too: what the engine's Unserialize gives its
+// expressions as `$.input`. REQUIRES: checkArcaflowInput() found no problem.
+Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input);
 
 // The workflow as the one model: a dag template "main" with a task per step, each
 // depending on the steps its expressions read and wait_for names; a plugin template per

@@ -95,7 +95,11 @@ TEST(ArcaflowWorkflowTest, IsOneDagOfTheModel) {
   ASSERT_NE(main, nullptr);
   EXPECT_EQ(main->kind, Template::Kind::kDag);
   ASSERT_EQ(main->tasks.size(), 3u);
-  EXPECT_EQ(main->tasks[1].depends, "first");
+  // Waits for "first" to end, whatever its output (the values decide whether it runs).
+  EXPECT_EQ(main->tasks[1].depends,
+            "(first.Succeeded || first.Failed || first.Errored || first.Skipped || "
+            "first.Omitted)");
+  EXPECT_EQ(main->tasks[1].depends_on, std::vector<std::string>{"first"});
   const Template* second = model.find("second");
   ASSERT_NE(second, nullptr);
   EXPECT_EQ(second->plugin.key, "quay.io/arcalot/arcaflow-plugin-example:0.5.1");

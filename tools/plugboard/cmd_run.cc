@@ -94,10 +94,10 @@ int cmdRun(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseCommandArgs(args, "run", vm, exit_code)) return exit_code;
-  if (const auto file = arcaflowWorkflowFile(vm); core::isArcaflowWorkflow(file))
-    return refuseArcaflowRun(file);
   const auto output = choice(vm, "output", {"text", "json"});
   if (!output) return kExitUsage;
+  if (const auto file = arcaflowWorkflowFile(vm); core::isArcaflowWorkflow(file))
+    return runArcaflow(vm, *output == "json");
   auto config = settings(vm, core::isTomlWorkflow(vm["workflow"].as<std::string>()));
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;
