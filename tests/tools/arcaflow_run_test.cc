@@ -293,5 +293,85 @@ TEST_F(ArcaflowRunWorkflowTest, TakesTheEnginesConfig) {
   EXPECT_NE(r.err.find("config.yaml: unknown key 'loglevel'"), std::string::npos) << r.err;
 }
 
+constexpr const char* kNoInput = R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties: {}
+)";
+
+TEST_F(ArcaflowRunWorkflowTest, StopIfCancelsARunningStepAndKeepsItsAnswer) {
+  // `long` waits 30 s unless cancelled; it is stopped once `quick` gave an output, and
+  // the plugin's answer to the cancel (its output `cancelled`, a number) is its output.
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  long:
+    plugin: {src: fix, deployment_type: python}
+    step: wait
+    input:
+      ms: 30000
+    stop_if: !expr $.steps.quick.outputs
+  quick:
+    plugin: {src: fix, deployment_type: python}
+    step: sleep
+    input:
+      ms: 1000
+outputs:
+  success:
+    stopped_after: !expr $.steps.quick.outputs.success.waited
+    waited_ms: !expr $.steps.long.outputs.cancelled.waited_ms
+)";
+  const auto r = run("{}\n", {"--parallel", "4"}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("    stopped_after: 1000\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    waited_ms: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("waited_ms: \""), std::string::npos) << r.out;  // a number
+  EXPECT_NE(r.out.find("output_id: success\n"), std::string::npos) << r.out;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, OneOfTakesTheOptionThatResolvesAndOptionalsAreLeftOut) {
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  first:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input:
+      text: hi
+output:
+  pick: !oneof
+    discriminator: kind
+    one_of:
+      bad:
+        reason: !expr $.steps.first.outputs.error.error
+      good:
+        text: !expr $.steps.first.outputs.success.text
+  maybe_error: !wait-optional $.steps.first.outputs.error.error
+  tags: !soft-optional $.steps.first.outputs.success.tags
+)";
+  const auto r = run("{}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The deprecated `output` is the output "success".
+  EXPECT_EQ(r.out,
+            "output_data:\n"
+            "    pick:\n"
+            "        kind: good\n"
+            "        text: hi\n"
+            "    tags:\n"
+            "        - a\n"
+            "        - b\n"
+            "output_id: success\n")
+      << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AStepWhosePluginIsUnknownIsExitOneBeforeAnythingRuns) {
+  std::string workflow = kRunWorkflow;
+  workflow.replace(workflow.find("src: fix"), 8, "src: nosuch");
+  const auto r = run("text: hi\nn: 1\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("template 'first'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 }  // namespace
 }  // namespace plugboard::testing
