@@ -373,5 +373,44 @@ TEST_F(ArcaflowRunWorkflowTest, AStepWhosePluginIsUnknownIsExitOneBeforeAnything
   EXPECT_EQ(r.out, "");
 }
 
+TEST_F(ArcaflowRunWorkflowTest, BadValuesAtRunTimeNameTheStepAndTheLine) {
+  // `enabled` that is not a boolean: the step is an error, no output resolves.
+  std::string workflow = kRunWorkflow;
+  workflow.replace(workflow.find("enabled: !expr $.input.enable"), 29, "enabled: !expr $.input.n");
+  auto r = run("text: hi\nn: 1\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'second': enabled: 1 is not a boolean"), std::string::npos) << r.err;
+  // An expression whose operands do not fit (text + integer): its file, line and column.
+  workflow = kRunWorkflow;
+  workflow.replace(workflow.find("\"again \" + $.steps.first.outputs.success.text"), 45,
+                   "\"again \" + $.steps.first.outputs.success.count");
+  r = run("text: hi\nn: 1\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'second': input: " + (dir_ / "workflow.yaml").string() + ":34:"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, RefusesWhatItCannotRunYetInOneLine) {
+  dir_.write("sub.yaml", kRunWorkflow);
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  each:
+    kind: foreach
+    items: [{n: 1}, {n: 2}]
+    workflow: sub.yaml
+outputs:
+  success:
+    all: !expr $.steps.each.outputs.success.data
+)";
+  auto r = run("{}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'each': kind foreach is not run yet"), std::string::npos) << r.err;
+  // A missing input file: named, exit 1.
+  r = plugboard({"run", dir_.write("workflow.yaml", kRunWorkflow), "--input",
+                 (dir_ / "missing.yaml").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("missing.yaml"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace plugboard::testing

@@ -73,7 +73,8 @@ CommandOptions runOptions() {
   addPriorityOption(options);
   addModelOptions(options);
   options.add_options()("workflow", po::value<std::string>()->required(),
-                        "workflow file: TOML, or an Argo Workflow / WorkflowTemplate (YAML)")(
+                        "workflow file: TOML, an Argo Workflow / WorkflowTemplate (YAML), or an Arcaflow "
+                        "workflow.yaml")(
       "output,o", po::value<std::string>()->default_value("text")->value_name("text|json"),
       "text or json")(
       "parallel",
