@@ -5,6 +5,7 @@
 #include "core/frontends/arcaflow_workflow.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <regex>
@@ -13,6 +14,7 @@
 #include <plugboard/host/arcaflow_schema.h>
 
 #include "core/base/read_file.h"
+#include "core/manifests/version.h"
 #include "core/frontends/yaml_tree.h"
 #include "core/workflows/arcaflow_expression.h"
 #include "core/workflows/schema.h"
@@ -537,6 +539,28 @@ std::vector<std::string> checkArcaflowInput(const ArcaflowWorkflow& wf, const Js
   return checkSchema(input, schema, "input");
 }
 
+ArcaflowPluginName arcaflowImagePlugin(std::string_view src) {
+  std::string_view image = src.substr(0, src.find('@'));  // no digest
+  const std::size_t slash = image.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? image : image.substr(slash + 1);
+  std::string_view tag;
+  if (const std::size_t colon = base.find(':'); colon != std::string_view::npos) {
+    tag = base.substr(colon + 1);
+    base = base.substr(0, colon);
+  }
+  ArcaflowPluginName out;
+  for (char c : base) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    out.name += ok ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '-';
+  }
+  while (!out.name.empty() && !std::isalnum(static_cast<unsigned char>(out.name.front())))
+    out.name.erase(out.name.begin());
+  if (out.name.empty()) out.name = "image";
+  if (tag.starts_with('v')) tag.remove_prefix(1);
+  if (!tag.empty() && Version::parse(tag)) out.version = std::string(tag);
+  return out;
+}
+
 Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input) {
   const Json& objects = wf.input.contains("objects") ? wf.input["objects"] : Json::object();
   std::function<void(const Json&, Json&, int)> fill = [&](const Json& id, Json& value, int depth) {
@@ -595,6 +619,11 @@ WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
     t.kind = Template::Kind::kPlugin;
     if (s.kind == ArcaflowStep::Kind::kPlugin) {
       t.plugin.key = s.src;
+      if (s.deployment_type == "image") {
+        const ArcaflowPluginName plugin = arcaflowImagePlugin(s.src);
+        t.plugin.key = plugin.name;
+        t.plugin.version = plugin.version;
+      }
       t.plugin.rpc = s.step.empty() ? "template.execute" : "arcaflow." + s.step;
       t.plugin.args = s.input.is_null() ? Json::object() : s.input;
       t.plugin.deployer = "atp";  // the artifact (image or module) comes from the registry

@@ -95,9 +95,21 @@ std::vector<std::string> checkArcaflowInput(const ArcaflowWorkflow& wf, const Js
 // expressions as `$.input`. REQUIRES: checkArcaflowInput() found no problem.
 Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input);
 
+// The plugin an image `src` names, as plugboard's registry names plugins: the image's last
+// path component without its tag or digest, lower case, each character a name may not
+// hold ('.', '_', '-', letters and digits) written '-'; the tag as its version when it is
+// one ("0.5.1", "v0.5.1"), else none. `quay.io/arcalot/arcaflow-plugin-example:0.5.1` is
+// arcaflow-plugin-example@0.5.1.
+struct ArcaflowPluginName {
+  std::string name;
+  std::string version;  // empty: the tag is no version (e.g. latest)
+};
+ArcaflowPluginName arcaflowImagePlugin(std::string_view src);
+
 // The workflow as the one model: a dag template "main" with a task per step, each
 // depending on the steps its expressions read and wait_for names; a plugin template per
-// plugin step (key: the plugin's src, rpc "arcaflow.<step>" or "template.execute"); the
+// plugin step (key: arcaflowImagePlugin()'s name and version for an image, the src for
+// python; rpc "arcaflow.<step>" or "template.execute"); the
 // tagged values kept as marked JSON in the arguments.
 WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf);
 

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 #include <iostream>
-#include <set>
+#include <map>
 
 #include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
@@ -138,18 +138,26 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   if (!config) return kArcaflowInvalid;
   if (engine_file && !engine_level.empty() && !(vm.count("log-level") && !vm["log-level"].defaulted()))
     configureLogging(engine_level, config->log_format);
-  // Each image a step names is a plugin of the run (the registry's entries of that name
-  // win: a newer version there, or another artifact).
-  std::set<std::string> images;
+  // Each image a step names is a plugin of the run, named as arcaflowImagePlugin() names
+  // it: the registry's entries of that name win (a newer version, another artifact).
+  std::map<std::string, std::string> images;  // name@version -> src
   for (const auto& s : load.workflow->steps) {
-    if (s.kind == core::ArcaflowStep::Kind::kPlugin && s.deployment_type == "image")
-      images.insert(s.src);
-  }
-  for (const auto& image : images) {
+    if (s.kind != core::ArcaflowStep::Kind::kPlugin || s.deployment_type != "image") continue;
+    const core::ArcaflowPluginName plugin = core::arcaflowImagePlugin(s.src);
+    const std::string id = plugin.name + "@" + plugin.version;
+    if (auto [it, added] = images.emplace(id, s.src); !added) {
+      if (it->second != s.src) {
+        std::cerr << file.string() << ": step '" << s.id << "': image '" << s.src
+                  << "' and image '" << it->second << "' are both plugin " << id
+                  << "; give one a registry entry of its own\n";
+        return kArcaflowInvalid;
+      }
+      continue;
+    }
     core::RegistryEntry entry;
-    entry.name = image;
-    entry.version = *core::Version::parse("0.0.0");
-    entry.artifacts["atp"] = core::Json{{"image", image}};
+    entry.name = plugin.name;
+    entry.version = *core::Version::parse(plugin.version.empty() ? "0.0.0" : plugin.version);
+    entry.artifacts["atp"] = core::Json{{"image", s.src}};
     config->extra_plugins.push_back(std::move(entry));
   }
   auto workflow = std::make_shared<const core::ArcaflowWorkflow>(*load.workflow);
