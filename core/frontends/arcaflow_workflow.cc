@@ -14,8 +14,8 @@
 #include <plugboard/host/arcaflow_schema.h>
 
 #include "core/base/read_file.h"
-#include "core/manifests/version.h"
 #include "core/frontends/yaml_tree.h"
+#include "core/manifests/version.h"
 #include "core/workflows/arcaflow_expression.h"
 #include "core/workflows/schema.h"
 
@@ -457,8 +457,8 @@ void readArcaflowDocument(const yaml::Node& doc, const std::string& file_label,
   for (auto& s : wf.steps) {
     std::set<std::string> deps;
     const std::string subject = "step '" + s.id + "'";
-    for (const Json* v : {&s.input, &s.deploy, &s.wait_for, &s.enabled,
-                          &s.closure_wait_timeout, &s.items, &s.parallelism})
+    for (const Json* v : {&s.input, &s.deploy, &s.wait_for, &s.enabled, &s.closure_wait_timeout,
+                          &s.items, &s.parallelism})
       stepsRead(*v, ids, file_label, subject, deps, load.problems);
     // stop_if is no dependency: the step runs while it waits to resolve, and is cancelled
     // when it resolves true (provider.go provideCancelledInput). Its paths are checked.
@@ -564,7 +564,8 @@ ArcaflowPluginName arcaflowImagePlugin(std::string_view src) {
 Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input) {
   const Json& objects = wf.input.contains("objects") ? wf.input["objects"] : Json::object();
   std::function<void(const Json&, Json&, int)> fill = [&](const Json& id, Json& value, int depth) {
-    if (depth > 64 || !id.is_string() || !value.is_object() || !objects.contains(id.get<std::string>()))
+    if (depth > 64 || !id.is_string() || !value.is_object() ||
+        !objects.contains(id.get<std::string>()))
       return;
     const Json& object = objects[id.get<std::string>()];
     if (!object.contains("properties") || !object["properties"].is_object()) return;
@@ -578,7 +579,8 @@ Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input) {
         continue;
       }
       const Json type = property.value("type", Json::object());
-      if (type.value("type_id", "") == "ref") fill(type.value("id", Json()), value[name], depth + 1);
+      if (type.value("type_id", "") == "ref")
+        fill(type.value("id", Json()), value[name], depth + 1);
       if (type.value("type_id", "") == "object")
         fill(type.value("id", Json()), value[name], depth + 1);
     }
@@ -609,8 +611,9 @@ WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
     // a step gave (or whether it gave one) is for the values to tell (arcaflow_values.h),
     // as the engine's DAG resolves an output node or marks it unresolvable.
     for (const auto& d : s.depends_on) {
-      task.depends += (task.depends.empty() ? "" : " && ") + ("(" + d + ".Succeeded || " + d +
-                      ".Failed || " + d + ".Errored || " + d + ".Skipped || " + d + ".Omitted)");
+      task.depends += (task.depends.empty() ? "" : " && ") +
+                      ("(" + d + ".Succeeded || " + d + ".Failed || " + d + ".Errored || " + d +
+                       ".Skipped || " + d + ".Omitted)");
       task.depends_on.push_back(d);
     }
     Template t;

@@ -251,9 +251,9 @@ class Scope;  // core/workflows/expression.h
 // `!oneof`, ...: marked JSON in PluginCall::args), when the model's `{{...}}` tags cannot say
 // them. The engine asks it once per call, when the call would start (after its `when` and
 // dependencies), with a Scope of the run's values: `workflow.parameters` (typed when the
-// model's parameters are), `tasks.NAME.status`, `tasks.NAME.message`, `tasks.NAME.outputs.values` (the typed
-// values a plugin answered) of the calls beside it. Immutable; called on the scheduling
-// thread only.
+// model's parameters are), `tasks.NAME.status`, `tasks.NAME.message` and
+// `tasks.NAME.outputs.values` (the typed values a plugin answered) of the calls beside it.
+// Immutable; called on the scheduling thread only.
 class ValueLanguage {
  public:
   struct Decision {

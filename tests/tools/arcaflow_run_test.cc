@@ -128,7 +128,6 @@ TEST_F(ArcaflowRunTest, GraphsTheStepsInTheEnginesOrder) {
   EXPECT_NE(r.out.find("->"), std::string::npos) << r.out;  // count after greet
 }
 
-
 // Two echo steps of the ATP test plugin (registered as "fix"): `second` reads `first`'s
 // count, an integer the plugin's schema requires (text would be refused).
 constexpr const char* kRunWorkflow = R"(version: v0.2.0
@@ -180,11 +179,13 @@ class ArcaflowRunWorkflowTest : public ::testing::Test {
     const std::string fixtures = (sourceDir() / "tests" / "fixtures" / "atp").string();
     return dir_.write("registry.toml",
                       "[plugins.fix.\"1.0.0\"]\natp = { module = \"atp_fixture\", path = \"" +
-                          fixtures + "\" }\n"
+                          fixtures +
+                          "\" }\n"
                           // A plugin that writes a line to a file each time it starts.
                           "[plugins.counted.\"1.0.0\"]\natp = { command = [\"/bin/sh\", \"-c\", "
-                          "\"echo start >> " + (dir_ / "starts").string() +
-                          "; exec /usr/bin/python3 " + fixtures + "/atp_fixture.py --atp\"] }\n");
+                          "\"echo start >> " +
+                          (dir_ / "starts").string() + "; exec /usr/bin/python3 " + fixtures +
+                          "/atp_fixture.py --atp\"] }\n");
   }
   RunResult run(const std::string& input, std::vector<std::string> more = {},
                 const std::string& workflow = kRunWorkflow) {
@@ -230,8 +231,7 @@ TEST_F(ArcaflowRunWorkflowTest, AFailedStepIsExitThree) {
   const auto r = run("text: raise\nn: 1\n");
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_NE(r.err.find("workflow failed: no workflow output could be produced"),
-            std::string::npos)
+  EXPECT_NE(r.err.find("workflow failed: no workflow output could be produced"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("text 'raise' is not allowed"), std::string::npos) << r.err;
 }
@@ -280,8 +280,8 @@ TEST_F(ArcaflowRunWorkflowTest, JsonOutputKeepsTheStatusForScripts) {
 }
 
 TEST_F(ArcaflowRunWorkflowTest, TakesTheEnginesConfig) {
-  const std::string config =
-      dir_.write("config.yaml", "log:\n  level: error\ndeployers:\n  image:\n    deployer_name: docker\n");
+  const std::string config = dir_.write(
+      "config.yaml", "log:\n  level: error\ndeployers:\n  image:\n    deployer_name: docker\n");
   auto r = run("text: hi\nn: 1\n", {"--config", config});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("deployers.image: deployer_name 'docker' runs with podman here"),

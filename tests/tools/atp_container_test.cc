@@ -120,9 +120,9 @@ outputs:
 )";
   RunOptions options;
   options.env = {"XDG_CACHE_HOME=" + (dir.path() / "cache").string()};
-  const auto r = plugboard({"run", dir.write("workflow.yaml", workflow), "--input",
-                            dir.write("input.yaml", "n: 1\n")},
-                           options);
+  const auto r = plugboard(
+      {"run", dir.write("workflow.yaml", workflow), "--input", dir.write("input.yaml", "n: 1\n")},
+      options);
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(r.out, "output_data:\n    met: 1\n    same_container: true\noutput_id: success\n")
       << r.err;

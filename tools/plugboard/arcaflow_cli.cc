@@ -136,7 +136,8 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   }
   auto config = settings(vm, false);
   if (!config) return kArcaflowInvalid;
-  if (engine_file && !engine_level.empty() && !(vm.count("log-level") && !vm["log-level"].defaulted()))
+  if (engine_file && !engine_level.empty() &&
+      !(vm.count("log-level") && !vm["log-level"].defaulted()))
     configureLogging(engine_level, config->log_format);
   // Each image a step names is a plugin of the run, named as arcaflowImagePlugin() names
   // it: the registry's entries of that name win (a newer version, another artifact).
@@ -147,8 +148,8 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
     const std::string id = plugin.name + "@" + plugin.version;
     if (auto [it, added] = images.emplace(id, s.src); !added) {
       if (it->second != s.src) {
-        std::cerr << file.string() << ": step '" << s.id << "': image '" << s.src
-                  << "' and image '" << it->second << "' are both plugin " << id
+        std::cerr << file.string() << ": step '" << s.id << "': image '" << s.src << "' and image '"
+                  << it->second << "' are both plugin " << id
                   << "; give one a registry entry of its own\n";
         return kArcaflowInvalid;
       }
@@ -162,9 +163,9 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   }
   auto workflow = std::make_shared<const core::ArcaflowWorkflow>(*load.workflow);
   core::WorkflowModel model = core::arcaflowModel(*workflow);
-  const std::filesystem::path context =
-      vm.count("context") ? std::filesystem::path(vm["context"].as<std::string>())
-                          : std::filesystem::current_path();
+  const std::filesystem::path context = vm.count("context")
+                                            ? std::filesystem::path(vm["context"].as<std::string>())
+                                            : std::filesystem::current_path();
   auto values = std::make_shared<const core::ArcaflowValues>(workflow, context);
   model.values = values;
   for (const auto& t : model.templates) {
@@ -213,8 +214,10 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
     }
   }
   if (result.cancelled) failure = "the workflow was cancelled";
-  if (!failure.empty()) status = kArcaflowFailed;
-  else if ((*output)->error) status = kArcaflowErrorOutput;
+  if (!failure.empty())
+    status = kArcaflowFailed;
+  else if ((*output)->error)
+    status = kArcaflowErrorOutput;
   if (json) {
     core::Json out = {{"status", result.statusJson()}};
     if (failure.empty()) {
@@ -228,7 +231,8 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   } else if (failure.empty()) {
     std::fputs(core::arcaflowOutputYaml((*output)->id, (*output)->data).c_str(), stdout);
   }
-  if (!failure.empty()) std::cerr << "plugboard: " << file.string() << ": workflow failed: " << failure << "\n";
+  if (!failure.empty())
+    std::cerr << "plugboard: " << file.string() << ": workflow failed: " << failure << "\n";
   std::fflush(stdout);
   std::fflush(stderr);
   if (result.abandoned > 0) {

@@ -72,11 +72,12 @@ CommandOptions runOptions() {
   addParamOption(options);
   addPriorityOption(options);
   addModelOptions(options);
-  options.add_options()("workflow", po::value<std::string>()->required(),
-                        "workflow file: TOML, an Argo Workflow / WorkflowTemplate (YAML), or an Arcaflow "
-                        "workflow.yaml")(
-      "output,o", po::value<std::string>()->default_value("text")->value_name("text|json"),
-      "text or json")(
+  options.add_options()(
+      "workflow", po::value<std::string>()->required(),
+      "workflow file: TOML, an Argo Workflow / WorkflowTemplate (YAML), or an Arcaflow "
+      "workflow.yaml")("output,o",
+                       po::value<std::string>()->default_value("text")->value_name("text|json"),
+                       "text or json")(
       "parallel",
       po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
       "plugin calls running at once (default: the number of cores)")(
