@@ -5,6 +5,7 @@
 #include "core/frontends/arcaflow_workflow.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <regex>
@@ -14,6 +15,7 @@
 
 #include "core/base/read_file.h"
 #include "core/frontends/yaml_tree.h"
+#include "core/manifests/version.h"
 #include "core/workflows/arcaflow_expression.h"
 #include "core/workflows/schema.h"
 
@@ -455,9 +457,13 @@ void readArcaflowDocument(const yaml::Node& doc, const std::string& file_label,
   for (auto& s : wf.steps) {
     std::set<std::string> deps;
     const std::string subject = "step '" + s.id + "'";
-    for (const Json* v : {&s.input, &s.deploy, &s.wait_for, &s.enabled, &s.stop_if,
-                          &s.closure_wait_timeout, &s.items, &s.parallelism})
+    for (const Json* v : {&s.input, &s.deploy, &s.wait_for, &s.enabled, &s.closure_wait_timeout,
+                          &s.items, &s.parallelism})
       stepsRead(*v, ids, file_label, subject, deps, load.problems);
+    // stop_if is no dependency: the step runs while it waits to resolve, and is cancelled
+    // when it resolves true (provider.go provideCancelledInput). Its paths are checked.
+    std::set<std::string> stop_deps;
+    stepsRead(s.stop_if, ids, file_label, subject, stop_deps, load.problems);
     if (deps.contains(s.id))
       load.problems.push_back({s.where, subject, "reads its own outputs"});
     deps.erase(s.id);
@@ -596,6 +602,56 @@ std::vector<std::string> checkArcaflowInput(const ArcaflowWorkflow& wf, const Js
   return checkSchema(input, schema, "input");
 }
 
+ArcaflowPluginName arcaflowImagePlugin(std::string_view src) {
+  std::string_view image = src.substr(0, src.find('@'));  // no digest
+  const std::size_t slash = image.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? image : image.substr(slash + 1);
+  std::string_view tag;
+  if (const std::size_t colon = base.find(':'); colon != std::string_view::npos) {
+    tag = base.substr(colon + 1);
+    base = base.substr(0, colon);
+  }
+  ArcaflowPluginName out;
+  for (char c : base) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    out.name += ok ? static_cast<char>(std::tolower(static_cast<unsigned char>(c))) : '-';
+  }
+  while (!out.name.empty() && !std::isalnum(static_cast<unsigned char>(out.name.front())))
+    out.name.erase(out.name.begin());
+  if (out.name.empty()) out.name = "image";
+  if (tag.starts_with('v')) tag.remove_prefix(1);
+  if (!tag.empty() && Version::parse(tag)) out.version = std::string(tag);
+  return out;
+}
+
+Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input) {
+  const Json& objects = wf.input.contains("objects") ? wf.input["objects"] : Json::object();
+  std::function<void(const Json&, Json&, int)> fill = [&](const Json& id, Json& value, int depth) {
+    if (depth > 64 || !id.is_string() || !value.is_object() ||
+        !objects.contains(id.get<std::string>()))
+      return;
+    const Json& object = objects[id.get<std::string>()];
+    if (!object.contains("properties") || !object["properties"].is_object()) return;
+    for (const auto& [name, property] : object["properties"].items()) {
+      if (!property.is_object()) continue;
+      if (!value.contains(name)) {
+        if (auto d = property.find("default"); d != property.end()) {
+          Json parsed = d->is_string() ? Json::parse(d->get<std::string>(), nullptr, false) : *d;
+          value[name] = parsed.is_discarded() ? *d : parsed;
+        }
+        continue;
+      }
+      const Json type = property.value("type", Json::object());
+      if (type.value("type_id", "") == "ref")
+        fill(type.value("id", Json()), value[name], depth + 1);
+      if (type.value("type_id", "") == "object")
+        fill(type.value("id", Json()), value[name], depth + 1);
+    }
+  };
+  fill(wf.input.value("root", Json()), input, 0);
+  return input;
+}
+
 WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
   WorkflowModel model;
   model.file = wf.file;
@@ -614,8 +670,13 @@ WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
     task.name = s.id;
     task.template_name = s.id;
     task.where = s.where;
+    // A step waits until each step it reads has ended, whatever its outcome: which output
+    // a step gave (or whether it gave one) is for the values to tell (arcaflow_values.h),
+    // as the engine's DAG resolves an output node or marks it unresolvable.
     for (const auto& d : s.depends_on) {
-      task.depends += (task.depends.empty() ? "" : " && ") + d;
+      task.depends += (task.depends.empty() ? "" : " && ") +
+                      ("(" + d + ".Succeeded || " + d + ".Failed || " + d + ".Errored || " + d +
+                       ".Skipped || " + d + ".Omitted)");
       task.depends_on.push_back(d);
     }
     Template t;
@@ -624,11 +685,14 @@ WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
     t.kind = Template::Kind::kPlugin;
     if (s.kind == ArcaflowStep::Kind::kPlugin) {
       t.plugin.key = s.src;
+      if (s.deployment_type == "image") {
+        const ArcaflowPluginName plugin = arcaflowImagePlugin(s.src);
+        t.plugin.key = plugin.name;
+        t.plugin.version = plugin.version;
+      }
       t.plugin.rpc = s.step.empty() ? "template.execute" : "arcaflow." + s.step;
       t.plugin.args = s.input.is_null() ? Json::object() : s.input;
-      t.plugin.deployer = "atp";
-      t.plugin.deploy_options = {{"deployment_type", s.deployment_type}};
-      if (!s.deploy.is_null()) t.plugin.deploy_options["deploy"] = s.deploy;
+      t.plugin.deployer = "atp";  // the artifact (image or module) comes from the registry
     } else {
       t.plugin.key = s.workflow;
       t.plugin.rpc = "arcaflow.foreach";

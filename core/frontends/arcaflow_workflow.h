@@ -12,8 +12,9 @@
 // cycle among the steps are problems naming the field, step or cycle.
 //
 // The order of steps is the engine's: a step waits for every step whose outputs its
-// expressions read (`$.steps.NAME...` in input, enabled, stop_if, deploy, items,
-// closure_wait_timeout) and for those `wait_for` names. Free functions; thread-safe.
+// expressions read (`$.steps.NAME...` in input, enabled, deploy, items,
+// closure_wait_timeout) and for those `wait_for` names; `stop_if` is read while the step
+// runs, not waited for. Free functions; thread-safe.
 #ifndef PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_WORKFLOW_H_
 #define PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_WORKFLOW_H_
 
@@ -88,9 +89,27 @@ Expected<Json> readArcaflowInput(const std::filesystem::path& file);
 // each starting with its path ("input.name: ..."); empty when it fits.
 std::vector<std::string> checkArcaflowInput(const ArcaflowWorkflow& wf, const Json& input);
 
+// `input` with the defaults of its scope's properties filled in where a field is absent
+// (each `default` is JSON text, as the SDK's schema language writes it), in objects reached
+// through `ref` and `object` properties too: what the engine's Unserialize gives its
+// expressions as `$.input`. REQUIRES: checkArcaflowInput() found no problem.
+Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input);
+
+// The plugin an image `src` names, as plugboard's registry names plugins: the image's last
+// path component without its tag or digest, lower case, each character a name may not
+// hold ('.', '_', '-', letters and digits) written '-'; the tag as its version when it is
+// one ("0.5.1", "v0.5.1"), else none. `quay.io/arcalot/arcaflow-plugin-example:0.5.1` is
+// arcaflow-plugin-example@0.5.1.
+struct ArcaflowPluginName {
+  std::string name;
+  std::string version;  // empty: the tag is no version (e.g. latest)
+};
+ArcaflowPluginName arcaflowImagePlugin(std::string_view src);
+
 // The workflow as the one model: a dag template "main" with a task per step, each
 // depending on the steps its expressions read and wait_for names; a plugin template per
-// plugin step (key: the plugin's src, rpc "arcaflow.<step>" or "template.execute"); the
+// plugin step (key: arcaflowImagePlugin()'s name and version for an image, the src for
+// python; rpc "arcaflow.<step>" or "template.execute"); the
 // tagged values kept as marked JSON in the arguments.
 WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf);
 

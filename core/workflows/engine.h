@@ -59,6 +59,9 @@ std::string_view nodeTypeName(NodeType type);  // "Pod", "Plugin", "StepGroup", 
 struct NodeIO {
   std::vector<std::pair<std::string, std::string>> parameters;
   Part<std::string> result, exit_code;  // out of line: most nodes have neither
+  // The typed values a leaf's plugin answered (its outputs.values), kept beside the text
+  // parameters for front ends whose values keep their types (not part of Argo's shape).
+  Part<Json> values;
 
   bool empty() const { return parameters.empty() && !result && !exit_code; }
   const std::string* parameter(std::string_view name) const;  // null when not there

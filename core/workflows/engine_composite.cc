@@ -218,14 +218,26 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
   const Template* tmpl = it->second;
   // One call: its `when`, its arguments, its node.
   // Argo's message for a `when` that is false names it after substitution.
-  std::string when_filled;
-  auto one = [this, c, tmpl, &call, &when_filled](
+  std::string when_filled, skip_message;
+  auto one = [this, c, tmpl, &call, &when_filled, &skip_message](
                  std::string name, std::uint32_t parent_node,
                  Json item) -> Expected<std::function<std::uint32_t()>> {
     const Json* item_ptr = item.is_null() ? nullptr : &item;
     auto go = whenHolds(c, item_ptr, call.when, &when_filled);
     if (!go) return go.error();
     if (!*go) return std::function<std::uint32_t()>();
+    // A front end's own value language decides the call and fills its args now.
+    Part<Json> plugin_args;
+    if (model_.values && tmpl->kind == Template::Kind::kPlugin) {
+      NodeScope scope(*this, c, item_ptr, c);
+      auto decided = model_.values->decide(call, *tmpl, scope);
+      if (!decided) return decided.error();
+      if (!decided->run) {
+        skip_message = std::move(decided->message);
+        return std::function<std::uint32_t()>();
+      }
+      plugin_args = std::move(decided->args);
+    }
     Json args = Json::object();
     for (const auto& [k, v] : call.arguments) {
       auto filled = fillIn(c, item_ptr, c, v);
@@ -238,12 +250,17 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     const std::uint32_t boundary = c;
     return std::function<std::uint32_t()>(
         [this, name = std::move(name), tmpl, &call, parent_node, boundary, c,
-         item = std::move(item), args = std::move(args)]() mutable {
+         item = std::move(item), args = std::move(args),
+         plugin_args = std::move(plugin_args)]() mutable {
+          if (plugin_args) pending_args_ = std::move(plugin_args);
           return startCall(std::move(name), tmpl, &call, parent_node, 0, boundary, c,
                            std::move(item), args, now_);
         });
   };
-  auto whenText = [&] { return "when '" + when_filled + "' evaluated false"; };
+  auto whenText = [&] {
+    if (!skip_message.empty()) return skip_message;  // the value language's reason
+    return "when '" + when_filled + "' evaluated false";
+  };
 
   if (call.loop->kind == Loop::Kind::kNone) {
     auto start = one(base, parent, Json());
@@ -473,6 +490,21 @@ void EngineRun::startTask(std::uint32_t d, std::uint32_t t, TimePoint now) {
 void EngineRun::dagTaskFulfilled(std::uint32_t d, std::uint32_t t, TimePoint now) {
   Node& dag = nodes_[d];
   const TemplateInfo& ti = info(dag.tmpl);
+  // A front end's value language may stop the calls still running now that this one ended.
+  if (model_.values) {
+    const NodeScope scope(*this, d, nullptr, d);
+    for (std::uint32_t i = 0; i < dag.c().slots.size() && i < ti.calls.size(); ++i) {
+      const std::uint32_t leaf = dag.c().slots[i].node;
+      if (leaf == kNoNode || leaf == dag.c().slots[t].node) continue;
+      Node& l = nodes_[leaf];
+      if (!l.in_flight || !l.control || l.control->cancelled()) continue;
+      std::string why;
+      if (model_.values->stops(*ti.calls[i], scope, &why)) {
+        status_[leaf].message = why;
+        l.control->cancel();
+      }
+    }
+  }
   --dag.open;
   ++dag.c().ended_tasks;
   const std::uint32_t n = dag.c().slots[t].node;

@@ -226,6 +226,8 @@ std::uint32_t EngineRun::startCall(std::string name, const Template* tmpl,
   node.call = call;
   node.caller = caller;
   node.item = std::move(item);
+  if (pending_args_) node.args = std::move(pending_args_);
+  pending_args_.reset();
   if (tmpl->active_deadline) node.deadline = std::min(node.deadline, now + *tmpl->active_deadline);
   notify(n);
   if (auto bound = bindInputs(n, args); !bound) {
@@ -351,9 +353,16 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
   }
   if (t.kind == Template::Kind::kPlugin) {
     c.plugin = t.plugin;
-    auto args = fillIn(n, nullptr, n, t.plugin.args);
-    if (!args) return args.error();
-    c.plugin.args = std::move(*args);
+    // Args a value language filled when the call started (on the call's node, or on the
+    // retry node above an attempt).
+    const Node& owner = node.attempt && node.parent != kNoNode ? nodes_[node.parent] : node;
+    if (owner.args) {
+      c.plugin.args = *owner.args;
+    } else {
+      auto args = fillIn(n, nullptr, n, t.plugin.args);
+      if (!args) return args.error();
+      c.plugin.args = std::move(*args);
+    }
   } else {
     const ContainerRun& r = *t.container;
     Json env = Json::object();

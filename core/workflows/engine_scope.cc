@@ -199,6 +199,7 @@ Json EngineRun::stepRef(std::uint32_t, const Slot& slot, std::string_view rest,
   const NodeStatus& s = status_[slot.node];
   if (rest == "id") return s.id;
   if (rest == "status") return std::string(nodePhaseName(s.phase));
+  if (rest == "message") return s.message;
   if (rest == "startedAt" || rest == "finishedAt") {
     auto tp = rest == "startedAt" ? s.started : s.finished;
     if (!tp) return "";
@@ -207,6 +208,11 @@ Json EngineRun::stepRef(std::uint32_t, const Slot& slot, std::string_view rest,
   if (rest == "exitCode" || rest == "outputs.exitCode" || rest == "outputs.result") {
     const auto& value = rest == "outputs.result" ? s.outputs.result : s.outputs.exit_code;
     if (value) return *value;
+    found = false;
+    return Json();
+  }
+  if (rest == "outputs.values") {
+    if (s.outputs.values) return *s.outputs.values;
     found = false;
     return Json();
   }
@@ -436,6 +442,8 @@ Status EngineRun::setOutputs(std::uint32_t n, const Outcome* outcome) {
       out.result = parameterText(*r);
     if (auto e = outcome->outputs.find("exitCode"); e != outcome->outputs.end())
       out.exit_code = parameterText(*e);
+    if (auto v = outcome->outputs.find("values"); v != outcome->outputs.end() && v->is_object())
+      out.values = *v;
   }
   const bool succeeded = outcome == nullptr || outcome->phase == Phase::kSucceeded;
   auto& params = out.parameters;

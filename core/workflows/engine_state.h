@@ -98,6 +98,7 @@ struct Node {
   std::uint32_t exit_node = kNoNode;   // its exit handler's node
   bool attempt = false;                // a retry's attempt (its exit handler is the retry's)
   Json item;                           // the loop item it was made for (null: none)
+  Part<Json> args;  // a plugin call's args as the model's ValueLanguage filled them
   TimePoint deadline = TimePoint::max();  // activeDeadline, its own or inherited
   bool fulfilled = false;
 
@@ -242,6 +243,7 @@ class EngineRun {
   std::vector<Node> nodes_;
   std::unordered_map<const Template*, std::unique_ptr<TemplateInfo>> infos_;
   std::unordered_map<std::string, const Template*> by_name_;
+  Part<Json> pending_args_;  // the next startCall()'s node's args (Node::args)
   TimePoint now_{};
   std::deque<std::uint32_t> fulfilled_;  // nodes whose parent is to be told
   std::deque<std::uint32_t> ready_;      // plugin leaves waiting for a place

@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/duration.h"
+#include "core/base/expected.h"
 
 namespace plugboard::core {
 
@@ -243,6 +244,34 @@ struct Template {
   SourceRef where;
 };
 
+class Scope;  // core/workflows/expression.h
+
+// A front end's own language for the values of its plugin calls (Arcaflow's `!expr`,
+// `!oneof`, ...: marked JSON in PluginCall::args), when the model's `{{...}}` tags cannot say
+// them. The engine asks it once per call, when the call would start (after its `when` and
+// dependencies), with a Scope of the run's values: `workflow.parameters` (typed when the
+// model's parameters are), `tasks.NAME.status`, `tasks.NAME.message` and
+// `tasks.NAME.outputs.values` (the typed values a plugin answered) of the calls beside it.
+// Immutable; called on the scheduling thread only.
+class ValueLanguage {
+ public:
+  struct Decision {
+    bool run = true;  // false: the call is Skipped with `message`, nothing is called
+    Json args;        // run: the plugin's args, every marked value filled
+    std::string message;
+  };
+  virtual ~ValueLanguage() = default;
+  // An error ends the call's node in Error with its message.
+  virtual Expected<Decision> decide(const TemplateCall& call, const Template& tmpl,
+                                    const Scope& scope) const = 0;
+  // Asked for each call still running when a call beside it ended: true to cancel it now
+  // (its plugin's answer to the cancel stays its outcome), with why in `message`.
+  virtual bool stops(const TemplateCall& call, const Scope& scope, std::string* message) const {
+    (void)call, (void)scope, (void)message;
+    return false;
+  }
+};
+
 struct WorkflowModel {
   std::string name;  // Argo: metadata.name, or generateName with a suffix the engine adds
   bool generate_name = false;
@@ -263,6 +292,9 @@ struct WorkflowModel {
   // Executor plugins the workflow brings (Argo's spec.executorPlugins): artifacts for
   // the registry, as the front end read them.
   Json executor_plugins = Json::array();
+  // Set by a front end whose plugin args are in a language of its own; null: the args'
+  // `{{...}}` tags are filled as everywhere else.
+  std::shared_ptr<const ValueLanguage> values;
 
   const Template* find(const std::string& template_name) const;
 };

@@ -97,13 +97,31 @@ TEST(ArcaflowWorkflowTest, IsOneDagOfTheModel) {
   ASSERT_NE(main, nullptr);
   EXPECT_EQ(main->kind, Template::Kind::kDag);
   ASSERT_EQ(main->tasks.size(), 3u);
-  EXPECT_EQ(main->tasks[1].depends, "first");
+  // Waits for "first" to end, whatever its output (the values decide whether it runs).
+  EXPECT_EQ(main->tasks[1].depends,
+            "(first.Succeeded || first.Failed || first.Errored || first.Skipped || "
+            "first.Omitted)");
+  EXPECT_EQ(main->tasks[1].depends_on, std::vector<std::string>{"first"});
   const Template* second = model.find("second");
   ASSERT_NE(second, nullptr);
-  EXPECT_EQ(second->plugin.key, "quay.io/arcalot/arcaflow-plugin-example:0.5.1");
+  // An image is the plugin its last path component names, its tag the version.
+  EXPECT_EQ(second->plugin.key, "arcaflow-plugin-example");
+  EXPECT_EQ(second->plugin.version, "0.5.1");
   EXPECT_EQ(second->plugin.rpc, "arcaflow.hello");
   EXPECT_EQ(model.find("first")->plugin.rpc, "template.execute");
   EXPECT_EQ(second->plugin.deployer, "atp");
+}
+
+TEST(ArcaflowWorkflowTest, NamesTheImagesPlugin) {
+  auto p = arcaflowImagePlugin("quay.io/arcalot/arcaflow-plugin-example:v0.5.1");
+  EXPECT_EQ(p.name, "arcaflow-plugin-example");
+  EXPECT_EQ(p.version, "0.5.1");
+  p = arcaflowImagePlugin("localhost/Test/My+Plugin:latest");
+  EXPECT_EQ(p.name, "my-plugin");
+  EXPECT_EQ(p.version, "");
+  p = arcaflowImagePlugin("registry:5000/x/_odd@sha256:abcd");
+  EXPECT_EQ(p.name, "odd");
+  EXPECT_EQ(p.version, "");
 }
 
 TEST(ArcaflowWorkflowTest, TellsItsFilesFromArgoOnes) {

@@ -1,11 +1,15 @@
-// `plugboard validate` and `graph` on an Arcaflow workflow (workflow.yaml, `version:
+// `plugboard validate`, `graph` and `run` on an Arcaflow workflow (workflow.yaml, `version:
 // v0.2.0`) through the real binary: told from Argo YAML by its content, the engine's exit
-// codes (cmd/arcaflow/main.go: 1 for an invalid workflow or input), problems with
-// file:line:column or the bad input field's path, --context for relative files.
+// codes (cmd/arcaflow/main.go: 1 for an invalid workflow or input, 2 an error output, 3 a
+// failed workflow), problems with file:line:column or the bad input field's path,
+// --context for relative files. `run` runs real ATP plugins (tests/fixtures/atp/
+// atp_fixture.py through the atp deployer) and prints the engine's output.
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
@@ -116,32 +120,296 @@ TEST_F(ArcaflowRunTest, InvalidWorkflowIsExitOneWithFileLineColumn) {
       << r.err;
 }
 
-TEST_F(ArcaflowRunTest, RunRefusesInOneLineUntilRunningLands) {
-  const std::string file = dir_.write("workflow.yaml", kWorkflow);
-  auto r = plugboard({"run", file});
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_EQ(r.err, "plugboard: " + file +
-                       ": running Arcaflow workflows is not supported yet; `plugboard validate` "
-                       "and `plugboard graph` take them\n")
-      << r.err;
-  EXPECT_EQ(r.out, "");
-  // Named as the context makes it, with the engine's other options given.
-  dir_.write("input.yaml", "name: Arca\n");
-  r = plugboard({"run", "workflow.yaml", "--context", dir_.path().string(), "--input",
-                 "input.yaml"});
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find((dir_ / "workflow.yaml").string() + ": running Arcaflow workflows is "
-                       "not supported yet"),
-            std::string::npos)
-      << r.err;
-}
-
 TEST_F(ArcaflowRunTest, GraphsTheStepsInTheEnginesOrder) {
   const auto r = plugboard({"graph", dir_.write("workflow.yaml", kWorkflow)});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("greet"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("count"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("->"), std::string::npos) << r.out;  // count after greet
+}
+
+// Two echo steps of the ATP test plugin (registered as "fix"): `second` reads `first`'s
+// count, an integer the plugin's schema requires (text would be refused).
+constexpr const char* kRunWorkflow = R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties:
+        text:
+          type:
+            type_id: string
+        n:
+          type:
+            type_id: integer
+        enable:
+          type:
+            type_id: bool
+          default: "true"
+steps:
+  first:
+    plugin:
+      src: fix
+      deployment_type: python
+    step: echo
+    input:
+      text: !expr $.input.text
+      count: !expr $.input.n
+  second:
+    plugin:
+      src: fix
+      deployment_type: python
+    step: echo
+    enabled: !expr $.input.enable
+    input:
+      text: !expr '"again " + $.steps.first.outputs.success.text'
+      count: !expr $.steps.first.outputs.success.count
+outputs:
+  success:
+    count: !expr $.steps.first.outputs.success.count
+    second: !ordisabled $.steps.second.outputs.success
+  error:
+    reason: !expr $.steps.first.outputs.error.error
+)";
+
+class ArcaflowRunWorkflowTest : public ::testing::Test {
+ protected:
+  std::string registry() {
+    const std::string fixtures = (sourceDir() / "tests" / "fixtures" / "atp").string();
+    return dir_.write("registry.toml",
+                      "[plugins.fix.\"1.0.0\"]\natp = { module = \"atp_fixture\", path = \"" +
+                          fixtures +
+                          "\" }\n"
+                          // A plugin that writes a line to a file each time it starts.
+                          "[plugins.counted.\"1.0.0\"]\natp = { command = [\"/bin/sh\", \"-c\", "
+                          "\"echo start >> " +
+                          (dir_ / "starts").string() + "; exec /usr/bin/python3 " + fixtures +
+                          "/atp_fixture.py --atp\"] }\n");
+  }
+  RunResult run(const std::string& input, std::vector<std::string> more = {},
+                const std::string& workflow = kRunWorkflow) {
+    std::vector<std::string> args = {"run",        dir_.write("workflow.yaml", workflow),
+                                     "--input",    dir_.write("input.yaml", input),
+                                     "--registry", registry()};
+    args.insert(args.end(), more.begin(), more.end());
+    RunOptions options;
+    options.env = {"XDG_CACHE_HOME=" + (dir_ / "cache").string()};
+    return plugboard(args, options);
+  }
+  TempDir dir_;
+};
+
+TEST_F(ArcaflowRunWorkflowTest, PrintsTheSuccessOutputWithTypedValues) {
+  const auto r = run("text: hi\nn: 3\n");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The count stays an integer from the input through both steps (the plugin's schema
+  // refuses text), and the output is the engine's YAML, keys sorted.
+  EXPECT_EQ(r.out,
+            "output_data:\n"
+            "    count: 3\n"
+            "    second:\n"
+            "        count: 3\n"
+            "        result: enabled\n"
+            "        tags:\n"
+            "            - a\n"
+            "            - b\n"
+            "        text: again hi\n"
+            "output_id: success\n")
+      << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AnErrorOutputIsExitTwo) {
+  const auto r = run("text: fail\nn: 1\n");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "output_data:\n    reason: asked to fail\noutput_id: error\n") << r.err;
+  // `second` read an output `first` did not give: it never ran.
+  EXPECT_NE(r.err.find("$.steps.first.outputs.success"), std::string::npos) << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AFailedStepIsExitThree) {
+  const auto r = run("text: raise\nn: 1\n");
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("workflow failed: no workflow output could be produced"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("text 'raise' is not allowed"), std::string::npos) << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, BadInputIsExitOneWithItsPathAndStartsNothing) {
+  std::string workflow = kRunWorkflow;
+  for (auto at = workflow.find("src: fix"); at != std::string::npos;
+       at = workflow.find("src: fix", at + 1))
+    workflow.replace(at, 8, "src: counted");
+  auto r = run("text: hi\nn: three\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("input.n"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
+  r = run("n: 1\n", {}, workflow);  // text is required
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("text"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
+  // The same workflow with good input starts the plugin once for both steps.
+  r = run("text: hi\nn: 2\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(readFile(dir_ / "starts"), "start\n");
+}
+
+TEST_F(ArcaflowRunWorkflowTest, ADisabledStepResolvesOrDisabled) {
+  const auto r = run("text: hi\nn: 2\nenable: false\n");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "output_data:\n"
+            "    count: 2\n"
+            "    second:\n"
+            "        message: Step second/echo disabled\n"
+            "        result: disabled\n"
+            "output_id: success\n")
+      << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, JsonOutputKeepsTheStatusForScripts) {
+  const auto r = run("text: hi\nn: 1\n", {"--output", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["output_id"], "success") << j;
+  EXPECT_EQ(j["output_data"]["second"]["count"], 1) << j;
+  EXPECT_EQ(j["status"]["phase"], "Succeeded") << j;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, TakesTheEnginesConfig) {
+  const std::string config = dir_.write(
+      "config.yaml", "log:\n  level: error\ndeployers:\n  image:\n    deployer_name: docker\n");
+  auto r = run("text: hi\nn: 1\n", {"--config", config});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("deployers.image: deployer_name 'docker' runs with podman here"),
+            std::string::npos)
+      << r.err;
+  dir_.write("config.yaml", "loglevel: error\n");
+  r = run("text: hi\nn: 1\n", {"--config", config});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("config.yaml: unknown key 'loglevel'"), std::string::npos) << r.err;
+}
+
+constexpr const char* kNoInput = R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties: {}
+)";
+
+TEST_F(ArcaflowRunWorkflowTest, StopIfCancelsARunningStepAndKeepsItsAnswer) {
+  // `long` waits 30 s unless cancelled; it is stopped once `quick` gave an output, and
+  // the plugin's answer to the cancel (its output `cancelled`, a number) is its output.
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  long:
+    plugin: {src: fix, deployment_type: python}
+    step: wait
+    input:
+      ms: 30000
+    stop_if: !expr $.steps.quick.outputs
+  quick:
+    plugin: {src: fix, deployment_type: python}
+    step: sleep
+    input:
+      ms: 1000
+outputs:
+  success:
+    stopped_after: !expr $.steps.quick.outputs.success.waited
+    waited_ms: !expr $.steps.long.outputs.cancelled.waited_ms
+)";
+  const auto r = run("{}\n", {"--parallel", "4"}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("    stopped_after: 1000\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    waited_ms: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("waited_ms: \""), std::string::npos) << r.out;  // a number
+  EXPECT_NE(r.out.find("output_id: success\n"), std::string::npos) << r.out;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, OneOfTakesTheOptionThatResolvesAndOptionalsAreLeftOut) {
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  first:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input:
+      text: hi
+output:
+  pick: !oneof
+    discriminator: kind
+    one_of:
+      bad:
+        reason: !expr $.steps.first.outputs.error.error
+      good:
+        text: !expr $.steps.first.outputs.success.text
+  maybe_error: !wait-optional $.steps.first.outputs.error.error
+  tags: !soft-optional $.steps.first.outputs.success.tags
+)";
+  const auto r = run("{}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // The deprecated `output` is the output "success".
+  EXPECT_EQ(r.out,
+            "output_data:\n"
+            "    pick:\n"
+            "        kind: good\n"
+            "        text: hi\n"
+            "    tags:\n"
+            "        - a\n"
+            "        - b\n"
+            "output_id: success\n")
+      << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AStepWhosePluginIsUnknownIsExitOneBeforeAnythingRuns) {
+  std::string workflow = kRunWorkflow;
+  workflow.replace(workflow.find("src: fix"), 8, "src: nosuch");
+  const auto r = run("text: hi\nn: 1\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("template 'first'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nosuch"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(ArcaflowRunWorkflowTest, BadValuesAtRunTimeNameTheStepAndTheLine) {
+  // `enabled` that is not a boolean: the step is an error, no output resolves.
+  std::string workflow = kRunWorkflow;
+  workflow.replace(workflow.find("enabled: !expr $.input.enable"), 29, "enabled: !expr $.input.n");
+  auto r = run("text: hi\nn: 1\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'second': enabled: 1 is not a boolean"), std::string::npos) << r.err;
+  // An expression whose operands do not fit (text + integer): its file, line and column.
+  workflow = kRunWorkflow;
+  workflow.replace(workflow.find("\"again \" + $.steps.first.outputs.success.text"), 45,
+                   "\"again \" + $.steps.first.outputs.success.count");
+  r = run("text: hi\nn: 1\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'second': input: " + (dir_ / "workflow.yaml").string() + ":34:"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, RefusesWhatItCannotRunYetInOneLine) {
+  dir_.write("sub.yaml", kRunWorkflow);
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  each:
+    kind: foreach
+    items: [{n: 1}, {n: 2}]
+    workflow: sub.yaml
+outputs:
+  success:
+    all: !expr $.steps.each.outputs.success.data
+)";
+  auto r = run("{}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'each': kind foreach is not run yet"), std::string::npos) << r.err;
+  // A missing input file: named, exit 1.
+  r = plugboard({"run", dir_.write("workflow.yaml", kRunWorkflow), "--input",
+                 (dir_ / "missing.yaml").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("missing.yaml"), std::string::npos) << r.err;
 }
 
 }  // namespace

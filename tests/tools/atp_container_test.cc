@@ -1,6 +1,7 @@
 // The atp deployer with a container image (tests/support/make_atp_images.sh makes it from
 // the ATP test plugin): run as Arcaflow runs it (podman run -i IMAGE --atp), several
-// calls in flight in one container, and no container left after a kill at a deadline.
+// calls in flight in one container, and no container left after a kill at a deadline; an
+// Arcaflow workflow.yaml whose steps name the image (`deployment_type: image`), unchanged.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -81,6 +82,51 @@ TEST(AtpContainerTest, AnImagePackedWithAPackageDirectoryAndPyYamlRuns) {
   EXPECT_EQ(reportStep(Json::parse(r.out), "greet")["outputs"]["parameters"]["message"],
             "Hello, Ada!");
   EXPECT_EQ(containersOf(kPacked), "");
+}
+
+TEST(AtpContainerTest, AnArcaflowWorkflowRunsItsImageStepsInOneContainer) {
+  TempDir dir;
+  // Two steps of the image, the second reading the first's typed output; no registry:
+  // the image named by `src` is the plugin.
+  const std::string workflow = std::string(R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties:
+        n:
+          type:
+            type_id: integer
+steps:
+  a:
+    plugin:
+      src: )") + kImage + R"(
+      deployment_type: image
+    step: meet
+    input:
+      n: !expr $.input.n
+  b:
+    plugin:
+      src: )" + kImage + R"(
+      deployment_type: image
+    step: meet
+    input:
+      n: !expr $.steps.a.outputs.success.met
+outputs:
+  success:
+    same_container: !expr $.steps.a.outputs.success.pid == $.steps.b.outputs.success.pid
+    met: !expr $.steps.b.outputs.success.met
+)";
+  RunOptions options;
+  options.env = {"XDG_CACHE_HOME=" + (dir.path() / "cache").string()};
+  const auto r = plugboard(
+      {"run", dir.write("workflow.yaml", workflow), "--input", dir.write("input.yaml", "n: 1\n")},
+      options);
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(r.out, "output_data:\n    met: 1\n    same_container: true\noutput_id: success\n")
+      << r.err;
+  EXPECT_EQ(containersOf(kImage), "");
 }
 
 }  // namespace

@@ -1,9 +1,15 @@
 #include "tools/plugboard/arcaflow_cli.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <iostream>
+#include <map>
 
 #include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
+#include "tools/plugboard/node_tree.h"
+#include "tools/plugboard/signals.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -15,17 +21,57 @@ std::filesystem::path inContext(const po::variables_map& vm, const std::filesyst
   return std::filesystem::path(vm["context"].as<std::string>()) / file;
 }
 
+// The engine's config file (config/config.go: log, deployers, plugins, logged_outputs)
+// applied to plugboard's config: log.level; deployers of images run with podman here
+// (docker and kubernetes are said to, in one line each); python plugins run with the atp
+// deployer's interpreter. False after printing why.
+bool applyEngineConfig(const std::filesystem::path& file, std::string& level) {
+  auto read = core::readArcaflowInput(file);  // YAML, typed as the engine reads it
+  if (!read) {
+    std::cerr << read.error().message() << "\n";
+    return false;
+  }
+  if (read->is_null()) return true;
+  if (!read->is_object()) {
+    std::cerr << file.string() << ": the engine's config is a mapping\n";
+    return false;
+  }
+  for (const auto& [key, value] : read->items()) {
+    if (key == "log") {
+      if (value.is_object() && value.contains("level") && value["level"].is_string()) {
+        level = value["level"].get<std::string>();
+        if (level == "warning") level = "warn";
+      }
+    } else if (key == "deployers") {
+      if (!value.is_object()) continue;
+      for (const auto& [kind, deployer] : value.items()) {
+        const std::string name = deployer.is_object() && deployer.contains("deployer_name") &&
+                                         deployer["deployer_name"].is_string()
+                                     ? deployer["deployer_name"].get<std::string>()
+                                     : std::string();
+        if (kind == "image" && (name == "docker" || name == "kubernetes")) {
+          std::cerr << "plugboard: " << file.string() << ": deployers.image: deployer_name '"
+                    << name << "' runs with podman here (plugboard's atp deployer)\n";
+        }
+      }
+    } else if (key != "plugins" && key != "logged_outputs") {
+      std::cerr << file.string() << ": unknown key '" << key
+                << "' (the engine's config has log, deployers, plugins, logged_outputs)\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool isYamlFile(const std::filesystem::path& file) {
+  const std::string ext = file.extension().string();
+  return ext == ".yaml" || ext == ".yml";
+}
+
 }  // namespace
 
 std::filesystem::path arcaflowWorkflowFile(const po::variables_map& vm) {
   return inContext(vm, vm["workflow"].as<std::string>());
-}
-
-int refuseArcaflowRun(const std::filesystem::path& file) {
-  std::cerr << "plugboard: " << file.string()
-            << ": running Arcaflow workflows is not supported yet; `plugboard validate` and "
-               "`plugboard graph` take them\n";
-  return kExitUsage;
 }
 
 int validateArcaflow(const po::variables_map& vm) {
@@ -49,6 +95,151 @@ int validateArcaflow(const po::variables_map& vm) {
   for (const auto& [id, _] : load.workflow->outputs) std::cout << " " << id;
   std::cout << "; the plugins' schemas were not checked\n";
   return kArcaflowOk;
+}
+
+}  // namespace plugboard::cli
+
+namespace plugboard::cli {
+
+int runArcaflow(const po::variables_map& given_vm, bool json) {
+  po::variables_map vm = given_vm;
+  const auto file = arcaflowWorkflowFile(vm);
+  const core::ArcaflowLoad load = core::loadArcaflowWorkflow(file);
+  for (const auto& p : load.problems) std::cerr << p.oneLine() << "\n";
+  if (!load.ok()) return kArcaflowInvalid;
+  // The input, checked before anything starts (the engine's Execute: Unserialize).
+  core::Json input = core::Json::object();
+  if (vm.count("input")) {
+    const auto input_file = inContext(vm, vm["input"].as<std::string>());
+    auto read = core::readArcaflowInput(input_file);
+    if (!read) {
+      std::cerr << read.error().message() << "\n";
+      return kArcaflowInvalid;
+    }
+    input = std::move(*read);
+    const auto bad = core::checkArcaflowInput(*load.workflow, input);
+    for (const auto& b : bad) std::cerr << input_file.string() << ": " << b << "\n";
+    if (!bad.empty()) return kArcaflowInvalid;
+  } else if (const auto bad = core::checkArcaflowInput(*load.workflow, input); !bad.empty()) {
+    for (const auto& b : bad) std::cerr << "input (none given, --input FILE): " << b << "\n";
+    return kArcaflowInvalid;
+  }
+  input = core::withArcaflowDefaults(*load.workflow, std::move(input));
+  // --config: the engine's config.yaml, or plugboard's own (TOML).
+  std::string engine_level;
+  bool engine_file = false;
+  if (vm.count("config") && isYamlFile(vm["config"].as<std::string>())) {
+    const std::filesystem::path config_file = inContext(vm, vm["config"].as<std::string>());
+    if (!applyEngineConfig(config_file, engine_level)) return kArcaflowInvalid;
+    vm.erase("config");
+    engine_file = true;
+  }
+  auto config = settings(vm, false);
+  if (!config) return kArcaflowInvalid;
+  if (engine_file && !engine_level.empty() &&
+      !(vm.count("log-level") && !vm["log-level"].defaulted()))
+    configureLogging(engine_level, config->log_format);
+  // Each image a step names is a plugin of the run, named as arcaflowImagePlugin() names
+  // it: the registry's entries of that name win (a newer version, another artifact).
+  std::map<std::string, std::string> images;  // name@version -> src
+  for (const auto& s : load.workflow->steps) {
+    if (s.kind != core::ArcaflowStep::Kind::kPlugin || s.deployment_type != "image") continue;
+    const core::ArcaflowPluginName plugin = core::arcaflowImagePlugin(s.src);
+    const std::string id = plugin.name + "@" + plugin.version;
+    if (auto [it, added] = images.emplace(id, s.src); !added) {
+      if (it->second != s.src) {
+        std::cerr << file.string() << ": step '" << s.id << "': image '" << s.src << "' and image '"
+                  << it->second << "' are both plugin " << id
+                  << "; give one a registry entry of its own\n";
+        return kArcaflowInvalid;
+      }
+      continue;
+    }
+    core::RegistryEntry entry;
+    entry.name = plugin.name;
+    entry.version = *core::Version::parse(plugin.version.empty() ? "0.0.0" : plugin.version);
+    entry.artifacts["atp"] = core::Json{{"image", s.src}};
+    config->extra_plugins.push_back(std::move(entry));
+  }
+  auto workflow = std::make_shared<const core::ArcaflowWorkflow>(*load.workflow);
+  core::WorkflowModel model = core::arcaflowModel(*workflow);
+  const std::filesystem::path context = vm.count("context")
+                                            ? std::filesystem::path(vm["context"].as<std::string>())
+                                            : std::filesystem::current_path();
+  auto values = std::make_shared<const core::ArcaflowValues>(workflow, context);
+  model.values = values;
+  for (const auto& t : model.templates) {
+    if (t.plugin.rpc == "arcaflow.foreach") {
+      std::cerr << file.string() << ": step '" << t.name
+                << "': kind foreach is not run yet (validate and graph take it)\n";
+      return kArcaflowInvalid;
+    }
+  }
+
+  const auto cancel_target = handleSignals("the run");
+  auto runtime = openRuntime(*config);
+  if (!runtime) return kArcaflowInvalid;
+  cancel_target->setDeployers(runtime->launcher().deployers());
+  // Every step's plugin found before anything runs (the engine loads every schema first).
+  if (auto prepared = runtime->prepareModel(model, core::Json::object()); !prepared) {
+    cancel_target->release();
+    std::cerr << prepared.error().message() << "\n";
+    return kArcaflowInvalid;
+  }
+  core::EngineOptions options;
+  options.parallel = std::max(1, vm.count("parallel") ? vm["parallel"].as<int>() : 1);
+  options.default_timeout = config->server.default_timeout;
+  options.poll_interval = config->server.poll_interval;
+  options.args_limit = config->args_limit;
+  // The steps' progress goes to stderr: stdout holds the output alone, as the engine's.
+  NodeTreeDisplay display(model.name, input, isatty(STDERR_FILENO), stderr, json);
+  core::DispatchedLeafCalls calls(runtime->dispatcher());
+  core::Engine engine(calls, options, &display);
+  cancel_target->setEngine(engine);
+  const core::RunResult result = engine.run(model, input);
+  cancel_target->release();
+  display.close(result);
+  auto output = values->output(result, input);
+  int status = kArcaflowOk;
+  std::string failure;
+  if (!output) {
+    failure = output.error().message();
+  } else if (!*output) {
+    // workflow.go: every output node unresolvable (ErrNoMorePossibleOutputs).
+    failure = "no workflow output could be produced";
+    for (const auto& n : result.nodes) {
+      if (&n == &result.nodes.front() || n.message.empty()) continue;
+      failure += "; step '" + n.display_name + "' " + std::string(core::nodePhaseName(n.phase)) +
+                 ": " + n.message;
+    }
+  }
+  if (result.cancelled) failure = "the workflow was cancelled";
+  if (!failure.empty())
+    status = kArcaflowFailed;
+  else if ((*output)->error)
+    status = kArcaflowErrorOutput;
+  if (json) {
+    core::Json out = {{"status", result.statusJson()}};
+    if (failure.empty()) {
+      out["output_id"] = (*output)->id;
+      out["output_data"] = (*output)->data;
+    } else {
+      out["error"] = failure;
+    }
+    std::fputs(out.dump(2).c_str(), stdout);
+    std::fputc('\n', stdout);
+  } else if (failure.empty()) {
+    std::fputs(core::arcaflowOutputYaml((*output)->id, (*output)->data).c_str(), stdout);
+  }
+  if (!failure.empty())
+    std::cerr << "plugboard: " << file.string() << ": workflow failed: " << failure << "\n";
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (result.abandoned > 0) {
+    runtime->launcher().deployers().abandon();
+    std::_Exit(status);
+  }
+  return status;
 }
 
 }  // namespace plugboard::cli

@@ -1,8 +1,10 @@
 // tools/plugboard/arcaflow_cli.h: `validate` of an Arcaflow workflow file (workflow.yaml,
 // core/frontends/arcaflow_workflow.h) with the Arcaflow engine's command line and exit
 // codes (cmd/arcaflow/main.go): --input FILE, --context DIR (the workflow and input files
-// are taken from it when relative); 0 ok, 1 an invalid workflow or input (each problem
-// with file:line:column, or the bad field's path). `run` refuses them until running lands.
+// are taken from it when relative), --config FILE (the engine's config.yaml, or plugboard's
+// own TOML); 0 ok, 1 an invalid workflow or input (each problem with file:line:column, or
+// the bad field's path), 2 the workflow produced its output "error", 3 it failed (no
+// output could be produced).
 #ifndef PLUGBOARD_TOOLS_ARCAFLOW_CLI_H_
 #define PLUGBOARD_TOOLS_ARCAFLOW_CLI_H_
 
@@ -24,9 +26,9 @@ std::filesystem::path arcaflowWorkflowFile(const boost::program_options::variabl
 // `validate FILE` for an Arcaflow workflow.
 int validateArcaflow(const boost::program_options::variables_map& vm);
 
-// `run FILE` for an Arcaflow workflow: not supported yet. Says so in one line naming the
-// file (and that validate and graph take it); returns kExitUsage, nothing started.
-int refuseArcaflowRun(const std::filesystem::path& file);
+// `run FILE` for an Arcaflow workflow, on the one engine: prints the output as the engine
+// does (YAML: output_id, output_data) or, with `json`, plugboard's status with them.
+int runArcaflow(const boost::program_options::variables_map& vm, bool json);
 
 }  // namespace plugboard::cli
 

@@ -72,10 +72,12 @@ CommandOptions runOptions() {
   addParamOption(options);
   addPriorityOption(options);
   addModelOptions(options);
-  options.add_options()("workflow", po::value<std::string>()->required(),
-                        "workflow file: TOML, or an Argo Workflow / WorkflowTemplate (YAML)")(
-      "output,o", po::value<std::string>()->default_value("text")->value_name("text|json"),
-      "text or json")(
+  options.add_options()(
+      "workflow", po::value<std::string>()->required(),
+      "workflow file: TOML, an Argo Workflow / WorkflowTemplate (YAML), or an Arcaflow "
+      "workflow.yaml")("output,o",
+                       po::value<std::string>()->default_value("text")->value_name("text|json"),
+                       "text or json")(
       "parallel",
       po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
       "plugin calls running at once (default: the number of cores)")(
@@ -94,10 +96,10 @@ int cmdRun(const Args& args) {
   po::variables_map vm;
   int exit_code = kExitOk;
   if (!parseCommandArgs(args, "run", vm, exit_code)) return exit_code;
-  if (const auto file = arcaflowWorkflowFile(vm); core::isArcaflowWorkflow(file))
-    return refuseArcaflowRun(file);
   const auto output = choice(vm, "output", {"text", "json"});
   if (!output) return kExitUsage;
+  if (const auto file = arcaflowWorkflowFile(vm); core::isArcaflowWorkflow(file))
+    return runArcaflow(vm, *output == "json");
   auto config = settings(vm, core::isTomlWorkflow(vm["workflow"].as<std::string>()));
   auto given = config ? params(vm) : std::nullopt;
   if (!config || !given) return kExitUsage;

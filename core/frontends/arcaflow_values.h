@@ -1,0 +1,62 @@
+// core/frontends/arcaflow_values.h: an Arcaflow workflow's values at run time, as the
+// Arcaflow engine resolves them (workflow/workflow.go: notifySteps, resolveExpressions,
+// resolveOneOfExpression, resolveOptionalExpression; internal/step/plugin/provider.go: the
+// enabling and disabled stages), for the one engine (core/workflows/engine.h) through
+// the model's ValueLanguage.
+//
+// The data an expression reads is the engine's: `$.input` (the checked input, typed) and
+// `$.steps.STEP.outputs.OUTPUT` (the data of the output a step's plugin answered: its
+// outputs.values without output_id) or `$.steps.STEP.disabled.output` ({"message": "Step
+// STEP/PLUGINSTEP disabled"}). A value reading an output the step did not give (another
+// output, a crashed or skipped step) cannot resolve: the step that needs it is skipped, and
+// a workflow output that needs it is not produced. Immutable; thread-safe.
+#ifndef PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_VALUES_H_
+#define PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_VALUES_H_
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/frontends/arcaflow_workflow.h"
+#include "core/workflows/engine.h"
+
+namespace plugboard::core {
+
+// The message of a disabled step, and the skipped node's message that tells it.
+std::string arcaflowDisabledMessage(const ArcaflowStep& step);
+
+class ArcaflowValues final : public ValueLanguage {
+ public:
+  // `files_dir`: readFile's relative paths (the context directory).
+  ArcaflowValues(std::shared_ptr<const ArcaflowWorkflow> workflow, std::filesystem::path files_dir);
+
+  // A step's call: disabled (`enabled` false: Skipped with the disabled message), waiting on
+  // an output that did not come (Skipped, naming it), or run with its input filled.
+  Expected<Decision> decide(const TemplateCall& call, const Template& tmpl,
+                            const Scope& scope) const override;
+  // `stop_if` resolved to anything but false (provider.go provideCancelledInput): the
+  // step is cancelled; the plugin's answer (its `cancelled` output, say) is its outcome.
+  bool stops(const TemplateCall& call, const Scope& scope, std::string* message) const override;
+
+  // The workflow's output once the run ended: of the outputs whose values resolve, the
+  // one whose last step ended first (file order on a tie), as the engine takes the first
+  // output node that resolves; nullopt when none can ("no more possible outputs").
+  struct Output {
+    std::string id;
+    Json data;
+    bool error = false;  // the output "error": the engine's exit code 2
+  };
+  Expected<std::optional<Output>> output(const RunResult& result, const Json& input) const;
+
+ private:
+  std::shared_ptr<const ArcaflowWorkflow> wf_;
+  std::filesystem::path files_dir_;
+};
+
+// `{"output_id": ID, "output_data": DATA}` as the engine prints it (YAML, keys sorted).
+std::string arcaflowOutputYaml(const std::string& id, const Json& data);
+
+}  // namespace plugboard::core
+
+#endif  // PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_VALUES_H_
