@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 #include "tools/plugboard/progress.h"
+#include "tools/plugboard/terminal.h"
 
 namespace plugboard::cli {
 namespace {
@@ -181,8 +182,8 @@ std::vector<std::string> NodeTreeDisplay::treeLines(const std::vector<core::Node
 void NodeTreeDisplay::nodeChanged(const core::NodeStatus& node) {
   if (node.type == core::NodeType::kSuspend && node.phase == core::NodePhase::kRunning &&
       suspended_.emplace(node.id, true).second) {
-    std::fprintf(stderr, "plugboard: %s is suspended: `kill -USR1 %d` resumes it (as argo resume)\n",
-                 node.name.c_str(), static_cast<int>(getpid()));
+    printAbove("plugboard: " + node.name + " is suspended: `kill -USR1 " +
+               std::to_string(getpid()) + "` resumes it (as argo resume)\n");
   }
   if (quiet_) return;
   if (!live_) {
@@ -239,12 +240,9 @@ void NodeTreeDisplay::redraw(bool final, const std::string& status) {
   for (auto& l : TreeWriter(nodes_, now).lines()) lines.push_back(std::move(l));
   std::size_t first = 0;
   if (!final && lines.size() > kMaxLines) first = lines.size() - kMaxLines;
-  std::string text;
-  if (drawn_lines_ > 0) text += "\x1b[" + std::to_string(drawn_lines_) + "F\x1b[J";
-  for (std::size_t i = first; i < lines.size(); ++i) text += lines[i] + "\n";
-  drawn_lines_ = lines.size() - first;
-  std::fputs(text.c_str(), out_);
-  std::fflush(out_);
+  drawLive(out_, std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()),
+           final);
+  if (final) endLive();
 }
 
 void NodeTreeDisplay::close(const core::RunResult& result) {

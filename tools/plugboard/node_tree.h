@@ -52,7 +52,6 @@ class NodeTreeDisplay : public core::EngineObserver {
   std::vector<core::NodeStatus> nodes_;  // live: every node, in creation order
   std::unordered_map<std::string, std::size_t> index_;  // live: position by id
   std::unordered_map<std::string, core::NodePhase> logged_;  // log: last phase printed
-  std::size_t drawn_lines_ = 0;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_draw_{};
   bool dirty_ = false;

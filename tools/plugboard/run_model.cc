@@ -122,7 +122,12 @@ int runModel(const po::variables_map& vm, core::Config config, const core::Engin
     std::cerr << parameters.error().message() << "\n";
     return kExitUsage;
   }
-  NodeTreeDisplay display(loaded->model.name, *parameters, isatty(STDOUT_FILENO), stdout, json);
+  // JSON keeps standard output for the workflow; the live tree goes to a terminal's
+  // standard error then.
+  const bool tree_on_stderr = json && isatty(STDERR_FILENO);
+  NodeTreeDisplay display(loaded->model.name, *parameters,
+                          isatty(tree_on_stderr ? STDERR_FILENO : STDOUT_FILENO) != 0,
+                          tree_on_stderr ? stderr : stdout, json && !tree_on_stderr);
   core::DispatchedLeafCalls calls(runtime->dispatcher());
   core::Engine engine(calls, options, &display);
   cancel_target->setEngine(engine);
