@@ -150,6 +150,11 @@ int cmdRun(const Args& args) {
     }
   }
   if (!core::isTomlWorkflow(vm["workflow"].as<std::string>())) {
+    if (vm.count("logs")) {
+      std::cerr << "plugboard: --logs names a step of a TOML workflow; "
+                << vm["workflow"].as<std::string>() << " is not one\n";
+      return kExitUsage;
+    }
     return runModel(vm, std::move(*config), engine_options, *output == "json");
   }
 

@@ -153,7 +153,7 @@ void ProgressDisplay::stepChanged(const core::StepStatus& step) {
   }
   std::string line =
       timeOfDay() + " step " + step.id + ": " + std::string(core::stepPhaseName(step.phase));
-  if (core::isTerminal(step.phase) && step.started)
+  if (core::isTerminal(step.phase) && step.started && step.phase != core::StepPhase::kSkipped)
     line += " in " + core::formatElapsed(step.elapsed());
   if (core::isTerminal(step.phase) && !step.plugin.empty()) {
     line += " (" + step.plugin;
