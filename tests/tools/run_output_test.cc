@@ -4,6 +4,7 @@
 // the deployer that ran it, the live table on a terminal (also beside --output json) and a
 // terminal left clean by Ctrl-C.
 #include <algorithm>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -271,6 +272,21 @@ depends = ["broken"]
       << r.out;
   EXPECT_NE(r.out.find("workflow 'wf' Failed after "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(": 0 of 2 steps succeeded\n"), std::string::npos) << r.out;
+}
+
+TEST_F(RunOutputTest, AnArgoWorkflowsTreeNamesTheDeployerOfEachPluginNode) {
+  auto r = plugboard({"run", example("argo/hello-dag.yaml"), "--plugins", pluginDir().string(),
+                      "--param", "who=Ada"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::istringstream text(r.out);
+  bool header = false, greet = false;
+  for (std::string line; std::getline(text, line);) {
+    header = header || (line.starts_with("STEP") && line.find("  DEPLOYER  DURATION") != std::string::npos);
+    greet = greet || (line.find("✔ greet ") != std::string::npos &&
+                      line.find(" native ") != std::string::npos);
+  }
+  EXPECT_TRUE(header) << r.out;
+  EXPECT_TRUE(greet) << r.out;
 }
 
 TEST_F(RunOutputTest, AStepIdTooLongSaysSo) {
