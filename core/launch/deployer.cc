@@ -86,6 +86,7 @@ class DeployedPlugin : public PluginHandle {
   ~DeployedPlugin() override { api_->close(handle_); }
 
   const Manifest& manifest() const override { return manifest_; }
+  const std::string& deployer() const override { return module_->name(); }
 
   Outcome callText(std::string_view request, std::uint64_t call_id) override {
     struct Response {
@@ -144,7 +145,7 @@ Expected<std::shared_ptr<DeployerModule>> DeployerModule::load(const CatalogEntr
     return Error(impl->who + ": API table has a null entry");
   }
   impl->module = std::move(*module);
-  impl->host = std::make_unique<host::HostServices>(detail::logTo(entry.manifest.name));
+  impl->host = detail::hostServices(entry.manifest.name);
   if (Status st = checkDeployerOptions(entry.manifest, config); !st) return st.error();
   const std::string text = config.dump();
   std::optional<std::string> error;

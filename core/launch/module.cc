@@ -4,6 +4,7 @@
 #include <plugboard/host/trust.h>
 #include <spdlog/spdlog.h>
 
+#include "core/launch/call_log.h"
 #include "plugboard/abi.h"
 
 namespace plugboard::core {
@@ -19,14 +20,36 @@ Expected<Manifest> detail::checkLoadedManifest(std::string_view text, const Mani
   return loaded;
 }
 
-host::LogFn detail::logTo(std::string module_name) {
-  return [name = std::move(module_name)](int level, std::string_view message) {
-    auto spd = level <= PLUGBOARD_LOG_DEBUG  ? spdlog::level::debug
-               : level == PLUGBOARD_LOG_INFO ? spdlog::level::info
-               : level == PLUGBOARD_LOG_WARN ? spdlog::level::warn
-                                             : spdlog::level::err;
-    spdlog::log(spd, "[{}] {}", name, message);
-  };
+namespace {
+
+void logLine(const std::string& module_name, std::uint64_t call_id, int level,
+             std::string_view message) {
+  std::string label;
+  if (auto found = findCallLog(call_id); found.log != nullptr) {
+    found.log->add(level, message);
+    label = found.log->label();
+  }
+  auto spd = level <= PLUGBOARD_LOG_DEBUG  ? spdlog::level::debug
+             : level == PLUGBOARD_LOG_INFO ? spdlog::level::info
+             : level == PLUGBOARD_LOG_WARN ? spdlog::level::warn
+                                           : spdlog::level::err;
+  if (label.empty()) {
+    spdlog::log(spd, "[{}] {}", module_name, message);
+  } else {
+    spdlog::log(spd, "[{}] {}: {}", module_name, label, message);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<host::HostServices> detail::hostServices(std::string module_name) {
+  auto name = std::make_shared<const std::string>(std::move(module_name));
+  return std::make_unique<host::HostServices>(
+      [name](int level, std::string_view message) { logLine(*name, 0, level, message); },
+      [name](std::uint64_t call_id, int level, std::string_view message) {
+        // Id 0 is never a call's (PluginHandle::newCallId() starts at 1).
+        if (call_id != 0) logLine(*name, call_id, level, message);
+      });
 }
 
 Expected<std::string> checkPluginLoads(const std::filesystem::path& file,

@@ -8,6 +8,7 @@
 #define PLUGBOARD_CORE_LAUNCH_MODULE_H_
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -22,8 +23,11 @@ namespace plugboard::core::detail {
 Expected<Manifest> checkLoadedManifest(std::string_view text, const Manifest& expected,
                                        const std::string& who);
 
-// A module instance's log lines into the runtime's log, tagged "[module_name] ".
-host::LogFn logTo(std::string module_name);
+// A module instance's services: its log lines into the runtime's log, tagged
+// "[module_name] ", and kept with the call they belong to (core/launch/call_log.h): a line
+// written on the thread making a call, or for a call by its id. The runtime's log names
+// that call ("[module_name] step hello: ...").
+std::unique_ptr<host::HostServices> hostServices(std::string module_name);
 
 // The kit's module (entry point and table) with its parsed manifest.
 template <class Api>

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 
 #include "core/launch/outcome.h"
@@ -30,11 +31,16 @@ class PluginHandle {
   // Asks the call `call_id` to stop soon; it still answers.
   virtual void cancel(std::uint64_t call_id) = 0;
 
-  // A fresh id for callText() and cancel().
-  std::uint64_t newCallId() { return next_call_id_.fetch_add(1) + 1; }
+  // The name of the deployer that runs it ("native", "process", ...).
+  virtual const std::string& deployer() const = 0;
 
- private:
-  std::atomic<std::uint64_t> next_call_id_{0};
+  // A fresh id for callText() and cancel(): unique in the process, from 1, so that the
+  // lines a deployer logs for a call find that call whatever plugin it runs
+  // (core/launch/call_log.h).
+  static std::uint64_t newCallId() {
+    static std::atomic<std::uint64_t> next{0};
+    return next.fetch_add(1) + 1;
+  }
 };
 
 struct LaunchSlot;  // the launcher's record of one start (core/launch/launcher.cc)

@@ -277,6 +277,7 @@ Outcome Dispatcher::callNamed(StartedPlugin& plugin, const DispatchRequest& requ
   }
   if (control.cancelled()) return cancelledBefore(m.name);
   d.reached = true;
+  d.deployer = plugin.handle->deployer();
   Outcome outcome = callOnce(plugin, requestText(request, how.via), control);
   if (outcome.phase == Phase::kNotHandled && how.via != Via::kDirect) {
     outcome = {Phase::kFailed,
@@ -294,13 +295,24 @@ Outcome Dispatcher::callOnce(StartedPlugin& plugin, const std::string& body, Cal
     serial = std::unique_lock(plugin.serial);
   const auto call_id = handle.newCallId();
   if (!control.begin(&handle, call_id)) return cancelledBefore(handle.manifest().name);
-  Outcome outcome = handle.callText(body, call_id);
+  Outcome outcome;
+  {
+    const CallLogScope logging(call_id, control.log().wanted() ? &control.log() : nullptr);
+    outcome = handle.callText(body, call_id);
+  }
   control.end();
   return outcome;
 }
 
 Dispatch Dispatcher::call(const Route& route, const DispatchRequest& request, CallControl& control,
                           const CallOptions& how) {
+  Dispatch d = callRoute(route, request, control, how);
+  d.logs = control.log().take();
+  return d;
+}
+
+Dispatch Dispatcher::callRoute(const Route& route, const DispatchRequest& request,
+                               CallControl& control, const CallOptions& how) {
   Dispatch d;
   d.via = route.kind == Route::Kind::kPoll ? Via::kPolled : how.via;
   switch (route.kind) {
@@ -357,6 +369,7 @@ Dispatch Dispatcher::call(const Route& route, const DispatchRequest& request, Ca
     Outcome outcome = callOnce(**slot.plugin, requestText(request, Via::kPolled), control);
     if (outcome.phase == Phase::kNotHandled) continue;  // it declined itself
     d.plugin = entry->label;
+    d.deployer = (*slot.plugin)->handle->deployer();
     d.outcome = std::move(outcome);
     return d;
   }

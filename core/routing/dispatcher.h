@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/manifests/catalog.h"
+#include "core/launch/call_log.h"
 #include "core/launch/outcome.h"
 #include "core/launch/plugin_handle.h"
 #include "core/launch/launcher.h"
@@ -62,6 +63,9 @@ class CallControl {
   // What cancel() also cancels: the start of the plugin the call needs first (a step
   // whose deployer starts its plugin at its first call: core/launch/launcher.h).
   StartControl& starting() { return starting_; }
+  // Where the plugin's log lines written during the calls go (Dispatch::logs has them
+  // after the call); its label names the call in the runtime's log ("step hello").
+  CallLog& log() { return log_; }
 
  private:
   friend class Dispatcher;
@@ -71,6 +75,7 @@ class CallControl {
   mutable std::mutex mu_;
   bool cancelled_ = false;
   StartControl starting_;
+  CallLog log_;
   PluginHandle* instance_ = nullptr;
   std::uint64_t call_id_ = 0;
 };
@@ -97,6 +102,8 @@ struct Dispatch {
   Outcome outcome;
   Via via = Via::kNamed;
   std::string plugin;              // name@version of the plugin that answered, if any
+  std::string deployer;            // the deployer that ran it ("native", "process" ...)
+  LogLines logs;                   // what the plugins called logged during their calls
   std::vector<std::string> tried;  // plugins polled, in order (empty for a named call)
   bool handled = true;             // false when polling found no plugin to handle it
   bool reached = false;            // a plugin was called (false: refused before any call)
@@ -221,6 +228,9 @@ class Dispatcher {
   Outcome callNamed(StartedPlugin& plugin, const DispatchRequest& request, CallControl& control,
                     const CallOptions& how, Dispatch& d);
   static Outcome callOnce(StartedPlugin& plugin, const std::string& body, CallControl& control);
+  // call() without taking the call's log lines.
+  Dispatch callRoute(const Route& route, const DispatchRequest& request, CallControl& control,
+                     const CallOptions& how);
 
   std::shared_ptr<const Catalog> owned_catalog_;  // set when the dispatcher owns it
   const Catalog& catalog_;

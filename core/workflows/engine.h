@@ -86,6 +86,8 @@ struct NodeStatus {
   int attempts = 0;
   int calls = 0;       // a leaf's calls made (handed to LeafCalls), requeues included
   std::string plugin;  // name@version that answered a plugin leaf
+  std::string deployer;  // the deployer that ran it ("native", "process" ...)
+  LogLines logs;         // what the plugin logged during a leaf's calls (the last ones)
   Json toJson() const;  // as Argo's NodeStatus (started/finished as RFC 3339 when given)
 };
 

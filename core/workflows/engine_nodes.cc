@@ -424,6 +424,7 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
       addTimer(node.attempt_deadline, n, Timer::What::kDeadline);
     }
     node.control = std::make_shared<CallControl>();
+    node.control->log().setLabel("step " + status_[n].display_name);
     node.in_flight = true;
     ++in_flight_;
     pods_in_flight_ += isPod(*node.tmpl);
@@ -445,6 +446,8 @@ void EngineRun::leafReturned(std::uint32_t n, std::uint64_t token, Dispatch disp
   --in_flight_;
   pods_in_flight_ -= isPod(*node.tmpl);
   status_[n].plugin = std::move(dispatch.plugin);
+  if (!dispatch.deployer.empty()) status_[n].deployer = std::move(dispatch.deployer);
+  if (!dispatch.logs.empty()) status_[n].logs.append(dispatch.logs);
   if (isEnded(status_[n].phase)) return;
   Outcome& o = dispatch.outcome;
   switch (o.phase) {

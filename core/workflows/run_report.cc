@@ -62,6 +62,9 @@ Json StepStatus::toJson() const {
           {"attempts", attempts},
           {"calls", calls},
           {"plugin", plugin},
+          {"deployer", deployer},
+          {"logs", logs.toJson()},
+          {"logs_dropped", logs.dropped()},
           {"duration_ms", elapsed().count()}};
 }
 
@@ -131,8 +134,12 @@ void RunReport::writeJson(std::FILE* out) const {
     text += i == 0 ? "\n    {\n" : ",\n    {\n";
     text += "      \"attempts\": " + std::to_string(s.attempts) + ",\n";
     text += "      \"calls\": " + std::to_string(s.calls) + ",\n";
+    text += "      \"deployer\": " + quoted(s.deployer) + ",\n";
     text += "      \"duration_ms\": " + std::to_string(s.elapsed(now).count()) + ",\n";
     text += "      \"id\": " + quoted(s.id) + ",\n";
+    text += "      \"logs\": ";
+    appendNested(text, s.logs.toJson(), 3);
+    text += ",\n      \"logs_dropped\": " + std::to_string(s.logs.dropped()) + ",\n";
     text += "      \"message\": " + quoted(s.message) + ",\n";
     text += "      \"outputs\": ";
     appendNested(text, s.outputs.toJson(), 3);

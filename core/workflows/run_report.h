@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/duration.h"
+#include "core/launch/call_log.h"
 
 namespace plugboard::core {
 
@@ -45,6 +46,10 @@ struct StepStatus {
   int attempts = 0;    // attempts started
   int calls = 0;       // plugin calls made, requeues included
   std::string plugin;  // name@version that answered the last call
+  std::string deployer;  // the deployer that ran it ("native", "process" ...)
+  // What the plugin logged during the step's calls, whatever the runtime's log level: the
+  // last LogLines::kMaxLines lines, older ones counted as dropped.
+  LogLines logs;
   std::optional<std::chrono::steady_clock::time_point> started, finished;
 
   Millis elapsed(

@@ -76,17 +76,17 @@ void StepReporter::update(Step& step, const NodeStatus& node) {
   const std::string message_before = s.message;
   if (node.type == NodeType::kPlugin) {
     const std::size_t id = idHash(node.id);
-    auto leaf = std::find_if(step.leaf_calls.begin(), step.leaf_calls.end(),
-                             [&](const auto& l) { return l.first == id; });
-    if (leaf == step.leaf_calls.end()) {
-      step.leaf_calls.emplace_back(id, node.calls);
-    } else {
-      leaf->second = node.calls;
-    }
-    s.attempts = static_cast<int>(step.leaf_calls.size());
+    auto leaf = std::find_if(step.leaves.begin(), step.leaves.end(),
+                             [&](const auto& l) { return l.id == id; });
+    if (leaf == step.leaves.end()) leaf = step.leaves.insert(leaf, Step::Leaf{id});
+    leaf->calls = node.calls;
+    s.logs.appendSince(node.logs, leaf->logs_seen);
+    leaf->logs_seen = node.logs.total();
+    s.attempts = static_cast<int>(step.leaves.size());
     s.calls = 0;
-    for (const auto& [_, calls] : step.leaf_calls) s.calls += calls;
+    for (const auto& l : step.leaves) s.calls += l.calls;
     if (!node.plugin.empty()) s.plugin = node.plugin;
+    if (!node.deployer.empty()) s.deployer = node.deployer;
   }
   // The task's node: the one named as the step (a retry's attempts and a loop's items
   // are named "id(0)", "id(0:a)").
@@ -108,7 +108,7 @@ void StepReporter::update(Step& step, const NodeStatus& node) {
         if (dep.phase == StepPhase::kSucceeded ||
             (dep.phase == StepPhase::kSkipped && !other.omitted))
           continue;
-        s.message = "skipped: dependency '" + d + "' " + std::string(stepPhaseName(dep.phase));
+        s.message = "dependency '" + d + "' " + std::string(stepPhaseName(dep.phase));
         break;
       }
     }
@@ -176,7 +176,7 @@ RunReport StepReporter::report(const RunResult& result) {
     }
     if (result.cancelled && !isTerminal(s.phase)) {
       s.phase = StepPhase::kSkipped;
-      s.message = "skipped: the run was cancelled";
+      s.message = "the run was cancelled";
     } else if (result.cancelled && s.phase == StepPhase::kFailed &&
                s.message == kCancelledMessage) {
       s.phase = StepPhase::kCancelled;

@@ -7,8 +7,9 @@
 // task's node for phase, message, outputs and times; its leaves for attempts, calls and
 // the plugin that answered), telling a RunObserver (the progress display) of each change,
 // and makes the RunReport `plugboard run` prints. The rules of the words: a task omitted
-// because a dependency did not succeed is "skipped: dependency 'X' <phase>"; when the run
-// is cancelled, a step in flight is Cancelled and one not started is skipped.
+// because a dependency did not succeed says "dependency 'X' <phase>" (shown after its phase:
+// "Skipped: dependency 'X' Failed"); when the run is cancelled, a step in flight is
+// Cancelled and one not started is Skipped ("the run was cancelled").
 //
 // Thread-safety: as EngineObserver (the engine's thread only).
 #ifndef PLUGBOARD_CORE_WORKFLOWS_STEP_REPORT_H_
@@ -48,8 +49,14 @@ class StepReporter final : public EngineObserver {
     std::size_t task_node = 0;  // the task's node id, hashed (0: none seen)
     NodeType task_type = NodeType::kPlugin;  // and its type
     bool omitted = false;   // skipped because a dependency did not succeed (not by `when`)
-    // leaf node id (hashed) -> its calls: one per attempt or item, so a list
-    std::vector<std::pair<std::size_t, int>> leaf_calls;
+    // The step's leaves (one per attempt or item, so a list): node id, calls made, and
+    // how many of its log lines the step has. The id is hashed, as task_node is.
+    struct Leaf {
+      std::size_t id = 0;
+      int calls = 0;
+      std::size_t logs_seen = 0;
+    };
+    std::vector<Leaf> leaves;
   };
   void update(Step& step, const NodeStatus& node);
 

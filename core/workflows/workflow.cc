@@ -183,7 +183,9 @@ class Parser {
       if (auto id = table["id"]; id) {
         step.id = string(*id.node(), "", "id");
         if (!step.id.empty() && !isValidStepId(step.id)) {
-          problem(posOf(id.node()->source()), step.id, "step id must use letters, digits, '_' and '-'");
+          problem(posOf(id.node()->source()), step.id,
+                  step.id.size() > 64 ? "step id must be at most 64 characters long"
+                                      : "step id must use letters, digits, '_' and '-'");
         }
       } else {
         problem(step.pos, "", "a step has no 'id'");

@@ -159,7 +159,7 @@ class AtpWire : public deployer_common::Wire {
     if (kind != kWorkDone) return broke("a message of unknown id " + id->dump());
     auto call = callOf(run_id);
     if (!call) return broke(call.error().message());
-    takeLogs(data, events);
+    takeLogs(data, events, *call);
     WireEvent done;
     done.kind = WireEvent::Kind::kResult;
     done.id = *call;
@@ -212,7 +212,8 @@ class AtpWire : public deployer_common::Wire {
     }
     auto call = callOf(run_id);
     if (!call) return broke(call.error().message());
-    logRest();
+    for (const auto& line : said.rest)
+      events.push_back(log("info", "error" + where + ": " + line, *call));
     WireEvent done;
     done.kind = WireEvent::Kind::kResult;
     done.id = *call;
@@ -277,8 +278,10 @@ class AtpWire : public deployer_common::Wire {
   // The part of the cumulative debug_logs not seen before, as log lines. Runs in flight at
   // once finish in any order: a run's copy may be older than one already seen (a prefix of
   // it: nothing new). A copy that neither extends nor precedes what was seen is a new log
-  // (the plugin started it again): all of it is new.
-  void takeLogs(const Json& data, std::vector<WireEvent>& events) {
+  // (the plugin started it again): all of it is new. The new lines belong to `call`, whose
+  // answer brought them (a line another run in flight wrote meanwhile is among them: the
+  // protocol does not say).
+  void takeLogs(const Json& data, std::vector<WireEvent>& events, std::uint64_t call) {
     const auto logs = data.find("debug_logs");
     if (logs == data.end() || !logs->is_string()) return;
     const std::string& all = logs->get_ref<const std::string&>();
@@ -294,7 +297,7 @@ class AtpWire : public deployer_common::Wire {
     while (start < fresh.size()) {
       const std::size_t nl = fresh.find('\n', start);
       const std::string line = fresh.substr(start, nl == std::string::npos ? nl : nl - start);
-      if (!line.empty()) events.push_back(log("info", line));
+      if (!line.empty()) events.push_back(log("info", line, call));
       if (nl == std::string::npos) break;
       start = nl + 1;
     }
@@ -305,6 +308,12 @@ class AtpWire : public deployer_common::Wire {
     event.kind = WireEvent::Kind::kLog;
     event.level = level;
     event.text = std::move(text);
+    return event;
+  }
+  static WireEvent log(const char* level, std::string text, std::uint64_t call) {
+    WireEvent event = log(level, std::move(text));
+    event.for_call = true;
+    event.id = call;
     return event;
   }
 

@@ -383,7 +383,14 @@ void Child::handleEvent(WireEvent& event) {
     return;
   }
   const std::string text = "[" + (greeted_ ? name_ : label_) + "] " + event.text;
-  if (event.level == "debug") {
+  if (event.for_call) {
+    // The runtime keeps it with the call (the id is the one it gave execute).
+    const int level = event.level == "debug"  ? PLUGBOARD_LOG_DEBUG
+                      : event.level == "warn"  ? PLUGBOARD_LOG_WARN
+                      : event.level == "error" ? PLUGBOARD_LOG_ERROR
+                                               : PLUGBOARD_LOG_INFO;
+    launch_->log.forCall(event.id, level, text);
+  } else if (event.level == "debug") {
     launch_->log.debug(text);
   } else if (event.level == "warn") {
     launch_->log.warn(text);

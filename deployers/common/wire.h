@@ -28,7 +28,8 @@ struct WireEvent {
   enum class Kind {
     kHello,   // the handshake is complete: `manifest` is the plugin's manifest
     kResult,  // call `id` ended with `result` (a result JSON object)
-    kLog,     // a log line `text` at `level` ("debug", "info", "warn" or "error")
+    kLog,     // a log line `text` at `level` ("debug", "info", "warn" or "error"),
+              // written during call `id` when `for_call`
   };
   Kind kind = Kind::kLog;
   std::uint64_t id = 0;
@@ -37,6 +38,7 @@ struct WireEvent {
   bool out_of_memory = false;  // with kResult: the plugin reported a failed allocation
   std::string level = "info";
   std::string text;
+  bool for_call = false;  // kLog: the plugin said which call the line belongs to
 };
 
 class Wire {

@@ -89,6 +89,10 @@ class V1Wire : public Wire {
       event.kind = WireEvent::Kind::kLog;
       event.level = m.value("level", "info");
       event.text = m["message"].get<std::string>();
+      if (m.contains("id")) {
+        event.for_call = true;
+        event.id = m["id"].get<std::uint64_t>();
+      }
     }
     events.push_back(std::move(event));
     return host::Status::Ok();

@@ -100,12 +100,21 @@ Status checkAbi(const std::string& who, std::uint32_t abi_major, std::uint32_t a
   return Status::Ok();
 }
 
-HostServices::HostServices(LogFn log) : log_(std::move(log)) {
+HostServices::HostServices(LogFn log, CallLogFn call_log)
+    : log_(std::move(log)), call_log_(std::move(call_log)) {
   abi_.struct_size = sizeof(plugboard_host);
   abi_.ctx = this;
   abi_.log = [](void* ctx, int level, const char* message, size_t len) {
     const auto* self = static_cast<const HostServices*>(ctx);
     if (self->log_) self->log_(level, std::string_view(message, len));
+  };
+  abi_.log_call = [](void* ctx, uint64_t call_id, int level, const char* message, size_t len) {
+    const auto* self = static_cast<const HostServices*>(ctx);
+    if (self->call_log_) {
+      self->call_log_(call_id, level, std::string_view(message, len));
+    } else if (self->log_) {
+      self->log_(level, std::string_view(message, len));
+    }
   };
 }
 

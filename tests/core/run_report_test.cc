@@ -36,7 +36,7 @@ TEST(RunReportTest, WrittenJsonIsTheTextOfToJson) {
   StepStatus b;
   b.id = "b";
   b.phase = StepPhase::kSkipped;
-  b.message = "skipped: dependency 'a' Failed";
+  b.message = "dependency 'a' Failed";
   StepStatus c = b;
   c.id = "c";
   c.outputs.set({});

@@ -86,6 +86,27 @@ TEST_F(ArgoRunTest, TheBundledExampleSucceedsWithArgosStatus) {
   EXPECT_EQ(parameter(exit_node, "status"), "Succeeded");
 }
 
+// A call that ignores its cancellation is abandoned at its deadline: the warning saying so
+// goes to standard error, so `--output json` still prints only the status.
+TEST_F(ArgoRunTest, AnAbandonedCallIsWarnedOnStandardErrorAndTheJsonStaysWhole) {
+  const auto plugins = dir_.path() / "plugins";
+  std::filesystem::create_directory(plugins);
+  std::filesystem::copy_file(fixtureDir() / "scripted.so", plugins / "scripted.so");
+  auto r = plugboard({"run", dir_.write("wf.yaml", std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      timeout: 100ms
+      plugin:
+        scripted: {sleep_ms: 4000, ignore_cancel: true}
+)"),
+                      "--plugins", plugins.string(), "--output", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(status(r)["phase"], "Failed") << r.out;
+  EXPECT_NE(r.err.find("plugboard: warning: 1 plugin call ignored cancellation and was abandoned"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(ArgoRunTest, TheTextOutputIsTheNodeTree) {
   auto r = plugboard({"run", (sourceDir() / "examples/argo/hello-dag.yaml").string(), "--plugins",
                       pluginDir().string()});

@@ -127,6 +127,11 @@ TEST_F(AtpTest, OutputsErrorsWarningsAndLogsMapToPhasesAndLogLines) {
   EXPECT_EQ(raised.find("Traceback"), std::string::npos) << raised;
   EXPECT_NE(r.err.find("Traceback (most recent call last):"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("ValueError: text 'raise' is not allowed"), std::string::npos) << r.err;
+  // ... and with the step whose run it ended, for `run` to show under the failed step.
+  EXPECT_NE(reportStep(report, "raised")["logs"].dump().find("Traceback (most recent call last):"),
+            std::string::npos)
+      << reportStep(report, "raised");
+  EXPECT_EQ(reportStep(report, "ok")["deployer"], "atp");
 
   EXPECT_EQ(reportStep(report, "warned")["phase"], "Succeeded");
   EXPECT_NE(r.err.find("a warning about warn"), std::string::npos) << r.err;

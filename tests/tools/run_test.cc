@@ -96,8 +96,8 @@ plugin = "echo"
   EXPECT_EQ(reportStep(report, "broken")["phase"], "Failed");
   EXPECT_EQ(reportStep(report, "broken")["message"], "no luck");
   EXPECT_EQ(reportStep(report, "after")["phase"], "Skipped");
-  EXPECT_EQ(reportStep(report, "after")["message"], "skipped: dependency 'broken' Failed");
-  EXPECT_EQ(reportStep(report, "later")["message"], "skipped: dependency 'after' Skipped");
+  EXPECT_EQ(reportStep(report, "after")["message"], "dependency 'broken' Failed");
+  EXPECT_EQ(reportStep(report, "later")["message"], "dependency 'after' Skipped");
   EXPECT_EQ(reportStep(report, "independent")["phase"], "Succeeded");
 }
 
@@ -242,7 +242,7 @@ depends = ["nap"]
     EXPECT_NE(r.err.find(std::string(said) + ": cancelling the run"), std::string::npos) << r.err;
     EXPECT_NE(r.out.find("cancelled: step 'nap' (cancelled while running"), std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("step after-nap: Skipped: skipped: the run was cancelled"),
+    EXPECT_NE(r.out.find("step after-nap: Skipped: the run was cancelled"),
               std::string::npos)
         << r.out;
   }

@@ -62,7 +62,7 @@ plugin = "fail"
   // As Argo's depends: a task skipped by its `when` counts as done, a failed one does not.
   EXPECT_EQ(reportStep(report, "after-fast")["phase"], "Succeeded");
   EXPECT_EQ(reportStep(report, "after-both")["phase"], "Skipped");
-  EXPECT_EQ(reportStep(report, "after-both")["message"], "skipped: dependency 'broken' Failed");
+  EXPECT_EQ(reportStep(report, "after-both")["message"], "dependency 'broken' Failed");
 
   report = runJson(kWhen, {"--param", "mode=fast"});
   EXPECT_EQ(reportStep(report, "fast")["phase"], "Succeeded");
@@ -182,7 +182,7 @@ TEST_F(RunTomlTest, ALongChainIsSkippedThroughAfterItsFirstStepFailed) {
   EXPECT_EQ(last_.exit_code, 1);
   ASSERT_EQ(report["steps"].size(), static_cast<std::size_t>(n));
   EXPECT_EQ(report["steps"].back()["phase"], "Skipped");
-  EXPECT_EQ(report["steps"].back()["message"], "skipped: dependency 's2998' Skipped");
+  EXPECT_EQ(report["steps"].back()["message"], "dependency 's2998' Skipped");
 }
 
 TEST_F(RunTomlTest, BadUsesOfTheNewKeysAreRefusedWithFileAndLine) {

@@ -77,13 +77,22 @@ void CallTable::finish(Call& call, std::string frame) {
 
 namespace {
 
+thread_local std::optional<std::uint64_t> t_call;
+
 // The plugin's result for `call`, checked: a result that is not one JSON object, or one
 // the runtime refuses for its depth, would break the channel; the runtime gets an Error
 // instead. (Raw newlines can only be whitespace in valid JSON.)
 std::string checkedResult(Plugin& plugin, const Call& call) {
   std::string result;
   try {
-    result = plugin.instance->execute(call.id, call.request);
+    struct OnThisThread {
+      explicit OnThisThread(std::uint64_t id) { t_call = id; }
+      ~OnThisThread() { t_call.reset(); }
+    };
+    {
+      const OnThisThread running(call.id);
+      result = plugin.instance->execute(call.id, call.request);
+    }
     std::replace(result.begin(), result.end(), '\n', ' ');
     if (result.empty() || host::holdsNul(result) || !Json::accept(result)) {
       return Json{{"phase", "Error"}, {"message", "plugin '" + plugin.name + "' returned invalid JSON"}}
@@ -112,5 +121,7 @@ void runCall(Plugin& plugin, Channel& channel, CallTable& calls, Call& call) {
   const std::string result = checkedResult(plugin, call);
   calls.finish(call, channel.resultFrame(call.id, result, allocationFailedHere(), plugin.name));
 }
+
+std::optional<std::uint64_t> callOnThisThread() { return t_call; }
 
 }  // namespace plugboard::host_tool

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,10 @@ class CallTable {
 // Runs `call` in the plugin and posts its result: on a pool thread. The result is checked
 // (one JSON object, not too deep for its frame) and marked when an allocation failed.
 void runCall(Plugin& plugin, Channel& channel, CallTable& calls, Call& call);
+
+// The id of the call this thread runs in the plugin, if any: a log line the plugin writes
+// on it belongs to that call (its `log` frame says so).
+std::optional<std::uint64_t> callOnThisThread();
 
 }  // namespace plugboard::host_tool
 

@@ -82,13 +82,15 @@ bool Channel::write(std::string_view f, std::optional<Clock::time_point> deadlin
   return !broken_;
 }
 
-std::string Channel::logFrame(int level, std::string_view text) const {
+std::string Channel::logFrame(int level, std::string_view text,
+                              std::optional<std::uint64_t> call) const {
   const char* name = level <= PLUGBOARD_LOG_DEBUG  ? "debug"
                      : level == PLUGBOARD_LOG_INFO ? "info"
                      : level == PLUGBOARD_LOG_WARN ? "warn"
                                                    : "error";
   const std::size_t limit = limit_;
   Json message = {{"type", "log"}, {"level", name}, {"message", text}};
+  if (call) message["id"] = *call;
   std::string f = host::frame(message);
   // Escapes make the frame longer than the text: cut until it fits.
   while (f.size() - 1 > limit && !text.empty()) {

@@ -43,8 +43,10 @@ class Channel {
   void wake();
   // The frame limit in force (the runtime's hello sets it).
   std::size_t limit() const { return limit_; }
-  // A `log` frame for one of the plugin's log lines, cut to fit the frame limit.
-  std::string logFrame(int level, std::string_view text) const;
+  // A `log` frame for one of the plugin's log lines, cut to fit the frame limit; with the
+  // id of the call it was written during, when known.
+  std::string logFrame(int level, std::string_view text,
+                       std::optional<std::uint64_t> call = std::nullopt) const;
   // The `result` frame of call `id`: `result` (one JSON object's text), or an Error naming
   // the frame limit when the frame would exceed it.
   std::string resultFrame(std::uint64_t id, const std::string& result, bool out_of_memory,

@@ -122,7 +122,9 @@ std::optional<int> loadPlugin(const Arguments& args, tool::Channel& channel, too
   plugin.serial = plugin.manifest.value("concurrency", "") == "serial";
   auto made = plugin.library->createInstance(
       args.config.dump(),
-      [&channel](int level, std::string_view text) { channel.post(channel.logFrame(level, text)); });
+      [&channel](int level, std::string_view text) {
+        channel.post(channel.logFrame(level, text, tool::callOnThisThread()));
+      });
   if (!made) return fail(3, made.error().message());
   plugin.instance = std::move(*made);
   return std::nullopt;

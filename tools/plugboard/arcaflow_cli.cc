@@ -233,13 +233,7 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   }
   if (!failure.empty())
     std::cerr << "plugboard: " << file.string() << ": workflow failed: " << failure << "\n";
-  std::fflush(stdout);
-  std::fflush(stderr);
-  if (result.abandoned > 0) {
-    runtime->launcher().deployers().abandon();
-    std::_Exit(status);
-  }
-  return status;
+  return endRun(*runtime, status, result.abandoned);
 }
 
 }  // namespace plugboard::cli

@@ -1,14 +1,18 @@
 #include "tools/plugboard/cli.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
+
+#include "tools/plugboard/terminal.h"
 
 namespace plugboard::cli {
 namespace po = boost::program_options;
@@ -308,6 +312,20 @@ std::unique_ptr<core::Runtime> openRuntime(const core::Config& config, bool isol
   return std::move(*runtime);
 }
 
+int endRun(core::Runtime& runtime, int status, int abandoned) {
+  if (abandoned > 0) {
+    std::fprintf(stderr, "plugboard: warning: %d plugin call%s ignored cancellation and %s abandoned\n",
+                 abandoned, abandoned == 1 ? "" : "s", abandoned == 1 ? "was" : "were");
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (abandoned > 0) {
+    runtime.launcher().deployers().abandon();
+    std::_Exit(status);
+  }
+  return status;
+}
+
 namespace {
 
 // %j: the log message as a JSON string, quotes and escapes included.
@@ -324,13 +342,48 @@ class JsonMessage : public spdlog::custom_flag_formatter {
   }
 };
 
+// Standard error with colours, or above the lines of a live display while one is drawn
+// (tools/plugboard/terminal.h): a log line must not push them down the screen.
+class AboveLiveSink final : public spdlog::sinks::sink {
+ public:
+  void log(const spdlog::details::log_msg& msg) override {
+    if (!liveUp()) {
+      inner_->log(msg);
+      return;
+    }
+    spdlog::memory_buf_t text;
+    {
+      std::lock_guard lock(mu_);
+      formatter_->format(msg, text);
+    }
+    printAbove(std::string_view(text.data(), text.size()));
+  }
+  void flush() override { inner_->flush(); }
+  void set_pattern(const std::string& pattern) override {
+    set_formatter(std::make_unique<spdlog::pattern_formatter>(pattern));
+  }
+  void set_formatter(std::unique_ptr<spdlog::formatter> formatter) override {
+    {
+      std::lock_guard lock(mu_);
+      formatter_ = formatter->clone();
+    }
+    inner_->set_formatter(std::move(formatter));
+  }
+
+ private:
+  std::shared_ptr<spdlog::sinks::sink> inner_ =
+      std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  std::mutex mu_;
+  std::unique_ptr<spdlog::formatter> formatter_ = std::make_unique<spdlog::pattern_formatter>();
+};
+
 }  // namespace
 
 bool configureLogging(const std::string& level, const std::string& format) {
   auto parsed = spdlog::level::from_str(level);
   if (parsed == spdlog::level::off && level != "off") return false;
   static auto logger = [] {
-    auto l = spdlog::stderr_color_mt("plugboard");
+    auto l = std::make_shared<spdlog::logger>("plugboard", std::make_shared<AboveLiveSink>());
     spdlog::set_default_logger(l);
     return l;
   }();

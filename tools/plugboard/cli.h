@@ -129,6 +129,13 @@ std::vector<std::filesystem::path> splitPath(const std::string& colon_separated)
 // `isolate_polls`: for exec, which answers a request as serve does (core::LaunchOptions).
 std::unique_ptr<core::Runtime> openRuntime(const core::Config& config, bool isolate_polls = false);
 
+// The end of a `run` that exits with `status`, for every workflow format. Calls abandoned
+// past their deadline (`abandoned` of them) may still run plugin code that uses the runtime,
+// the workflow and the engine's worker threads: then a warning goes to standard error (never
+// standard output, which may hold the run's JSON), the deployers remove what those plugins
+// would leave behind, and the process ends here without destroying them.
+int endRun(core::Runtime& runtime, int status, int abandoned);
+
 using core::join;
 
 // Sets up logging to stderr at `level` (trace, debug, info, warn, error, off), as text

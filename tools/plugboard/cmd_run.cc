@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -28,11 +29,39 @@ namespace {
 
 constexpr std::size_t kOneArenaSteps = 10'000;
 
-void printSummary(const core::RunReport& report) {
+std::string plural(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// A step's log lines, indented under a heading that names the step.
+void printLogs(const core::StepStatus& s) {
+  std::printf("logs of step '%s'", s.id.c_str());
+  if (!s.plugin.empty()) {
+    std::printf(" (%s%s%s)", s.plugin.c_str(), s.deployer.empty() ? "" : " via ",
+                s.deployer.c_str());
+  }
+  if (s.logs.dropped() > 0) {
+    std::printf(", the last %zu of %zu lines", s.logs.total() - s.logs.dropped(), s.logs.total());
+  }
+  std::printf(":\n");
+  if (s.logs.empty()) std::printf("  (none)\n");
+  for (const auto& line : s.logs.lines()) {
+    std::printf("  %-5s %s\n", std::string(core::logLevelName(line.level)).c_str(),
+                line.text.c_str());
+  }
+}
+
+// After the run: the lines each failed step logged (or those of --logs STEP), the
+// cancelled steps, the outcome and the workflow's outputs.
+void printSummary(const core::RunReport& report, const std::string& logs_of) {
   int ok = 0;
   for (const auto& s : report.steps) ok += s.phase == core::StepPhase::kSucceeded;
   int skipped = 0;
   for (const auto& s : report.steps) skipped += s.phase == core::StepPhase::kSkipped;
+  for (const auto& s : report.steps) {
+    const bool failed = s.phase == core::StepPhase::kFailed || s.phase == core::StepPhase::kError;
+    if (logs_of.empty() ? failed && !s.logs.empty() : s.id == logs_of) printLogs(s);
+  }
   for (const auto& s : report.steps) {
     if (s.phase == core::StepPhase::kCancelled) {
       std::printf("cancelled: step '%s' (%s)\n", s.id.c_str(), s.message.c_str());
@@ -41,25 +70,22 @@ void printSummary(const core::RunReport& report) {
   const std::string took = core::formatElapsed(report.duration);
   if (report.succeeded()) {
     if (skipped > 0) {
-      std::printf("workflow '%s' Succeeded in %s (%d steps, %d skipped)\n",
-                  report.workflow.c_str(), took.c_str(), ok, skipped);
+      std::printf("workflow '%s' Succeeded in %s (%s, %d skipped)\n", report.workflow.c_str(),
+                  took.c_str(), plural(ok, "step", "steps").c_str(), skipped);
     } else {
-      std::printf("workflow '%s' Succeeded in %s (%d steps)\n", report.workflow.c_str(),
-                  took.c_str(), ok);
+      std::printf("workflow '%s' Succeeded in %s (%s)\n", report.workflow.c_str(), took.c_str(),
+                  plural(ok, "step", "steps").c_str());
     }
   } else {
-    std::printf("workflow '%s' %s after %s: %d of %zu steps succeeded\n", report.workflow.c_str(),
-                report.cancelled ? "Cancelled" : "Failed", took.c_str(), ok, report.steps.size());
+    std::printf("workflow '%s' %s after %s: %d of %s succeeded\n", report.workflow.c_str(),
+                report.cancelled ? "Cancelled" : "Failed", took.c_str(), ok,
+                plural(static_cast<int>(report.steps.size()), "step", "steps").c_str());
   }
   if (!report.outputs.empty()) {
     for (const auto& [name, value] : report.outputs.items()) {
       std::printf("output %s = %s\n", name.c_str(),
                   value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
     }
-  }
-  if (report.abandoned > 0) {
-    std::printf("warning: %d plugin call(s) ignored cancellation and were abandoned\n",
-                report.abandoned);
   }
 }
 
@@ -78,6 +104,9 @@ CommandOptions runOptions() {
       "workflow.yaml")("output,o",
                        po::value<std::string>()->default_value("text")->value_name("text|json"),
                        "text or json")(
+      "logs", po::value<std::string>()->value_name("STEP"),
+      "after the run, show what step STEP's plugin logged (failed steps' lines are shown "
+      "anyway; --output json has every step's)")(
       "parallel",
       po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
       "plugin calls running at once (default: the number of cores)")(
@@ -119,6 +148,11 @@ int cmdRun(const Args& args) {
     }
   }
   if (!core::isTomlWorkflow(vm["workflow"].as<std::string>())) {
+    if (vm.count("logs")) {
+      std::cerr << "plugboard: --logs names a step of a TOML workflow; "
+                << vm["workflow"].as<std::string>() << " is not one\n";
+      return kExitUsage;
+    }
     return runModel(vm, std::move(*config), engine_options, *output == "json");
   }
 
@@ -153,15 +187,24 @@ int cmdRun(const Args& args) {
   if (prepared->model.templates.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
 
   const bool json = *output == "json";
+  // JSON keeps standard output for the report; the live lines go to a terminal's standard
+  // error then (and nothing when it is not one).
+  const bool shown = !json || isatty(STDERR_FILENO);
   std::vector<std::string> ids;
-  if (!json) {
-    for (const core::TemplateCall* s : core::tomlSteps(prepared->model)) ids.push_back(s->name);
+  for (const core::TemplateCall* s : core::tomlSteps(prepared->model)) ids.push_back(s->name);
+  const std::string logs_of = vm.count("logs") ? vm["logs"].as<std::string>() : "";
+  if (!logs_of.empty() && std::find(ids.begin(), ids.end(), logs_of) == ids.end()) {
+    cancel_target->release();
+    std::cerr << "plugboard: --logs: workflow '" << prepared->model.name << "' has no step '"
+              << logs_of << "'" << core::didYouMean(logs_of, ids) << "\n";
+    return kExitUsage;
   }
-  ProgressDisplay display(ids, !json && isatty(STDOUT_FILENO), stdout);
+  if (!shown) ids.clear();
+  ProgressDisplay display(ids, json ? shown : isatty(STDOUT_FILENO) != 0, json ? stderr : stdout);
   // The TOML workflow runs on the engine as the model its front end made; the steps are
   // told from the engine's nodes.
   core::DispatchedLeafCalls calls(runtime->dispatcher());
-  core::StepReporter steps(prepared->model, json ? nullptr : &display);
+  core::StepReporter steps(prepared->model, shown ? &display : nullptr);
   core::Engine engine(calls, engine_options, &steps);
   cancel_target->setEngine(engine);
   // A signal that came while the workflow was checked: nothing runs, every step is
@@ -176,24 +219,15 @@ int cmdRun(const Args& args) {
   }
   const core::RunReport report = steps.report(result);
   cancel_target->release();
+  display.close();
   if (json) {
     report.writeJson(stdout);
     std::fputc('\n', stdout);
   } else {
-    display.close();
-    printSummary(report);
+    printSummary(report, logs_of);
   }
   const int status = report.cancelled ? kExitCancelled : report.succeeded() ? kExitOk : kExitFailed;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  // Calls abandoned past their deadline may still run plugin code that uses the
-  // runtime, the workflow and the engine's worker threads; end without destroying them,
-  // once their deployers removed what those plugins would leave behind.
-  if (report.abandoned > 0) {
-    runtime->launcher().deployers().abandon();
-    std::_Exit(status);
-  }
-  return status;
+  return endRun(*runtime, status, report.abandoned);
 }
 
 }  // namespace plugboard::cli

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_set>
 #include "tools/plugboard/progress.h"
+#include "tools/plugboard/terminal.h"
 
 namespace plugboard::cli {
 namespace {
@@ -42,7 +43,7 @@ std::string durationOf(const core::NodeStatus& n, std::chrono::steady_clock::tim
 
 struct Row {
   std::string tree;  // branch drawing, icon and display name
-  std::string tmpl, duration, message;
+  std::string tmpl, deployer, duration, message;
 };
 
 class TreeWriter {
@@ -60,18 +61,25 @@ class TreeWriter {
     for (const auto& n : nodes_) {
       if (!reached.contains(n.id) && !drawn_.contains(n.id)) add(n, " ", "");
     }
-    std::size_t w_tree = 4, w_tmpl = 8, w_dur = 8;
+    std::size_t w_tree = 4, w_tmpl = 8, w_dep = 0, w_dur = 8;
     for (const auto& r : rows_) {
       w_tree = std::max(w_tree, width(r.tree));
       w_tmpl = std::max(w_tmpl, r.tmpl.size());
+      w_dep = std::max(w_dep, r.deployer.size());
       w_dur = std::max(w_dur, r.duration.size());
     }
+    // The deployer that ran a leaf's plugin, where Argo's `argo get` has the pod's name;
+    // no column until one ran.
+    if (w_dep > 0) w_dep = std::max<std::size_t>(w_dep, 8);
+    const auto deployer = [&](const std::string& text) {
+      return w_dep == 0 ? std::string() : pad(text, w_dep) + "  ";
+    };
     std::vector<std::string> out;
     out.push_back(pad("STEP", w_tree) + "  " + pad("TEMPLATE", w_tmpl) + "  " +
-                  pad("DURATION", w_dur) + "  MESSAGE");
+                  deployer("DEPLOYER") + pad("DURATION", w_dur) + "  MESSAGE");
     for (const auto& r : rows_) {
       std::string line = pad(r.tree, w_tree) + "  " + pad(r.tmpl, w_tmpl) + "  " +
-                         pad(r.duration, w_dur) + "  " + r.message;
+                         deployer(r.deployer) + pad(r.duration, w_dur) + "  " + r.message;
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out.push_back(std::move(line));
     }
@@ -145,7 +153,7 @@ class TreeWriter {
     std::string message = n.message;
     if (auto nl = message.find('\n'); nl != std::string::npos) message.resize(nl);
     rows_.push_back({branch + iconOf(n.phase) + " " + n.display_name, n.template_name,
-                     durationOf(n, now_), message});
+                     n.deployer, durationOf(n, now_), message});
     std::vector<const core::NodeStatus*> children;
     for (const auto* c : childrenOf(n)) {
       if (!drawn_.contains(c->id)) children.push_back(c);
@@ -181,8 +189,8 @@ std::vector<std::string> NodeTreeDisplay::treeLines(const std::vector<core::Node
 void NodeTreeDisplay::nodeChanged(const core::NodeStatus& node) {
   if (node.type == core::NodeType::kSuspend && node.phase == core::NodePhase::kRunning &&
       suspended_.emplace(node.id, true).second) {
-    std::fprintf(stderr, "plugboard: %s is suspended: `kill -USR1 %d` resumes it (as argo resume)\n",
-                 node.name.c_str(), static_cast<int>(getpid()));
+    printAbove("plugboard: " + node.name + " is suspended: `kill -USR1 " +
+               std::to_string(getpid()) + "` resumes it (as argo resume)\n");
   }
   if (quiet_) return;
   if (!live_) {
@@ -239,12 +247,9 @@ void NodeTreeDisplay::redraw(bool final, const std::string& status) {
   for (auto& l : TreeWriter(nodes_, now).lines()) lines.push_back(std::move(l));
   std::size_t first = 0;
   if (!final && lines.size() > kMaxLines) first = lines.size() - kMaxLines;
-  std::string text;
-  if (drawn_lines_ > 0) text += "\x1b[" + std::to_string(drawn_lines_) + "F\x1b[J";
-  for (std::size_t i = first; i < lines.size(); ++i) text += lines[i] + "\n";
-  drawn_lines_ = lines.size() - first;
-  std::fputs(text.c_str(), out_);
-  std::fflush(out_);
+  drawLive(out_, std::vector<std::string>(lines.begin() + static_cast<std::ptrdiff_t>(first), lines.end()),
+           final);
+  if (final) endLive();
 }
 
 void NodeTreeDisplay::close(const core::RunResult& result) {

@@ -2,10 +2,11 @@
 // submit --watch` and `argo get` show them.
 //
 // On a terminal: the header (name, status, duration, parameters) and the node tree (a line
-// per node: icon, display name, template, duration, message; StepGroup and TaskGroup nodes
-// fold into the branches of their children as Argo draws them), redrawn in place at most
-// five times a second, the last 60 lines when the tree is taller. Otherwise: a log line for
-// every change of a node's phase. At the end, the final tree either way.
+// per node: icon, display name, template, the deployer that ran it, duration, message;
+// StepGroup and TaskGroup nodes fold into the branches of their children as Argo draws
+// them), redrawn in place at most five times a second, the last 60 lines when the tree is
+// taller (tools/plugboard/terminal.h draws it). Otherwise: a log line for every change of a
+// node's phase. At the end, the final tree either way.
 // Called on the engine's thread only.
 #ifndef PLUGBOARD_TOOLS_NODE_TREE_H_
 #define PLUGBOARD_TOOLS_NODE_TREE_H_
@@ -52,7 +53,6 @@ class NodeTreeDisplay : public core::EngineObserver {
   std::vector<core::NodeStatus> nodes_;  // live: every node, in creation order
   std::unordered_map<std::string, std::size_t> index_;  // live: position by id
   std::unordered_map<std::string, core::NodePhase> logged_;  // log: last phase printed
-  std::size_t drawn_lines_ = 0;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_draw_{};
   bool dirty_ = false;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ctime>
 
+#include "tools/plugboard/terminal.h"
+
 namespace plugboard::cli {
 namespace {
 
@@ -27,6 +29,20 @@ const char* colorOf(core::StepPhase phase) {
 
 }  // namespace
 
+std::string outputsText(const core::StepOutputs& outputs, std::size_t max_value) {
+  if (!outputs.parameters) return "";
+  std::string out;
+  for (const auto& [name, value] : *outputs.parameters) {
+    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    for (char& c : text) {
+      if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    }
+    if (!out.empty()) out += ", ";
+    out += name + "=" + fitLine(text, max_value);
+  }
+  return out;
+}
+
 std::string timeOfDay() {
   std::time_t now = std::time(nullptr);
   char buf[32];
@@ -41,8 +57,9 @@ ProgressDisplay::ProgressDisplay(const std::vector<std::string>& steps, bool liv
   index_.reserve(steps.size());
   for (std::size_t i = 0; i < steps.size(); ++i) {
     index_.emplace(steps[i], i);
-    id_width_ = std::max(id_width_, steps[i].size());
+    id_width_ = std::max(id_width_, displayWidth(steps[i]));
   }
+  id_width_ = std::min(id_width_, kMaxIdWidth);
   if (compact_) {
     phases_.assign(steps.size(), core::StepPhase::kPending);
     counts_[static_cast<std::size_t>(core::StepPhase::kPending)] = steps.size();
@@ -57,12 +74,19 @@ ProgressDisplay::ProgressDisplay(const std::vector<std::string>& steps, bool liv
 
 std::string ProgressDisplay::lineFor(const core::StepStatus& s) const {
   std::string phase(core::stepPhaseName(s.phase));
+  const std::string id = fitLine(s.id, id_width_);
+  const std::size_t id_width = displayWidth(id);
   std::string line =
-      "  " + s.id + std::string(id_width_ > s.id.size() ? id_width_ - s.id.size() + 2 : 2, ' ');
+      "  " + id + std::string(id_width_ > id_width ? id_width_ - id_width + 2 : 2, ' ');
   std::string elapsed = s.started ? core::formatElapsed(s.elapsed()) : "";
   line += std::string(colorOf(s.phase)) + phase + "\x1b[0m" + std::string(11 - phase.size(), ' ');
   line += elapsed + std::string(elapsed.size() < 8 ? 8 - elapsed.size() : 1, ' ');
+  line += s.deployer + std::string(s.deployer.size() < 10 ? 10 - s.deployer.size() : 1, ' ');
   line += s.message;
+  if (s.phase == core::StepPhase::kSucceeded) {
+    const std::string outputs = outputsText(s.outputs);
+    if (!outputs.empty()) line += (s.message.empty() ? "" : "; ") + outputs;
+  }
   return line;
 }
 
@@ -100,13 +124,7 @@ std::vector<std::string> ProgressDisplay::lines() const {
 }
 
 void ProgressDisplay::redraw() {
-  if (drawn_ && drawn_lines_ > 0) std::fprintf(out_, "\x1b[%zuA", drawn_lines_);
-  const auto text = lines();
-  for (const auto& line : text) std::fprintf(out_, "\r\x1b[2K%s\n", line.c_str());
-  if (text.size() < drawn_lines_) std::fprintf(out_, "\x1b[J");  // fewer lines than before
-  std::fflush(out_);
-  drawn_ = true;
-  drawn_lines_ = text.size();
+  drawLive(out_, lines());
   last_draw_ = std::chrono::steady_clock::now();
 }
 
@@ -133,10 +151,19 @@ void ProgressDisplay::stepChanged(const core::StepStatus& step) {
   }
   std::string line =
       timeOfDay() + " step " + step.id + ": " + std::string(core::stepPhaseName(step.phase));
-  if (core::isTerminal(step.phase) && step.started)
+  if (core::isTerminal(step.phase) && step.started && step.phase != core::StepPhase::kSkipped)
     line += " in " + core::formatElapsed(step.elapsed());
-  if (core::isTerminal(step.phase) && !step.plugin.empty()) line += " (" + step.plugin + ")";
-  if (!step.message.empty()) line += ": " + step.message;
+  if (core::isTerminal(step.phase) && !step.plugin.empty()) {
+    line += " (" + step.plugin;
+    if (!step.deployer.empty()) line += " via " + step.deployer;
+    line += ")";
+  }
+  std::string detail = step.message;
+  if (step.phase == core::StepPhase::kSucceeded) {
+    const std::string outputs = outputsText(step.outputs);
+    if (!outputs.empty()) detail += (detail.empty() ? "" : "; ") + outputs;
+  }
+  if (!detail.empty()) line += ": " + detail;
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
 }
@@ -146,7 +173,9 @@ void ProgressDisplay::tick() {
 }
 
 void ProgressDisplay::close() {
-  if (live_) redraw();
+  if (!live_) return;
+  drawLive(out_, lines(), /*final=*/true);
+  endLive();
 }
 
 }  // namespace plugboard::cli

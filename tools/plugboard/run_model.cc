@@ -127,7 +127,12 @@ int runModel(const po::variables_map& vm, core::Config config, const core::Engin
     std::cerr << parameters.error().message() << "\n";
     return kExitUsage;
   }
-  NodeTreeDisplay display(loaded->model.name, *parameters, isatty(STDOUT_FILENO), stdout, json);
+  // JSON keeps standard output for the workflow; the live tree goes to a terminal's
+  // standard error then.
+  const bool tree_on_stderr = json && isatty(STDERR_FILENO);
+  NodeTreeDisplay display(loaded->model.name, *parameters,
+                          isatty(tree_on_stderr ? STDERR_FILENO : STDOUT_FILENO) != 0,
+                          tree_on_stderr ? stderr : stdout, json && !tree_on_stderr);
   core::DispatchedLeafCalls calls(runtime->dispatcher());
   core::Engine engine(calls, options, &display);
   cancel_target->setEngine(engine);
@@ -138,20 +143,10 @@ int runModel(const po::variables_map& vm, core::Config config, const core::Engin
     std::fputc('\n', stdout);
   }
   display.close(result);
-  if (result.abandoned > 0) {
-    std::fprintf(stdout, "warning: %d call(s) ignored cancellation and were abandoned\n",
-                 result.abandoned);
-  }
   const int status = result.cancelled                                  ? kExitCancelled
                      : result.phase == core::NodePhase::kSucceeded ? kExitOk
                                                                        : kExitFailed;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  if (result.abandoned > 0) {  // as `run` of a TOML workflow: see cmd_run.cc
-    runtime->launcher().deployers().abandon();
-    std::_Exit(status);
-  }
-  return status;
+  return endRun(*runtime, status, result.abandoned);
 }
 
 int validateModel(const po::variables_map& vm, core::Config config) {

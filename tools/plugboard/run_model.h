@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "core/runtime/config.h"
 #include "core/runtime/exports.h"
 
 namespace plugboard::cli {

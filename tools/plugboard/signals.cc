@@ -4,7 +4,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
+
+#include "tools/plugboard/terminal.h"
 
 namespace plugboard::cli {
 
@@ -70,15 +73,20 @@ std::shared_ptr<CancelTarget> handleSignals(const char* cancelling, bool stop_at
       } while (signal == SIGUSR1);
     };
     next();
-    const char* what = signal == SIGINT ? "interrupted" : "terminated";
+    const std::string what = signal == SIGINT ? "interrupted" : "terminated";
+    // On its own line: the terminal echoed ^C where the cursor was (a live display's
+    // drawing erases the echo and draws its lines again below the message).
+    const auto say = [](const std::string& text) {
+      printAbove(liveUp() ? text : "\n" + text);
+    };
     if (stop_at_once) {
-      std::fprintf(stderr, "\nplugboard: %s: stopping\n", what);
+      say("plugboard: " + what + ": stopping\n");
       target->exitNow(kExitCancelled);
     }
-    std::fprintf(stderr, "\nplugboard: %s: cancelling %s (again to stop at once)\n", what,
-                 cancelling);
+    say("plugboard: " + what + ": cancelling " + cancelling + " (again to stop at once)\n");
     target->cancel();
     next();
+    endLive();  // the lines stay as they are; the shell's prompt comes below them
     target->exitNow(kExitCancelled);
   }).detach();
   return target;

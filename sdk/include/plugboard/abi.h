@@ -69,6 +69,12 @@ typedef struct plugboard_host {
   /* Forwards one log line to the runtime's log, tagged with the plugin's name.
    * OWNERSHIP: `message` is the plugin's; the runtime copies it. Thread-safe. */
   void (*log)(void* ctx, int level, const char* message, size_t len);
+  /* Appended after ABI 1.1; present when struct_size holds it (check before use).
+   * As log, for a line written during the call `call_id` (the id execute was given), from
+   * any thread: the runtime keeps it with that call (a workflow step's logs). A deployer
+   * whose plugin runs elsewhere (a child process) forwards its lines with this; a line
+   * written through log on the thread running execute is tied to that call already. */
+  void (*log_call)(void* ctx, uint64_t call_id, int level, const char* message, size_t len);
 } plugboard_host;
 
 typedef struct plugboard_plugin_api {

@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -51,6 +52,19 @@ class Logger {
   void info(std::string_view message) const { write(PLUGBOARD_LOG_INFO, message); }
   void warn(std::string_view message) const { write(PLUGBOARD_LOG_WARN, message); }
   void error(std::string_view message) const { write(PLUGBOARD_LOG_ERROR, message); }
+
+  // A line written during call `call_id` (the id the runtime gave execute), from any
+  // thread: the runtime keeps it with that call. A runtime too old to take it gets the
+  // line as write() gives it.
+  void forCall(std::uint64_t call_id, int level, std::string_view message) const {
+    if (host_ == nullptr) return;
+    const auto end = offsetof(plugboard_host, log_call) + sizeof(host_->log_call);
+    if (host_->struct_size >= end && host_->log_call != nullptr) {
+      host_->log_call(host_->ctx, call_id, level, message.data(), message.size());
+      return;
+    }
+    write(level, message);
+  }
 
  private:
   void write(int level, std::string_view message) const {

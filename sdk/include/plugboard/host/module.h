@@ -110,12 +110,15 @@ Expected<Module<Api>> loadModule(const std::filesystem::path& path, const std::s
 // Receives a log line of a module instance: a plugboard_log_level and the text.
 using LogFn = std::function<void(int level, std::string_view message)>;
 
-// The services (plugboard_host) a module instance gets: its log lines go to `log`. The
-// instance keeps the address of abi(): keep this object alive and in place until the
-// instance is destroyed.
+// Receives a log line a module wrote for one of its calls (plugboard_host.log_call).
+using CallLogFn = std::function<void(std::uint64_t call_id, int level, std::string_view message)>;
+
+// The services (plugboard_host) a module instance gets: its log lines go to `log`, those
+// it writes for a call to `call_log` (when null: to `log`). The instance keeps the address
+// of abi(): keep this object alive and in place until the instance is destroyed.
 class HostServices {
  public:
-  explicit HostServices(LogFn log);
+  explicit HostServices(LogFn log, CallLogFn call_log = nullptr);
   HostServices(const HostServices&) = delete;
   HostServices& operator=(const HostServices&) = delete;
   const plugboard_host* abi() const { return &abi_; }
@@ -123,6 +126,7 @@ class HostServices {
  private:
   plugboard_host abi_{};
   LogFn log_;
+  CallLogFn call_log_;
 };
 
 // A plugboard_respond_fn that stores the JSON it is given; ctx: std::optional<std::string>*.
