@@ -19,11 +19,13 @@
 #                       port 7878 is free whatever else runs here), its status page fetched,
 #                       then stopped with SIGTERM; it must have answered and exit 0.
 #   ./tools/package.sh ... && sudo apt install ...
-#                       run in a throw-away copy of this machine's root (podman's overlay of
-#                       /, discarded at the end), so that nothing is installed here; there,
-#                       the commands of docs/configuration.md's "Installed from the
-#                       packages" follow, from /usr/share/doc/plugboard. (Run as root without
-#                       sudo installed, `sudo` runs the command as is.) --no-package skips it.
+#                       run last (after the projects below: it is the slowest, a Release
+#                       build, and nothing else uses it), in a throw-away copy of this
+#                       machine's root (podman's overlay of /, discarded at the end), so that
+#                       nothing is installed here; there, the commands of
+#                       docs/configuration.md's "Installed from the packages" follow. (Run as
+#                       root without sudo installed, `sudo` runs the command as is.)
+#                       --no-package skips it.
 #   wf.yaml, manifests/ a placeholder command (its files are the reader's): skipped.
 #   ./tools/walkthrough.sh
 #                       this script: not run again from itself.
@@ -162,6 +164,7 @@ declare -A special=(
   ['^\./tools/walkthrough\.sh']=itself
 )
 declare -A matched=()
+deferred=()
 
 walk_readme() {
   local dir=$1 readme=$2 label=$3
@@ -178,7 +181,9 @@ walk_readme() {
         if ((all)); then run_command "$dir" "$label:$line" "$command" || return 1
         else say "$label:$line: $command   (skipped: the test suite, sanitizers or fuzzing; --all runs it)"; fi ;;
       package)
-        if ((package)); then run_package "$dir" "$label:$line" "$command" || return 1
+        if ((package)); then
+          say "$label:$line: $command   (run last, below)"
+          deferred+=("$dir"$'\t'"$label:$line"$'\t'"$command")
         else say "$label:$line: $command   (skipped: --no-package)"; fi ;;
       placeholder) say "$label:$line: $command   (skipped: its files are placeholders)" ;;
       itself) say "$label:$line: $command   (skipped: this walk-through itself)" ;;
@@ -204,6 +209,11 @@ for project in "plugin greeter" "plugin pygreeter --lang python" "deployer loade
   if run_command "$work/projects" "plugboard new" "$checkout/build/plugboard new $project"; then
     walk_readme "$work/projects/$name" "$work/projects/$name/README.md" "$name/README.md"
   fi
+done
+
+for entry in "${deferred[@]}"; do
+  IFS=$'\t' read -r dir where command <<<"$entry"
+  run_package "$dir" "$where" "$command"
 done
 
 echo
