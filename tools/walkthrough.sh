@@ -134,7 +134,7 @@ run_package() {
   local script
   script=$(printf '%s\n' \
     'set -o pipefail' 'export DEBIAN_FRONTEND=noninteractive' \
-    'if [ "$(id -u)" -eq 0 ] && ! command -v sudo >/dev/null; then sudo() { "$@"; }; fi' \
+    'if [ "$(id -u)" -eq 0 ] && ! command -v sudo >/dev/null; then sudo() { "$@"; }; export -f sudo; fi' \
     "cd '$dir'" \
     "run() { printf '\\n==> %s\\n' \"\$1\"; bash -o pipefail -c \"\$1\" || { echo \"FAILED: \$1\" >&2; exit 1; }; }" \
     "run $(printf '%q' "$command")")
