@@ -88,7 +88,8 @@ TEST_F(PackageTest, TheCliRunsTheHelloWorkflowWithoutFlags) {
 }
 
 // The man pages cite the documentation where the package installs it, every file they cite
-// is in the package, and no default is the build machine's (--parallel's core count).
+// is in the package, each renders without a warning, and no default is the build
+// machine's (--parallel's core count).
 TEST_F(PackageTest, TheManPagesCiteTheInstalledDocumentation) {
   const auto man = usr() / "share" / "man" / "man1";
   std::string run_page;
@@ -97,6 +98,12 @@ TEST_F(PackageTest, TheManPagesCiteTheInstalledDocumentation) {
     auto r = run({"zcat", entry.path().string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     if (entry.path().filename() == "plugboard-run.1.gz") run_page = r.out;
+    // What the install step wrote renders without a warning from groff.
+    TempDir plain;
+    auto rendered = run({"groff", "-man", "-Tascii", "-ww", "-P-cbou",
+                         plain.write("page.1", r.out)});
+    EXPECT_EQ(rendered.exit_code, 0) << entry.path().filename();
+    EXPECT_EQ(rendered.err, "") << entry.path().filename();
     // Roff writes a path's hyphens as \-; a cited file ends at a blank, ')' or line end.
     const std::string doc = "/usr/share/doc/plugboard/";
     for (auto at = r.out.find(doc); at != std::string::npos; at = r.out.find(doc, at + 1)) {
