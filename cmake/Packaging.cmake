@@ -2,15 +2,41 @@
 #   plugboard     (component runtime): the CLI, plugboard-host, the deployers in
 #                 <prefix>/lib/plugboard/deployers, the bundled example plugins in the system
 #                 plugin directory <prefix>/lib/plugboard/plugins (core/base/defaults.h,
-#                 kSystemPluginDir), the man pages and the bash completion;
+#                 kSystemPluginDir), the man pages and the completions, the README, docs/,
+#                 examples/ and plugins/ (the sources, and the Python, Arcaflow and Argo
+#                 plugins examples/registry.toml names) in <prefix>/share/doc/plugboard, the
+#                 configuration /etc/plugboard/plugboard.toml (a conffile) and
+#                 plugboard.service (serve, installed disabled), with maintainer scripts
+#                 that leave nothing behind (cmake/debian/runtime/);
 #   plugboard-dev (component sdk): the SDK and host kit headers, the host kit library, the
 #                 CMake package, and the Python SDK in /usr/lib/python3/dist-packages.
 # tools/package.sh configures a build for /usr and runs cpack; docs/decisions.md says why
 # the packages look like this.
 
-# The example plugins the system plugin directory holds: those examples/*.toml use.
-install(TARGETS hello echo multi legacy
+# The example plugins the system plugin directory holds: those examples/*.toml use (sleep
+# for pipeline.toml), and fail, the plugin that fails on request.
+set(PLUGBOARD_PACKAGED_PLUGINS hello echo fail multi legacy sleep)
+install(TARGETS ${PLUGBOARD_PACKAGED_PLUGINS}
         LIBRARY DESTINATION lib/plugboard/plugins COMPONENT runtime)
+
+# The documentation and the examples, laid out as in the source tree so that the README's
+# and the docs' links hold and examples/registry.toml's paths (../plugins/python/...) reach
+# the example Python, Arcaflow and Argo plugins: plugboard run
+# /usr/share/doc/plugboard/examples/pipeline.toml works from the package alone. The man
+# pages cite <prefix>/share/doc/plugboard/docs (tools/CMakeLists.txt).
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
+foreach(dir docs examples plugins)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/${dir}
+          COMPONENT runtime PATTERN __pycache__ EXCLUDE)
+endforeach()
+
+# The configuration the service runs with (an absolute destination: CPack's DEB generator
+# installs with DESTDIR, so it lands in the package's /etc), and the service, in
+# /usr/lib/systemd/system (where lintian wants units; systemd reads it on Debian 12 too).
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/plugboard.toml DESTINATION /etc/plugboard
+        COMPONENT runtime)
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/plugboard.service
+        DESTINATION lib/systemd/system COMPONENT runtime)
 
 # The Python SDK where Debian's python3 imports modules from (for /usr: /usr/lib/python3/
 # dist-packages); the runtime keeps its own copy next to the python deployer.
@@ -44,7 +70,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/lintian-overrides
 # benchmarks or tests).
 add_custom_target(plugboard_packaged)
 add_dependencies(plugboard_packaged plugboard plugboard-host plugboard_docs plugboard_host
-                 plugboard_python_sdk hello echo multi legacy ${PLUGBOARD_DEPLOYER_TARGETS})
+                 plugboard_python_sdk ${PLUGBOARD_PACKAGED_PLUGINS} ${PLUGBOARD_DEPLOYER_TARGETS})
 if(TARGET plugboard_python_embedded)
   add_dependencies(plugboard_packaged plugboard_python_embedded)
 endif()
@@ -63,6 +89,12 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME plugboard)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SUGGESTS "python3, podman")
+# Maintainer scripts (mode 0755 in the package) and the conffile list.
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA
+    ${PROJECT_SOURCE_DIR}/cmake/debian/runtime/conffiles ${PROJECT_SOURCE_DIR}/cmake/debian/runtime/postinst
+    ${PROJECT_SOURCE_DIR}/cmake/debian/runtime/prerm ${PROJECT_SOURCE_DIR}/cmake/debian/runtime/postrm)
+set(CPACK_DEBIAN_SDK_PACKAGE_CONTROL_EXTRA ${PROJECT_SOURCE_DIR}/cmake/debian/sdk/prerm)
 set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "runtime for workflow executor plugins
 plugboard hosts workflow executor plugins (shared objects built against its
 SDK), routes workflow steps to them, runs workflow files, and serves Argo's

@@ -108,8 +108,11 @@ CommandOptions runOptions() {
       "after the run, show what step STEP's plugin logged (failed steps' lines are shown "
       "anyway; --output json has every step's)")(
       "parallel",
-      po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency())),
-      "plugin calls running at once (default: the number of cores)")(
+      // The default is shown as words: the build machine's core count would otherwise be
+      // written into the man pages made from this table.
+      po::value<int>()->default_value(static_cast<int>(std::thread::hardware_concurrency()),
+                                      "number of cores"),
+      "plugin calls running at once")(
       "default-timeout", po::value<std::string>(),
       configHelp("deadline of a step attempt without its own timeout", "default_timeout",
                  defaultText(core::defaults::kTimeout))

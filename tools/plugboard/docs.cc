@@ -1,5 +1,9 @@
-// plugboard __docs DIR: the man pages and the completion scripts (completion.h), written from
-// the table of commands (commands.h) and each command's options, the same ones --help prints.
+// plugboard __docs DIR [--doc-dir DOCDIR]: the man pages and the completion scripts
+// (completion.h), written from the table of commands (commands.h) and each command's options,
+// the same ones --help prints. --help cites the documentation as the source tree has it
+// ("docs/configuration.md"); with --doc-dir, the man pages cite it where it is installed
+// (DOCDIR/docs/configuration.md): the install step writes them so, with the prefix it
+// installs to.
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -38,6 +42,24 @@ std::string roff(std::string_view text) {
   return out;
 }
 
+// `text` with each "docs/..." it cites made "<doc_dir>/docs/..." when doc_dir is not empty.
+std::string cite(std::string text, const std::string& doc_dir) {
+  if (doc_dir.empty()) return text;
+  const std::string installed = doc_dir + "/docs/";
+  for (auto at = text.find("docs/"); at != std::string::npos; at = text.find("docs/", at)) {
+    const bool starts_word =
+        at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) ||
+                     text[at - 1] == '/' || text[at - 1] == '-' || text[at - 1] == '_');
+    if (!starts_word) {
+      at += 5;
+      continue;
+    }
+    text.replace(at, 5, installed);
+    at += installed.size();
+  }
+  return text;
+}
+
 std::string upper(std::string text) {
   for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return text;
@@ -57,7 +79,7 @@ std::string header(const std::string& page, std::string_view summary) {
          roff(page) + " \\- " + roff(summary) + "\n";
 }
 
-std::string manPage(const Command& command) {
+std::string manPage(const Command& command, const std::string& doc_dir) {
   std::string summary(command.summary);
   summary[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(summary[0])));
   std::string page = header(pageName(command), command.summary);
@@ -73,13 +95,13 @@ std::string manPage(const Command& command) {
     if (!flag.short_name.empty()) page += "\\fB" + roff(flag.short_name) + "\\fR, ";
     page += "\\fB" + roff(flag.long_name) + "\\fR";
     if (!flag.parameter.empty()) page += " \\fI" + roff(flag.parameter) + "\\fR";
-    page += "\n" + roff(flag.description) + "\n";
+    page += "\n" + roff(cite(flag.description, doc_dir)) + "\n";
   }
   page += ".SH SEE ALSO\n.BR plugboard (1)\n";
   return page;
 }
 
-std::string overviewPage() {
+std::string overviewPage(const std::string& doc_dir) {
   std::string page = header("plugboard", "run workflow steps on executor plugins");
   page += ".SH SYNOPSIS\n.B plugboard\n\\fIcommand\\fR [\\fIoptions\\fR]\n";
   page +=
@@ -101,6 +123,15 @@ std::string overviewPage() {
           "(\\fI/usr/lib/plugboard/plugins\\fR for the Debian package).\n"
           ".TP\n.I <prefix>/lib/plugboard/deployers\nthe deployer modules installed with "
           "plugboard.\n";
+  if (!doc_dir.empty()) {
+    page += ".TP\n.I " + roff(doc_dir) +
+            "\nthe documentation (\\fIREADME.md\\fR and \\fIdocs\\fR), the example workflows "
+            "(\\fIexamples\\fR) and the plugins' sources with the example Python, Arcaflow "
+            "and Argo plugins they use (\\fIplugins\\fR).\n"
+            ".TP\n.I /etc/plugboard/plugboard.toml\nthe configuration of the Debian "
+            "package's service, plugboard.service (\\fBplugboard serve \\-\\-config\\fR "
+            "\\fI/etc/plugboard/plugboard.toml\\fR).\n";
+  }
   page += ".SH SEE ALSO\n.BR plugboard\\-host (1)\n";
   return page;
 }
@@ -118,18 +149,27 @@ core::Status writeFile(const std::filesystem::path& file, const std::string& tex
 }  // namespace
 
 int cmdDocs(const Args& args) {
-  if (args.size() != 1) {
-    std::cerr << "usage: plugboard __docs DIR\n";
+  std::string doc_dir;
+  std::vector<std::string> operands;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--doc-dir" && i + 1 < args.size()) {
+      doc_dir = args[++i];
+    } else {
+      operands.push_back(args[i]);
+    }
+  }
+  if (operands.size() != 1) {
+    std::cerr << "usage: plugboard __docs DIR [--doc-dir DOCDIR]\n";
     return kExitUsage;
   }
-  const std::filesystem::path dir = args[0];
+  const std::filesystem::path dir = operands[0];
   std::vector<std::pair<std::filesystem::path, std::string>> files = {
-      {dir / "man1" / "plugboard.1", overviewPage()},
+      {dir / "man1" / "plugboard.1", overviewPage(doc_dir)},
       {dir / "completions" / "plugboard", bashCompletion()},
       {dir / "completions" / "_plugboard", zshCompletion()},
       {dir / "completions" / "plugboard.fish", fishCompletion()}};
   for (const auto& command : commands()) {
-    files.emplace_back(dir / "man1" / (pageName(command) + ".1"), manPage(command));
+    files.emplace_back(dir / "man1" / (pageName(command) + ".1"), manPage(command, doc_dir));
   }
   for (const auto& [file, text] : files) {
     if (auto written = writeFile(file, text); !written) {
