@@ -1,6 +1,7 @@
 #include "core/frontends/toml_workflow.h"
 
 #include <set>
+#include <unordered_map>
 
 #include "core/workflows/substitution.h"
 
@@ -59,7 +60,8 @@ SourceRef where(const Workflow& wf, SourcePos pos) {
   return {wf.file.string(), pos.line, pos.column};
 }
 
-Template stepTemplate(const Workflow& wf, const WorkflowStep& step, TemplateCall& task) {
+// The plugin template `step` calls; its args go on `task` (templates are shared).
+Template stepTemplate(const WorkflowStep& step, TemplateCall& task) {
   Template t;
   t.name = step.id;
   t.kind = Template::Kind::kPlugin;
@@ -73,8 +75,8 @@ Template stepTemplate(const Workflow& wf, const WorkflowStep& step, TemplateCall
   // Args: references the template's own scope knows become tags; the others (step
   // outputs, items) come in through carried arguments, one per distinct reference.
   std::map<std::string, std::string> carried;  // reference text -> argument name
-  t.plugin.args = rewrite(step.args.is_null() ? Json::object() : step.args,
-                          [&](const Reference& r) {
+  task.plugin_args = rewrite(step.args.is_null() ? Json::object() : step.args,
+                             [&](const Reference& r) {
     if (r.kind != Reference::Kind::kStepOutput && r.kind != Reference::Kind::kItem)
       return tagOf(r);
     // A name no step parameter has.
@@ -84,6 +86,7 @@ Template stepTemplate(const Workflow& wf, const WorkflowStep& step, TemplateCall
     if (added) task.arguments.emplace_back(it->second, Json(tagOf(r)));
     return "{{inputs.parameters." + it->second + "}}";
   });
+  task.names_leaf = true;
   Json listed;  // null until a parameter is listed: most steps have none
   for (const auto& [name, value] : step.parameters.items()) {
     task.arguments.emplace_back(name, rewrite(value, tagOf));
@@ -95,7 +98,8 @@ Template stepTemplate(const Workflow& wf, const WorkflowStep& step, TemplateCall
     decl.where = t.where;
     t.inputs.push_back(std::move(decl));
   }
-  // The template a plugin receives, as a TOML step always sent it.
+  // The template a plugin receives, as a TOML step always sent it (named as the step by
+  // its task).
   t.original = {{"name", step.id}};
   if (!listed.empty()) t.original["inputs"] = {{"parameters", std::move(listed)}};
   if (step.retry.limit > 0) {
@@ -109,6 +113,21 @@ Template stepTemplate(const Workflow& wf, const WorkflowStep& step, TemplateCall
   }
   if (step.timeout) t.timeout = std::to_string(step.timeout->count()) + "ms";
   return t;
+}
+
+// What steps sharing a template have in common: all of it but its name and args.
+std::string sharingKey(const Template& t) {
+  Json key = Json::array({t.plugin.key, t.plugin.version, t.plugin.rpc, t.plugin.deployer,
+                          t.plugin.deploy_options, t.plugin.poll, t.timeout,
+                          t.original.contains("inputs") ? t.original["inputs"] : Json()});
+  Json inputs = Json::array();
+  for (const auto& p : t.inputs) inputs.push_back(p.name);
+  key.push_back(std::move(inputs));
+  if (t.retry) {
+    key.push_back(Json::array({*t.retry->limit, t.retry->backoff ? t.retry->backoff->count() : -1,
+                               t.retry->factor}));
+  }
+  return key.dump();
 }
 
 TemplateCall stepTask(const Workflow& wf, const WorkflowStep& step) {
@@ -168,9 +187,15 @@ WorkflowModel tomlModel(const Workflow& wf) {
   for (const auto& step : wf.steps) exits += step.exit;
   main.tasks.reserve(wf.steps.size() - exits);  // as many as they are: no spare capacity
   exit.tasks.reserve(exits);
+  // One template for the steps that call the same plugin with the same settings (the
+  // first one's name: no other step's), each step's args and name on its task.
+  std::unordered_map<std::string, std::string> shared;  // sharing key -> template name
   for (const auto& step : wf.steps) {
     TemplateCall task = stepTask(wf, step);
-    model.templates.push_back(stepTemplate(wf, step, task));
+    Template t = stepTemplate(step, task);
+    auto [it, added] = shared.emplace(sharingKey(t), t.name);
+    task.template_name = it->second;
+    if (added) model.templates.push_back(std::move(t));
     (step.exit ? exit : main).tasks.push_back(std::move(task));
   }
   for (const auto& o : wf.outputs) {
@@ -188,6 +213,7 @@ WorkflowModel tomlModel(const Workflow& wf) {
     model.on_exit = exit.name;
     model.templates.push_back(std::move(exit));
   }
+  model.templates.shrink_to_fit();
   return model;
 }
 

@@ -4,8 +4,10 @@
 // The shape: the workflow's inputs are the model's parameters (typed defaults kept); one
 // dag template, the entry point, whose tasks are the steps that are not exit steps (task =
 // step id, `depends` as "a && b"); the exit steps, when there are any, are the tasks of a
-// second dag, the workflow's onExit; one plugin template per step, named by its id, with
-// the step's plugin call, retry and timeout; the step's `when` and `items` on its task;
+// second dag, the workflow's onExit; a plugin template with the step's plugin call, retry
+// and timeout, shared by the steps whose calls differ only in args (it is named as the
+// first of them; each task carries its step's args and names the template the plugin
+// receives after its step); the step's `when` and `items` on its task;
 // [outputs] as global outputs of the entry dag.
 //
 // References become the model's tags: ${inputs.X} -> {{workflow.parameters.X}},

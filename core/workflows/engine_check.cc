@@ -225,6 +225,11 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
       CheckScope scope{&model, &t, &info, c.loop->kind != Loop::Kind::kNone, false,
                        exit_templates.contains(t.name)};
       for (const auto& [k, v] : c.arguments) checkTags(v, scope, c.where, cs, out);
+      if (const Template* called = lookup(c.template_name); called && !c.plugin_args.is_null()) {
+        // The call's args are the called template's text, seen in its scope.
+        CheckScope leaf{&model, called, nullptr, false, true, exit_templates.contains(called->name)};
+        checkTags(c.plugin_args, leaf, c.where, cs, out);
+      }
       for (const auto& [k, v] : c.on_exit_arguments) checkTags(v, scope, c.where, cs, out);
       if (!c.when.empty()) {
         checkTags(Json(c.when), scope, c.where, cs, out);

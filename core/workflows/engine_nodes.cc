@@ -340,6 +340,11 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
   auto filled = fillIn(n, nullptr, n, t.original.is_null() ? leafJson(t) : t.original, true);
   if (!filled) return filled.error();
   c.filled = std::move(*filled);
+  // The call that made the leaf (a retry's attempt: the retry's), for what a shared
+  // template leaves to its calls.
+  const TemplateCall* call = node.call != nullptr || !node.attempt ? node.call
+                                                                   : nodes_[node.parent].call;
+  if (call != nullptr && call->names_leaf && c.filled.is_object()) c.filled["name"] = call->name;
   // Each input parameter carries the value the node resolved (its argument, else its
   // default), as Argo's controller writes it before the template reaches the TaskSet
   // (workflow/common/util.go, ProcessArgs).
@@ -354,12 +359,15 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
   if (t.kind == Template::Kind::kPlugin) {
     c.plugin = t.plugin;
     // Args a value language filled when the call started (on the call's node, or on the
-    // retry node above an attempt).
+    // retry node above an attempt); else the call's own args (steps sharing a template),
+    // else the template's.
     const Node& owner = node.attempt && node.parent != kNoNode ? nodes_[node.parent] : node;
     if (owner.args) {
       c.plugin.args = *owner.args;
     } else {
-      auto args = fillIn(n, nullptr, n, t.plugin.args);
+      auto args = fillIn(n, nullptr, n,
+                         call != nullptr && !call->plugin_args.is_null() ? call->plugin_args
+                                                                         : t.plugin.args);
       if (!args) return args.error();
       c.plugin.args = std::move(*args);
     }

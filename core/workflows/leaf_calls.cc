@@ -98,7 +98,11 @@ std::shared_ptr<const Route> DispatchedLeafCalls::pluginRoute(const LeafCall& ca
   }
   if (route->kind == Route::Kind::kPoll && !p.poll && !p.key.empty()) {
     auto refused = std::make_shared<Route>();
-    refused->reason = "plugin '" + p.key + "' is not installed (template '" + call.tmpl->name +
+    const std::string name = call.filled.is_object() && call.filled.contains("name") &&
+                                     call.filled["name"].is_string()
+                                 ? call.filled["name"].get<std::string>()
+                                 : call.tmpl->name;
+    refused->reason = "plugin '" + p.key + "' is not installed (template '" + name +
                       "' does not poll the plugins that provide '" + p.rpc + "')";
     return refused;
   }

@@ -193,6 +193,13 @@ struct TemplateCall {
   // hooks.exit's arguments: parameter -> value, filled where the call's own arguments are
   // (so they may name this call's outputs: `{{steps.NAME.outputs.parameters.x}}`).
   std::vector<std::pair<std::string, Json>> on_exit_arguments;
+  // A front end may share one plugin template among calls that differ only in the plugin's
+  // args and the template's name (TOML: one template per plugin and settings, not per
+  // step): `plugin_args`, when not null, are this call's args, filled in the called
+  // template's scope as its own would be; with `names_leaf`, the template the plugin
+  // receives is named as this call.
+  Json plugin_args;
+  bool names_leaf = false;
   SourceRef where;
 };
 

@@ -38,22 +38,20 @@ StepOutputs stepOutputs(const NodeIO& outputs) {
 }  // namespace
 
 std::vector<const TemplateCall*> tomlSteps(const WorkflowModel& model) {
-  std::unordered_map<std::string_view, const TemplateCall*> tasks;
+  std::vector<const TemplateCall*> steps;
   for (const std::string* dag : {&model.entrypoint, &model.on_exit}) {
     const Template* t = dag->empty() ? nullptr : model.find(*dag);
     if (t == nullptr) continue;
-    for (const auto& task : t->tasks) tasks.emplace(task.name, &task);
+    for (const auto& task : t->tasks) steps.push_back(&task);
   }
-  std::vector<const TemplateCall*> steps;
-  steps.reserve(tasks.size());
-  for (const auto& t : model.templates) {
-    if (auto it = tasks.find(t.name); it != tasks.end()) steps.push_back(it->second);
-  }
+  std::stable_sort(steps.begin(), steps.end(), [](const TemplateCall* a, const TemplateCall* b) {
+    return std::pair(a->where.line, a->where.column) < std::pair(b->where.line, b->where.column);
+  });
   return steps;
 }
 
 StepReporter::StepReporter(const WorkflowModel& model, RunObserver* observer)
-    : observer_(observer) {
+    : observer_(observer), entry_(model.entrypoint), exit_(model.on_exit) {
   const auto tasks = tomlSteps(model);
   steps_.resize(tasks.size());
   index_.reserve(tasks.size());
@@ -65,8 +63,11 @@ StepReporter::StepReporter(const WorkflowModel& model, RunObserver* observer)
 }
 
 void StepReporter::nodeChanged(const NodeStatus& node) {
-  auto it = index_.find(node.template_name);
-  if (it == index_.end()) return;  // the workflow's own dags
+  if (node.template_name == entry_ || (!exit_.empty() && node.template_name == exit_))
+    return;  // the workflow's own dags
+  const std::string_view name = node.display_name;
+  auto it = index_.find(std::string(name.substr(0, name.find('('))));
+  if (it == index_.end()) return;
   update(steps_[it->second], node);
 }
 

@@ -1,8 +1,9 @@
 // core/workflows/step_report.h: a TOML workflow's run on the engine, told as steps.
 //
 // A TOML workflow runs on the engine (core/workflows/engine.h) as the model its front end
-// made (core/frontends/toml_workflow.h): a task per step, a plugin template per step named
-// by its id, in file order. The report is told from the model alone (the parsed TOML file
+// made (core/frontends/toml_workflow.h): a task per step, named by its id, in file order
+// (plugin templates are shared by steps; a step's nodes are told by their display names,
+// "ID", "ID(0)", "ID(0:a)", as step ids hold no parenthesis). The report is told from the model alone (the parsed TOML file
 // is not kept for the run). StepReporter watches the engine's nodes and keeps each step's StepStatus (the
 // task's node for phase, message, outputs and times; its leaves for attempts, calls and
 // the plugin that answered), telling a RunObserver (the progress display) of each change,
@@ -26,7 +27,7 @@
 namespace plugboard::core {
 
 // The steps of a TOML workflow's model, in file order: the tasks of its entry dag and of
-// its exit dag, ordered as their templates are.
+// its exit dag, ordered by where they are in the file.
 std::vector<const TemplateCall*> tomlSteps(const WorkflowModel& model);
 
 class StepReporter final : public EngineObserver {
@@ -63,6 +64,7 @@ class StepReporter final : public EngineObserver {
   RunObserver* observer_;
   std::vector<Step> steps_;                            // in file order
   std::unordered_map<std::string, std::size_t> index_;  // step id -> position
+  std::string entry_, exit_;  // the workflow's own dags' templates
 };
 
 }  // namespace plugboard::core

@@ -65,6 +65,7 @@ class TestLeaves final : public core::LeafCalls {
     std::string tmpl, node_id;
     Json filled, inputs;
     Millis at;
+    Json args;  // a plugin leaf's, filled
   };
   explicit TestLeaves(VirtualRunEnv& env) : env_(env) {}
 
@@ -95,7 +96,8 @@ class TestLeaves final : public core::LeafCalls {
       if (plan != plans_.end() && !plan->second.empty())
         a = plan->second[std::min(n, plan->second.size() - 1)];
       records_.push_back({call.tmpl->name, call.node_id, call.filled, call.inputs,
-                          std::chrono::duration_cast<Millis>(env_.now() - env_.start())});
+                          std::chrono::duration_cast<Millis>(env_.now() - env_.start()),
+                          call.plugin.args});
       max_running_ = std::max(max_running_, ++running_);
     }
     bool cancelled = false;

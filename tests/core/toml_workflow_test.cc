@@ -61,8 +61,10 @@ out = "${steps.main.outputs.parameters.x}"
   EXPECT_EQ(step.plugin.key, "hello");
   EXPECT_EQ(step.plugin.version, "1");
   EXPECT_EQ(step.plugin.rpc, "greet");
-  EXPECT_EQ(step.plugin.args["who"], "{{workflow.parameters.mode}}");
-  EXPECT_EQ(step.plugin.args["raw"], R"({{="{{"}}x}} ${y})");
+  // The step's args are on its task (templates are shared by steps).
+  EXPECT_EQ(dag.tasks[0].plugin_args["who"], "{{workflow.parameters.mode}}");
+  EXPECT_EQ(dag.tasks[0].plugin_args["raw"], R"({{="{{"}}x}} ${y})");
+  EXPECT_TRUE(dag.tasks[0].names_leaf);
   ASSERT_TRUE(step.retry.has_value());
   EXPECT_EQ(step.retry->limit, "2");
   EXPECT_EQ(step.retry->factor, 3);
@@ -99,6 +101,53 @@ args = { from = "${steps.first.outputs.parameters.list}", item = "${item}" }
                 {"name":"item","value":"1"},{"name":"value","value":"1"}]}})"));
   EXPECT_EQ(records[1].inputs["item"], "2");
   EXPECT_EQ(records[1].inputs["ref0"], R"(["a","b"])");  // what `from` names, carried
+}
+
+TEST_F(TomlModelTest, StepsCallingOnePluginAlikeShareATemplateNamedAsEachStepWhenSent) {
+  const auto model = modelOf(R"(name = "wf"
+[[steps]]
+id = "a"
+plugin = "echo"
+args = { v = "1" }
+[[steps]]
+id = "b"
+plugin = "echo"
+depends = ["a"]
+args = { v = "${steps.a.outputs.parameters.v}" }
+[[steps]]
+id = "c"
+plugin = "echo"
+depends = ["a"]
+args = { w = "${steps.a.outputs.parameters.v}!" }
+[[steps]]
+id = "d"
+plugin = "echo"
+timeout = "5s"
+)");
+  EXPECT_TRUE(core::checkModel(model).empty());
+  // main; a and d (no inputs, another timeout); b and c share b's (one carried reference).
+  ASSERT_EQ(model.templates.size(), 4u);
+  const core::Template& dag = *model.find("main");
+  ASSERT_EQ(dag.tasks.size(), 4u);
+  EXPECT_EQ(dag.tasks[0].template_name, "a");
+  EXPECT_EQ(dag.tasks[1].template_name, "b");
+  EXPECT_EQ(dag.tasks[2].template_name, "b");
+  EXPECT_EQ(dag.tasks[3].template_name, "d");
+  EXPECT_EQ(dag.tasks[2].plugin_args["w"], "{{inputs.parameters.ref0}}!");
+
+  leaves_.plan("a", {LeafAnswer::ok({{"parameters", {{"v", "x"}}}})});
+  auto r = run(model);
+  EXPECT_EQ(r.phase, NodePhase::kSucceeded) << r.message;
+  auto records = leaves_.records("b");
+  ASSERT_EQ(records.size(), 2u);
+  std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+    return a.filled["name"] < b.filled["name"];
+  });
+  // Each plugin gets its step's name and args, as from a template of its own.
+  EXPECT_EQ(records[0].filled, core::Json::parse(R"({"name":"b"})"));
+  EXPECT_EQ(records[1].filled, core::Json::parse(R"({"name":"c"})"));
+  EXPECT_EQ(records[0].args, core::Json::parse(R"({"v":"x"})"));
+  EXPECT_EQ(records[1].args, core::Json::parse(R"({"w":"x!"})"));
 }
 
 TEST_F(TomlModelTest, RetriesWaitBackoffTimesFactorAndAtMostAHundredYears) {
