@@ -730,6 +730,7 @@ void addSteps(const ArcaflowWorkflow& wf, const std::string& prefix, Template& d
                           : 1;
       ParameterDecl items;
       items.name = "items";
+      items.default_value = Json("[]");  // the value language's decision gives the list
       items.where = s.where;
       t.inputs.push_back(std::move(items));
       Template sub;
