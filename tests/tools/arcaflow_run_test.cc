@@ -464,15 +464,16 @@ TEST_F(ArcaflowRunWorkflowTest, ForeachRunsTheSubWorkflowPerItemInItemOrder) {
                      foreachWorkflow());
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   // internal/step/foreach/provider.go: success {data: [each item's output, in item order]};
-  // the counts stay integers through the item, the plugin and the sub-workflow's output.
+  // the counts stay integers through the item, the plugin and the sub-workflow's output
+  // (the key "n" is quoted, being a YAML 1.1 boolean).
   EXPECT_EQ(r.out,
             "output_data:\n"
             "    all:\n"
-            "        - n: 1\n"
+            "        - \"n\": 1\n"
             "          said: a\n"
-            "        - n: 2\n"
+            "        - \"n\": 2\n"
             "          said: b\n"
-            "        - n: 3\n"
+            "        - \"n\": 3\n"
             "          said: c\n"
             "output_id: success\n")
       << r.err;

@@ -59,9 +59,9 @@ bool applyEngineConfig(const std::filesystem::path& file, std::string& level,
                     << name << "' runs with podman here (plugboard's atp deployer)\n";
         }
         if (kind != "image" || !deployer.is_object()) continue;
-        const core::Json host = deployer.value("deployment", core::Json::object()).is_object()
-                                    ? deployer["deployment"].value("host", core::Json())
-                                    : core::Json();
+        const core::Json deployment = deployer.value("deployment", core::Json::object());
+        const core::Json host =
+            deployment.is_object() ? deployment.value("host", core::Json()) : core::Json();
         if (!host.is_object()) continue;
         if (auto mode = host.find("NetworkMode"); mode != host.end()) {
           if (!mode->is_string() || mode->get<std::string>().empty()) {
