@@ -507,6 +507,27 @@ TEST_F(ArcaflowRunWorkflowTest, AForeachItemThatFitsNoInputIsExitOneBeforeAnythi
   EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
 }
 
+TEST_F(ArcaflowRunWorkflowTest, AForeachItemOfTheWorkflowThatFitsNoInputFailsTheStep) {
+  // Items written in the workflow are checked when the step starts, each against the
+  // sub-workflow's input, before any runs (foreach/provider.go ProvideStageInput).
+  dir_.write("sub.yaml", kSubWorkflow);
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  each:
+    kind: foreach
+    items: [{text: a, n: 1}, {text: b, n: two}]
+    workflow: sub.yaml
+outputs:
+  success:
+    all: !expr $.steps.each.outputs.success.data
+)";
+  const auto r = run("{}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'each': invalid input item 1 for the sub-workflow: input.n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
+}
+
 TEST_F(ArcaflowRunWorkflowTest, ASubWorkflowThatCannotBeReadIsExitOneNamingIt) {
   auto r = run("items: []\n", {}, foreachWorkflow());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
