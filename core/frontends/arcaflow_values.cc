@@ -152,9 +152,23 @@ class Filler {
   arcaflow::Context context_;
 };
 
-// The document as the run's scope shows it (the dag's calls beside the one asked about).
-Json scopeDocument(const ArcaflowWorkflow& wf, const Scope& scope) {
-  const Json input = scope.lookup("workflow.parameters").value_or(Json::object());
+// The document as the run's scope shows it (the dag's calls beside the one asked about);
+// `nested`: a sub-workflow's, whose input is its dag's parameter `input` (the item, as
+// JSON text), with its scope's defaults.
+Json scopeDocument(const ArcaflowWorkflow& wf, const Scope& scope, bool nested = false) {
+  Json input = Json::object();
+  if (nested) {
+    if (auto given = scope.lookup("inputs.parameters.input")) {
+      input = *given;
+      if (input.is_string()) {
+        Json parsed = Json::parse(input.get<std::string>(), nullptr, false);
+        if (!parsed.is_discarded()) input = std::move(parsed);
+      }
+    }
+    if (input.is_object()) input = withArcaflowDefaults(wf, std::move(input));
+  } else {
+    input = scope.lookup("workflow.parameters").value_or(Json::object());
+  }
   return document(wf, input, [&](const std::string& id) {
     StepState st;
     const std::string base = "tasks." + id + ".";
@@ -180,19 +194,43 @@ std::string arcaflowDisabledMessage(const ArcaflowStep& step) {
 
 ArcaflowValues::ArcaflowValues(std::shared_ptr<const ArcaflowWorkflow> workflow,
                                std::filesystem::path files_dir)
-    : wf_(std::move(workflow)), files_dir_(std::move(files_dir)) {}
+    : wf_(std::move(workflow)), files_dir_(std::move(files_dir)) {
+  addRoles(*wf_, "", false);
+}
+
+// The template names arcaflowModel() gives (arcaflow_workflow.h).
+void ArcaflowValues::addRoles(const ArcaflowWorkflow& wf, const std::string& prefix, bool nested) {
+  for (const auto& s : wf.steps) {
+    const std::string name = prefix + s.id;
+    if (s.kind == ArcaflowStep::Kind::kPlugin) {
+      roles_[name] = Role{Role::Kind::kStep, &wf, &s, nested};
+      continue;
+    }
+    roles_[name] = Role{Role::Kind::kForeach, &wf, &s, nested};
+    if (!s.sub) continue;
+    roles_[name + ":workflow"] = Role{Role::Kind::kSubWorkflow, s.sub.get(), &s, true};
+    addRoles(*s.sub, name + "/", true);
+  }
+}
+
+const ArcaflowValues::Role* ArcaflowValues::role(const std::string& template_name) const {
+  auto it = roles_.find(template_name);
+  return it == roles_.end() ? nullptr : &it->second;
+}
 
 Expected<ValueLanguage::Decision> ArcaflowValues::decide(const TemplateCall& call,
                                                          const Template& tmpl,
                                                          const Scope& scope) const {
+  (void)call;
   Decision d;
-  const ArcaflowStep* step = wf_->step(call.name);
-  if (step == nullptr) {
-    d.args = tmpl.plugin.args;
+  const Role* r = role(tmpl.name);
+  if (r == nullptr || r->kind == Role::Kind::kSubWorkflow) {
+    d.args = tmpl.kind == Template::Kind::kPlugin ? tmpl.plugin.args : Json::object();
     return d;
   }
-  const Json doc = scopeDocument(*wf_, scope);
-  const Filler filler(doc, files_dir_, wf_->file.string());
+  const ArcaflowStep* step = r->step;
+  const Json doc = scopeDocument(*r->wf, scope, r->nested);
+  const Filler filler(doc, files_dir_, r->wf->file.string());
   // stop_if already true: the step is cancelled before it runs (its context is).
   if (!step->stop_if.is_null()) {
     auto stop = filler.fill(step->stop_if);
@@ -235,20 +273,85 @@ Expected<ValueLanguage::Decision> ArcaflowValues::decide(const TemplateCall& cal
     }
     if (std::string_view(field) == "input") d.args = std::move(f->value);
   }
+  if (r->kind == Role::Kind::kForeach) {
+    // internal/step/foreach/provider.go: the execute stage's `items`, a list.
+    auto f = filler.fill(step->items);
+    if (!f) return fail("items", f.error());
+    if (f->got != Got::kValue) {
+      d.run = false;
+      d.message = notProduced(f->why);
+      return d;
+    }
+    if (!f->value.is_array())
+      return Error(subject + "items: " + f->value.dump() + " is not a list");
+    // processInput: every item must fit the sub-workflow's input before any runs.
+    if (step->sub) {
+      for (std::size_t i = 0; i < f->value.size(); ++i) {
+        const auto bad = checkArcaflowInput(*step->sub, f->value[i]);
+        if (!bad.empty())
+          return Error(subject + "invalid input item " + std::to_string(i) +
+                       " for the sub-workflow: " + bad.front());
+      }
+    }
+    d.args = {{"items", std::move(f->value)}};
+  }
   if (d.args.is_null()) d.args = Json::object();
   return d;
 }
 
 bool ArcaflowValues::stops(const TemplateCall& call, const Scope& scope,
                            std::string* message) const {
-  const ArcaflowStep* step = wf_->step(call.name);
-  if (step == nullptr || step->stop_if.is_null()) return false;
-  const Json doc = scopeDocument(*wf_, scope);
-  const Filler filler(doc, files_dir_, wf_->file.string());
+  const Role* r = role(call.template_name);
+  if (r == nullptr || r->kind != Role::Kind::kStep || r->step->stop_if.is_null()) return false;
+  const ArcaflowStep* step = r->step;
+  const Json doc = scopeDocument(*r->wf, scope, r->nested);
+  const Filler filler(doc, files_dir_, r->wf->file.string());
   auto stop = filler.fill(step->stop_if);
   if (!stop || stop->got != Got::kValue || stop->value == Json(false)) return false;
   if (message != nullptr) *message = "stopped by stop_if";
   return true;
+}
+
+std::optional<Json> ArcaflowValues::outputs(const Template& tmpl, const Scope& scope) const {
+  const Role* r = role(tmpl.name);
+  if (r == nullptr || r->kind == Role::Kind::kStep) return std::nullopt;
+  if (r->kind == Role::Kind::kSubWorkflow) {
+    // The sub-workflow's output, its outputs in file order (a foreach reads `success`).
+    const Json doc = scopeDocument(*r->wf, scope, true);
+    const Filler filler(doc, files_dir_, r->wf->file.string());
+    std::string why;
+    for (const auto& [id, value] : r->wf->outputs) {
+      auto f = filler.fill(value);
+      if (!f) {
+        if (why.empty()) why = "output '" + id + "': " + f.error().message();
+        continue;
+      }
+      if (f->got == Got::kValue) return Json{{"output_id", id}, {"data", std::move(f->value)}};
+      if (why.empty()) why = "output '" + id + "' reads " + f->why + ", which was not produced";
+    }
+    return Json{{"error", "no output of sub-workflow " + r->wf->file.filename().string() +
+                              " could be produced: " + why}};
+  }
+  // The foreach step: its items' outputs (the loop task "items" of its dag).
+  Json items = scope.lookup("tasks.items.outputs.values").value_or(Json::array());
+  if (!items.is_array()) items = Json::array();
+  Json data = Json::array(), done = Json::object(), messages = Json::object();
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const Json& item = items[i];
+    const std::string key = std::to_string(i);
+    if (item.is_object() && item.value("output_id", "") == "success") {
+      data.push_back(item["data"]);
+      done[key] = item["data"];
+    } else if (item.is_object() && item.contains("output_id")) {
+      messages[key] = "the sub-workflow gave output '" + item["output_id"].get<std::string>() + "'";
+    } else if (item.is_object() && item.contains("error") && item["error"].is_string()) {
+      messages[key] = item["error"];
+    } else {
+      messages[key] = "the sub-workflow did not run";
+    }
+  }
+  if (messages.empty()) return Json{{"output_id", "success"}, {"data", std::move(data)}};
+  return Json{{"output_id", "error"}, {"data", std::move(done)}, {"messages", std::move(messages)}};
 }
 
 Expected<std::optional<ArcaflowValues::Output>> ArcaflowValues::output(const RunResult& result,

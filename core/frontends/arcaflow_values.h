@@ -14,6 +14,7 @@
 #define PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_VALUES_H_
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,13 @@ class ArcaflowValues final : public ValueLanguage {
   // `stop_if` resolved to anything but false (provider.go provideCancelledInput): the
   // step is cancelled; the plugin's answer (its `cancelled` output, say) is its outcome.
   bool stops(const TemplateCall& call, const Scope& scope, std::string* message) const override;
+  // A foreach's dags (arcaflowModel()): the sub-workflow's output of an item
+  // ({"output_id": ID, "data": DATA}, or {"error": WHY} when none resolved), and the
+  // foreach step's output from its items' as internal/step/foreach/provider.go
+  // (processInput) gives it: `success` {data: [each item's data, in item order]} when every
+  // item gave `success`, else `error` {data: {i: data of the items that did},
+  // messages: {i: why of the others}}.
+  std::optional<Json> outputs(const Template& tmpl, const Scope& scope) const override;
 
   // The workflow's output once the run ended: of the outputs whose values resolve, the
   // one whose last step ended first (file order on a tie), as the engine takes the first
@@ -50,8 +58,20 @@ class ArcaflowValues final : public ValueLanguage {
   Expected<std::optional<Output>> output(const RunResult& result, const Json& input) const;
 
  private:
+  // What a template of the model is: a step of the workflow or of a sub-workflow, a
+  // foreach step's dag, or a sub-workflow's dag.
+  struct Role {
+    enum class Kind { kStep, kForeach, kSubWorkflow } kind = Kind::kStep;
+    const ArcaflowWorkflow* wf = nullptr;  // the workflow the step (or sub-workflow) is in
+    const ArcaflowStep* step = nullptr;    // kStep, kForeach: the step; kSubWorkflow: its foreach
+    bool nested = false;                   // wf is a sub-workflow: $.input is the dag's `input`
+  };
+  void addRoles(const ArcaflowWorkflow& wf, const std::string& prefix, bool nested);
+  const Role* role(const std::string& template_name) const;
+
   std::shared_ptr<const ArcaflowWorkflow> wf_;
   std::filesystem::path files_dir_;
+  std::map<std::string, Role> roles_;
 };
 
 // `{"output_id": ID, "output_data": DATA}` as the engine prints it (YAML, keys sorted).

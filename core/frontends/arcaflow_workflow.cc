@@ -504,14 +504,47 @@ ArcaflowLoad readArcaflowWorkflow(std::string_view text, const std::string& file
   return load;
 }
 
-ArcaflowLoad loadArcaflowWorkflow(const std::filesystem::path& path) {
+namespace {
+
+ArcaflowLoad loadWorkflowFile(const std::filesystem::path& path, int depth) {
   auto text = readTextFile(path, "workflow");
   if (!text) {
     ArcaflowLoad load;
     load.problems.push_back({SourceRef{}, "", text.error().message()});  // names the file
     return load;
   }
-  return readArcaflowWorkflow(*text, path.string());
+  ArcaflowLoad load = readArcaflowWorkflow(*text, path.string());
+  if (!load.workflow) return load;
+  // internal/step/foreach/provider.go LoadSchema: the sub-workflow is read (from the
+  // context's files) and prepared when the parent is, so its problems stop the parent.
+  for (auto& step : load.workflow->steps) {
+    if (step.kind != ArcaflowStep::Kind::kForeach || step.workflow.empty()) continue;
+    if (depth >= 16) {
+      load.problems.push_back({step.where, "step '" + step.id + "'",
+                               "sub-workflows nest deeper than 16 levels (one names itself?)"});
+      continue;
+    }
+    ArcaflowLoad sub = loadWorkflowFile(path.parent_path() / step.workflow, depth + 1);
+    for (auto& p : sub.problems) {
+      if (p.subject.empty()) p.subject = "sub-workflow of step '" + step.id + "'";
+      load.problems.push_back(std::move(p));
+    }
+    if (sub.workflow) {
+      if (std::none_of(sub.workflow->outputs.begin(), sub.workflow->outputs.end(),
+                       [](const auto& o) { return o.first == "success"; }))
+        load.problems.push_back({step.where, "step '" + step.id + "'",
+                                 "the sub-workflow " + step.workflow +
+                                     " has no output 'success' (a foreach needs one)"});
+      step.sub = std::make_shared<const ArcaflowWorkflow>(std::move(*sub.workflow));
+    }
+  }
+  return load;
+}
+
+}  // namespace
+
+ArcaflowLoad loadArcaflowWorkflow(const std::filesystem::path& path) {
+  return loadWorkflowFile(path, 0);
 }
 
 Expected<Json> readArcaflowInput(const std::filesystem::path& file) {
@@ -652,6 +685,84 @@ Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input) {
   return input;
 }
 
+namespace {
+
+// The steps of `wf` as the tasks of `dag` and their templates in `model`, each step's
+// template named `prefix` + its id (foreach steps add their own templates).
+void addSteps(const ArcaflowWorkflow& wf, const std::string& prefix, Template& dag,
+              WorkflowModel& model) {
+  for (const auto& s : wf.steps) {
+    TemplateCall task;
+    task.name = s.id;
+    task.template_name = prefix + s.id;
+    task.where = s.where;
+    // A step waits until each step it reads has ended, whatever its outcome: which output
+    // a step gave (or whether it gave one) is for the values to tell (arcaflow_values.h),
+    // as the engine's DAG resolves an output node or marks it unresolvable.
+    for (const auto& d : s.depends_on) {
+      task.depends += (task.depends.empty() ? "" : " && ") +
+                      ("(" + d + ".Succeeded || " + d + ".Failed || " + d + ".Errored || " + d +
+                       ".Skipped || " + d + ".Omitted)");
+      task.depends_on.push_back(d);
+    }
+    Template t;
+    t.name = prefix + s.id;
+    t.where = s.where;
+    t.original = {{"name", s.id}};
+    if (s.kind == ArcaflowStep::Kind::kPlugin) {
+      t.kind = Template::Kind::kPlugin;
+      t.plugin.key = s.src;
+      if (s.deployment_type == "image") {
+        const ArcaflowPluginName plugin = arcaflowImagePlugin(s.src);
+        t.plugin.key = plugin.name;
+        t.plugin.version = plugin.version;
+      }
+      t.plugin.rpc = s.step.empty() ? "template.execute" : "arcaflow." + s.step;
+      t.plugin.args = s.input.is_null() ? Json::object() : s.input;
+      t.plugin.deployer = "atp";  // the artifact (image or module) comes from the registry
+    } else {
+      // internal/step/foreach/provider.go: the items run the sub-workflow, at most
+      // `parallelism` at once (default 1), each item its input.
+      t.kind = Template::Kind::kDag;
+      t.fail_fast = false;  // every item runs (executeSubWorkflows waits for them all)
+      t.parallelism = s.parallelism.is_number_integer() && s.parallelism.get<long long>() > 0
+                          ? static_cast<int>(std::min<long long>(s.parallelism.get<long long>(), 1 << 20))
+                          : 1;
+      ParameterDecl items;
+      items.name = "items";
+      items.default_value = Json("[]");  // the value language's decision gives the list
+      items.where = s.where;
+      t.inputs.push_back(std::move(items));
+      Template sub;
+      sub.name = t.name + ":workflow";
+      sub.kind = Template::Kind::kDag;
+      sub.fail_fast = false;
+      sub.where = s.sub ? SourceRef{s.sub->file.string(), 1, 1} : s.where;
+      ParameterDecl input;
+      input.name = "input";
+      input.where = sub.where;
+      sub.inputs.push_back(std::move(input));
+      TemplateCall loop;
+      loop.name = "items";
+      loop.template_name = sub.name;
+      loop.where = s.where;
+      loop.arguments.emplace_back("input", Json("{{item}}"));
+      Loop over;
+      over.kind = Loop::Kind::kParam;
+      over.param = "{{inputs.parameters.items}}";
+      over.where = s.where;
+      loop.loop = std::move(over);
+      t.tasks.push_back(std::move(loop));
+      if (s.sub) addSteps(*s.sub, t.name + "/", sub, model);
+      model.templates.push_back(std::move(sub));
+    }
+    dag.tasks.push_back(std::move(task));
+    model.templates.push_back(std::move(t));
+  }
+}
+
+}  // namespace
+
 WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
   WorkflowModel model;
   model.file = wf.file;
@@ -665,43 +776,7 @@ WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
   main.where = {wf.file.string(), 1, 1};
   main.fail_fast = false;  // the engine runs every step it can after a failure
   model.templates.push_back(Template{});
-  for (const auto& s : wf.steps) {
-    TemplateCall task;
-    task.name = s.id;
-    task.template_name = s.id;
-    task.where = s.where;
-    // A step waits until each step it reads has ended, whatever its outcome: which output
-    // a step gave (or whether it gave one) is for the values to tell (arcaflow_values.h),
-    // as the engine's DAG resolves an output node or marks it unresolvable.
-    for (const auto& d : s.depends_on) {
-      task.depends += (task.depends.empty() ? "" : " && ") +
-                      ("(" + d + ".Succeeded || " + d + ".Failed || " + d + ".Errored || " + d +
-                       ".Skipped || " + d + ".Omitted)");
-      task.depends_on.push_back(d);
-    }
-    Template t;
-    t.name = s.id;
-    t.where = s.where;
-    t.kind = Template::Kind::kPlugin;
-    if (s.kind == ArcaflowStep::Kind::kPlugin) {
-      t.plugin.key = s.src;
-      if (s.deployment_type == "image") {
-        const ArcaflowPluginName plugin = arcaflowImagePlugin(s.src);
-        t.plugin.key = plugin.name;
-        t.plugin.version = plugin.version;
-      }
-      t.plugin.rpc = s.step.empty() ? "template.execute" : "arcaflow." + s.step;
-      t.plugin.args = s.input.is_null() ? Json::object() : s.input;
-      t.plugin.deployer = "atp";  // the artifact (image or module) comes from the registry
-    } else {
-      t.plugin.key = s.workflow;
-      t.plugin.rpc = "arcaflow.foreach";
-      t.plugin.args = {{"items", s.items}, {"parallelism", s.parallelism}};
-    }
-    t.original = {{"name", s.id}};
-    main.tasks.push_back(std::move(task));
-    model.templates.push_back(std::move(t));
-  }
+  addSteps(wf, "", main, model);
   for (const auto& [id, value] : wf.outputs) {
     OutputParameterDecl out;
     out.name = id;

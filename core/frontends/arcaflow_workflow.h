@@ -19,6 +19,7 @@
 #define PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_WORKFLOW_H_
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,6 +39,8 @@ namespace plugboard::core {
 inline constexpr const char* kArcaflowTagKey = "\x01tag";
 std::string arcaflowTag(const Json& value);
 
+struct ArcaflowWorkflow;
+
 struct ArcaflowStep {
   std::string id;
   enum class Kind { kPlugin, kForeach };
@@ -48,6 +51,9 @@ struct ArcaflowStep {
   // kForeach: the sub-workflow file (relative to the context directory), its parallelism.
   std::string workflow;
   Json parallelism;  // null: the engine's default (1)
+  // kForeach: the sub-workflow as loadArcaflowWorkflow() read it (beside the workflow's
+  // file); null when read from text alone, or when it could not be read (a problem).
+  std::shared_ptr<const ArcaflowWorkflow> sub;
   // As written (values may be tagged): null when not given.
   Json input, deploy, wait_for, enabled, stop_if, closure_wait_timeout, items;
   std::vector<std::string> depends_on;  // steps it waits for, sorted, each once
@@ -78,6 +84,8 @@ bool looksLikeArcaflow(std::string_view text);
 
 // Reads `text`; `file_label` names the file in SourceRefs.
 ArcaflowLoad readArcaflowWorkflow(std::string_view text, const std::string& file_label);
+// The file, and the sub-workflow of each foreach step (the `workflow` file, relative to
+// the directory of the file that names it), recursively: their problems name their files.
 ArcaflowLoad loadArcaflowWorkflow(const std::filesystem::path& path);
 
 // An input file (--input: YAML or JSON), its plain scalars typed as the workflow file's
@@ -110,7 +118,11 @@ ArcaflowPluginName arcaflowImagePlugin(std::string_view src);
 // depending on the steps its expressions read and wait_for names; a plugin template per
 // plugin step (key: arcaflowImagePlugin()'s name and version for an image, the src for
 // python; rpc "arcaflow.<step>" or "template.execute"); the
-// tagged values kept as marked JSON in the arguments.
+// tagged values kept as marked JSON in the arguments. A foreach step X is a dag template
+// "X" whose parallelism is the step's, with input parameter `items` (the list, filled by
+// the value language) and one task "items" looping over it (withParam), each item calling
+// the dag "X:workflow" (the sub-workflow's steps as tasks, input parameter `input`: the
+// item) whose plugin steps are the templates "X/STEP" (":" and "/" are in no step id).
 WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf);
 
 }  // namespace plugboard::core

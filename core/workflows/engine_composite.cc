@@ -228,7 +228,9 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     if (!*go) return std::function<std::uint32_t()>();
     // A front end's own value language decides the call and fills its args now.
     Part<Json> plugin_args;
-    if (model_.values && tmpl->kind == Template::Kind::kPlugin) {
+    Json dag_args;
+    if (model_.values &&
+        (tmpl->kind == Template::Kind::kPlugin || tmpl->kind == Template::Kind::kDag)) {
       NodeScope scope(*this, c, item_ptr, c);
       auto decided = model_.values->decide(call, *tmpl, scope);
       if (!decided) return decided.error();
@@ -236,7 +238,10 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
         skip_message = std::move(decided->message);
         return std::function<std::uint32_t()>();
       }
-      plugin_args = std::move(decided->args);
+      if (tmpl->kind == Template::Kind::kPlugin)
+        plugin_args = std::move(decided->args);
+      else
+        dag_args = std::move(decided->args);
     }
     Json args = Json::object();
     for (const auto& [k, v] : call.arguments) {
@@ -246,6 +251,9 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
       }
       if (!filled) return Error("arguments.parameters." + k + ": " + filled.error().message());
       args[k] = parameterText(*filled);
+    }
+    if (dag_args.is_object()) {
+      for (const auto& [k, v] : dag_args.items()) args[k] = parameterText(v);
     }
     const std::uint32_t boundary = c;
     return std::function<std::uint32_t()>(
@@ -582,6 +590,10 @@ void EngineRun::finishDag(std::uint32_t d, TimePoint now) {
       end(d, NodePhase::kError, set.error().message(), now);
       return;
     }
+  }
+  if (model_.values) {  // the front end's own value of the dag (its outputs.values)
+    NodeScope scope(*this, d, nullptr, d);
+    if (auto v = model_.values->outputs(*dag.tmpl, scope)) status_[d].outputs.values = std::move(*v);
   }
   end(d, result, "", now);
 }

@@ -162,6 +162,12 @@ Json EngineRun::stepRef(std::uint32_t, const Slot& slot, std::string_view rest,
                         bool& found) const {
   found = true;
   if (slot.loop) {
+    if (rest == "outputs.values") {  // each item's values, null where it has none
+      Json list = Json::array();
+      for (std::uint32_t n : slot.items)
+        list.push_back(n != kNoNode && status_[n].outputs.values ? *status_[n].outputs.values : Json());
+      return list;
+    }
     Json params = Json::array(), results = Json::array();
     std::map<std::string, Json, std::less<>> by_name;
     for (std::uint32_t n : slot.items) {

@@ -268,9 +268,19 @@ class ValueLanguage {
     std::string message;
   };
   virtual ~ValueLanguage() = default;
-  // An error ends the call's node in Error with its message.
+  // An error ends the call's node in Error with its message. Asked for calls of plugin
+  // and dag templates; for a dag, `args` (an object, may be empty) sets the named input
+  // parameters of the call (each JSON value given as its text), over its arguments.
   virtual Expected<Decision> decide(const TemplateCall& call, const Template& tmpl,
                                     const Scope& scope) const = 0;
+  // Asked when a dag node ended, whatever its phase, with the dag's scope (its tasks, its
+  // inputs; a loop task's `tasks.NAME.outputs.values` is the list of its items' values,
+  // null where an item has none): the node's outputs.values (what its caller reads as
+  // `tasks.NAME.outputs.values`), or nullopt for none.
+  virtual std::optional<Json> outputs(const Template& tmpl, const Scope& scope) const {
+    (void)tmpl, (void)scope;
+    return std::nullopt;
+  }
   // Asked for each call still running when a call beside it ended: true to cancel it now
   // (its plugin's answer to the cancel stays its outcome), with why in `message`.
   virtual bool stops(const TemplateCall& call, const Scope& scope, std::string* message) const {

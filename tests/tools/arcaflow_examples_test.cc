@@ -19,14 +19,12 @@
 namespace plugboard::testing {
 namespace {
 
-TEST(ArcaflowExamples, EveryWorkflowValidatesAsTheEngineWouldAndEveryPluginImageIsRead) {
+// The suite's output (its table), with `more` options; skipped without ARCAFLOW_WORKFLOWS.
+RunResult suite(std::vector<std::string> more = {}) {
   const char* workflows = std::getenv("ARCAFLOW_WORKFLOWS");
-  if (workflows == nullptr || *workflows == '\0') {
-    GTEST_SKIP() << "set ARCAFLOW_WORKFLOWS=<arcaflow-workflows checkout> (with the plugins' "
-                    "checkouts beside it or in ARCAFLOW_PLUGINS_SRC)";
-  }
   std::vector<std::string> argv = {(sourceDir() / "tools" / "arcaflow-examples.sh").string(),
                                    workflows};
+  argv.insert(argv.end(), more.begin(), more.end());
   if (const char* src = std::getenv("ARCAFLOW_PLUGINS_SRC"); src != nullptr && *src != '\0') {
     argv.insert(argv.end(), {"--plugins-src", src});
   }
@@ -35,8 +33,22 @@ TEST(ArcaflowExamples, EveryWorkflowValidatesAsTheEngineWouldAndEveryPluginImage
   }
   RunOptions options;
   options.env = {"BUILD_DIR=" + buildDir().string()};
-  const RunResult r = run(argv, options);
+  RunResult r = run(argv, options);
   std::cout << r.out;
+  return r;
+}
+
+bool haveWorkflows() {
+  const char* workflows = std::getenv("ARCAFLOW_WORKFLOWS");
+  return workflows != nullptr && *workflows != '\0';
+}
+
+TEST(ArcaflowExamples, EveryWorkflowValidatesAsTheEngineWouldAndEveryPluginImageIsRead) {
+  if (!haveWorkflows()) {
+    GTEST_SKIP() << "set ARCAFLOW_WORKFLOWS=<arcaflow-workflows checkout> (with the plugins' "
+                    "checkouts beside it or in ARCAFLOW_PLUGINS_SRC)";
+  }
+  const RunResult r = suite();
   EXPECT_EQ(r.exit_code, 0) << r.err;
   // Three plugins read, and the nine workflows of basic-examples (three of them
   // sub-workflows) valid.
@@ -44,6 +56,24 @@ TEST(ArcaflowExamples, EveryWorkflowValidatesAsTheEngineWouldAndEveryPluginImage
             std::string::npos);
   EXPECT_NE(r.out.find("| workflows:basic-examples/sub-workflow-foreach/workflow.yaml | validate | passed"),
             std::string::npos);
+  EXPECT_NE(r.out.find(", failed 0, "), std::string::npos);
+}
+
+// --run: every basic example gives the engine's output with `plugboard run` (the
+// config-file example sees the host's HOSTNAME only through the engine config's
+// NetworkMode host; the foreach examples give {data: [...]} in item order).
+TEST(ArcaflowExamples, EveryBasicExampleRunsAsTheEngineWould) {
+  if (!haveWorkflows()) GTEST_SKIP() << "set ARCAFLOW_WORKFLOWS=<arcaflow-workflows checkout>";
+  const RunResult r = suite({"--run", "--only", "basic-examples"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char* wf : {"basic", "bind-constants", "config-file", "namespaced-scopes", "parallel",
+                         "quoting", "serial-data_passing", "serial-wait_for",
+                         "sub-workflow-foreach"}) {
+    EXPECT_NE(r.out.find("| workflows:basic-examples/" + std::string(wf) +
+                         "/workflow.yaml | run | passed"),
+              std::string::npos)
+        << wf;
+  }
   EXPECT_NE(r.out.find(", failed 0, "), std::string::npos);
 }
 

@@ -291,6 +291,14 @@ TEST_F(ArcaflowRunWorkflowTest, TakesTheEnginesConfig) {
   r = run("text: hi\nn: 1\n", {"--config", config});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("config.yaml: unknown key 'loglevel'"), std::string::npos) << r.err;
+  // The podman deployer's NetworkMode is the container's network (the examples suite runs
+  // config-file with it); one that is no string is exit 1, naming it.
+  dir_.write("config.yaml", "deployers:\n  image:\n    deployment:\n      host:\n        NetworkMode: [host]\n");
+  r = run("text: hi\nn: 1\n", {"--config", config});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("deployers.image.deployment.host.NetworkMode must be a string"),
+            std::string::npos)
+      << r.err;
 }
 
 constexpr const char* kNoInput = R"(version: v0.2.0
@@ -391,20 +399,148 @@ TEST_F(ArcaflowRunWorkflowTest, BadValuesAtRunTimeNameTheStepAndTheLine) {
       << r.err;
 }
 
-TEST_F(ArcaflowRunWorkflowTest, RefusesWhatItCannotRunYetInOneLine) {
-  dir_.write("sub.yaml", kRunWorkflow);
+// A sub-workflow for a foreach: each item is its input.
+constexpr const char* kSubWorkflow = R"(version: v0.2.0
+input:
+  root: Item
+  objects:
+    Item:
+      id: Item
+      properties:
+        text:
+          type:
+            type_id: string
+        n:
+          type:
+            type_id: integer
+steps:
+  echo:
+    plugin: {src: counted, deployment_type: python}
+    step: echo
+    input:
+      text: !expr $.input.text
+      count: !expr $.input.n
+outputs:
+  success:
+    n: !expr $.input.n
+    said: !expr $.steps.echo.outputs.success.text
+)";
+
+constexpr const char* kForeachWorkflow = R"(steps:
+  each:
+    kind: foreach
+    items: !expr $.input.items
+    workflow: sub.yaml
+    parallelism: 2
+outputs:
+  success:
+    all: !expr $.steps.each.outputs.success.data
+  error:
+    done: !expr $.steps.each.outputs.error.data
+    why: !expr $.steps.each.outputs.error.messages
+)";
+
+std::string foreachWorkflow() {
+  return R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties:
+        items:
+          type:
+            type_id: list
+            items:
+              type_id: ref
+              id: Item
+              namespace: $.steps.each.execute.inputs.items
+)" + std::string(kForeachWorkflow);
+}
+
+TEST_F(ArcaflowRunWorkflowTest, ForeachRunsTheSubWorkflowPerItemInItemOrder) {
+  dir_.write("sub.yaml", kSubWorkflow);
+  const auto r = run("items: [{text: a, n: 1}, {text: b, n: 2}, {text: c, n: 3}]\n", {},
+                     foreachWorkflow());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // internal/step/foreach/provider.go: success {data: [each item's output, in item order]};
+  // the counts stay integers through the item, the plugin and the sub-workflow's output
+  // (the key "n" is quoted, being a YAML 1.1 boolean).
+  EXPECT_EQ(r.out,
+            "output_data:\n"
+            "    all:\n"
+            "        - \"n\": 1\n"
+            "          said: a\n"
+            "        - \"n\": 2\n"
+            "          said: b\n"
+            "        - \"n\": 3\n"
+            "          said: c\n"
+            "output_id: success\n")
+      << r.err;
+  // One plugin process served all three items.
+  EXPECT_EQ(readFile(dir_ / "starts"), "start\n");
+  // validate and graph take the same model.
+  const auto g = plugboard({"graph", (dir_ / "workflow.yaml").string()});
+  EXPECT_EQ(g.exit_code, 0) << g.out << g.err;
+  EXPECT_NE(g.out.find("each"), std::string::npos) << g.out;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AForeachWithAFailedItemGivesTheErrorOutput) {
+  dir_.write("sub.yaml", kSubWorkflow);
+  // Item 1's step answers `error`: the sub-workflow gives no `success`, so the foreach's
+  // output is `error` with the data of the items that succeeded and a message for it.
+  const auto r = run("items: [{text: a, n: 1}, {text: fail, n: 2}, {text: c, n: 3}]\n", {},
+                     std::string(foreachWorkflow()));
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("output_id: error\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("said: a\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("said: c\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("said: fail"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("$.steps.echo.outputs.success"), std::string::npos) << r.out;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AForeachItemThatFitsNoInputIsExitOneBeforeAnythingRuns) {
+  dir_.write("sub.yaml", kSubWorkflow);
+  const auto r = run("items: [{text: a, n: one}]\n", {}, foreachWorkflow());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("input.items[0].n"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AForeachItemOfTheWorkflowThatFitsNoInputFailsTheStep) {
+  // Items written in the workflow are checked when the step starts, each against the
+  // sub-workflow's input, before any runs (foreach/provider.go ProvideStageInput).
+  dir_.write("sub.yaml", kSubWorkflow);
   const std::string workflow = std::string(kNoInput) + R"(steps:
   each:
     kind: foreach
-    items: [{n: 1}, {n: 2}]
+    items: [{text: a, n: 1}, {text: b, n: two}]
     workflow: sub.yaml
 outputs:
   success:
     all: !expr $.steps.each.outputs.success.data
 )";
-  auto r = run("{}\n", {}, workflow);
+  const auto r = run("{}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'each': invalid input item 1 for the sub-workflow: input.n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
+}
+
+TEST_F(ArcaflowRunWorkflowTest, ASubWorkflowThatCannotBeReadIsExitOneNamingIt) {
+  auto r = run("items: []\n", {}, foreachWorkflow());
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_NE(r.err.find("step 'each': kind foreach is not run yet"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sub.yaml"), std::string::npos) << r.err;
+  // A sub-workflow without an output `success` (foreach/provider.go LoadSchema).
+  std::string sub = kSubWorkflow;
+  sub.replace(sub.find("  success:"), 10, "  done:");
+  dir_.write("sub.yaml", sub);
+  r = run("items: []\n", {}, foreachWorkflow());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'each': the sub-workflow sub.yaml has no output 'success'"),
+            std::string::npos)
+      << r.err;
   // A missing input file: named, exit 1.
   r = plugboard({"run", dir_.write("workflow.yaml", kRunWorkflow), "--input",
                  (dir_ / "missing.yaml").string()});

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -25,7 +26,11 @@ std::filesystem::path inContext(const po::variables_map& vm, const std::filesyst
 // applied to plugboard's config: log.level; deployers of images run with podman here
 // (docker and kubernetes are said to, in one line each); python plugins run with the atp
 // deployer's interpreter. False after printing why.
-bool applyEngineConfig(const std::filesystem::path& file, std::string& level) {
+// `image_options` gets the atp deployer's options the image deployer's settings map to:
+// deployment.host.NetworkMode (the podman deployer's HostConfig, as podman's --network:
+// "host" shares the host's network namespace) is its `network`.
+bool applyEngineConfig(const std::filesystem::path& file, std::string& level,
+                       core::Json& image_options) {
   auto read = core::readArcaflowInput(file);  // YAML, typed as the engine reads it
   if (!read) {
     std::cerr << read.error().message() << "\n";
@@ -52,6 +57,19 @@ bool applyEngineConfig(const std::filesystem::path& file, std::string& level) {
         if (kind == "image" && (name == "docker" || name == "kubernetes")) {
           std::cerr << "plugboard: " << file.string() << ": deployers.image: deployer_name '"
                     << name << "' runs with podman here (plugboard's atp deployer)\n";
+        }
+        if (kind != "image" || !deployer.is_object()) continue;
+        const core::Json deployment = deployer.value("deployment", core::Json::object());
+        const core::Json host =
+            deployment.is_object() ? deployment.value("host", core::Json()) : core::Json();
+        if (!host.is_object()) continue;
+        if (auto mode = host.find("NetworkMode"); mode != host.end()) {
+          if (!mode->is_string() || mode->get<std::string>().empty()) {
+            std::cerr << file.string()
+                      << ": deployers.image.deployment.host.NetworkMode must be a string\n";
+            return false;
+          }
+          image_options["network"] = mode->get<std::string>();
         }
       }
     } else if (key != "plugins" && key != "logged_outputs") {
@@ -127,10 +145,11 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   input = core::withArcaflowDefaults(*load.workflow, std::move(input));
   // --config: the engine's config.yaml, or plugboard's own (TOML).
   std::string engine_level;
+  core::Json image_options = core::Json::object();
   bool engine_file = false;
   if (vm.count("config") && isYamlFile(vm["config"].as<std::string>())) {
     const std::filesystem::path config_file = inContext(vm, vm["config"].as<std::string>());
-    if (!applyEngineConfig(config_file, engine_level)) return kArcaflowInvalid;
+    if (!applyEngineConfig(config_file, engine_level, image_options)) return kArcaflowInvalid;
     vm.erase("config");
     engine_file = true;
   }
@@ -142,7 +161,16 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   // Each image a step names is a plugin of the run, named as arcaflowImagePlugin() names
   // it: the registry's entries of that name win (a newer version, another artifact).
   std::map<std::string, std::string> images;  // name@version -> src
-  for (const auto& s : load.workflow->steps) {
+  std::vector<const core::ArcaflowStep*> steps;  // the workflow's and its sub-workflows'
+  std::function<void(const core::ArcaflowWorkflow&)> collect = [&](const core::ArcaflowWorkflow& wf) {
+    for (const auto& s : wf.steps) {
+      steps.push_back(&s);
+      if (s.sub) collect(*s.sub);
+    }
+  };
+  collect(*load.workflow);
+  for (const core::ArcaflowStep* step : steps) {
+    const core::ArcaflowStep& s = *step;
     if (s.kind != core::ArcaflowStep::Kind::kPlugin || s.deployment_type != "image") continue;
     const core::ArcaflowPluginName plugin = core::arcaflowImagePlugin(s.src);
     const std::string id = plugin.name + "@" + plugin.version;
@@ -168,11 +196,12 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
                                             : std::filesystem::current_path();
   auto values = std::make_shared<const core::ArcaflowValues>(workflow, context);
   model.values = values;
-  for (const auto& t : model.templates) {
-    if (t.plugin.rpc == "arcaflow.foreach") {
-      std::cerr << file.string() << ": step '" << t.name
-                << "': kind foreach is not run yet (validate and graph take it)\n";
-      return kArcaflowInvalid;
+  // The engine config's image deployer settings, on each image step's plugin.
+  if (!image_options.empty()) {
+    for (auto& t : model.templates) {
+      if (t.kind == core::Template::Kind::kPlugin &&
+          images.contains(t.plugin.key + "@" + t.plugin.version))
+        t.plugin.deploy_options = image_options;
     }
   }
 
