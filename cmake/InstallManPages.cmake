@@ -13,8 +13,12 @@ endif()
 # plugboard-host's page, made from its --help (HostManPage.cmake), with what it cites of
 # docs/ made the installed path (roff: a hyphen is \-).
 file(READ "${PLUGBOARD_GENERATED_DIR}/man1/plugboard-host.1" host_page)
+# The replacement of REGEX REPLACE reads backslashes as escapes: each of roff's is doubled
+# there (a prefix with a hyphen, /tmp/x-y, gave "Unknown escape \-").
 string(REPLACE "-" "\\-" doc_dir_roff "${PLUGBOARD_DOC_DIR}")
-string(REGEX REPLACE "(^|[^A-Za-z0-9/_-])docs/" "\\1${doc_dir_roff}/docs/" host_page "${host_page}")
+string(REPLACE "\\" "\\\\" doc_dir_replacement "${doc_dir_roff}")
+string(REGEX REPLACE "(^|[^A-Za-z0-9/_-])docs/" "\\1${doc_dir_replacement}/docs/" host_page
+       "${host_page}")
 file(WRITE "${staging}/man1/plugboard-host.1" "${host_page}")
 file(GLOB pages "${staging}/man1/*.1")
 execute_process(COMMAND gzip -9nf ${pages} RESULT_VARIABLE result)
