@@ -33,8 +33,11 @@ endforeach()
 # The configuration the service runs with (an absolute destination: CPack's DEB generator
 # installs with DESTDIR, so it lands in the package's /etc), and the service, in
 # /usr/lib/systemd/system (where lintian wants units; systemd reads it on Debian 12 too).
+# The configuration is the package's only: CPack installs component by component, so it
+# is there, but a whole install (`cmake --install build --prefix DIR`) leaves it out, where
+# its absolute path wrote this machine's /etc/plugboard as root and failed as a user.
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/plugboard.toml DESTINATION /etc/plugboard
-        COMPONENT runtime)
+        COMPONENT runtime EXCLUDE_FROM_ALL)
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/plugboard.service
         DESTINATION lib/systemd/system COMPONENT runtime)
 

@@ -1,6 +1,9 @@
 // The SDK as a third party uses it: installed with `cmake --install`, found with
 // find_package(plugboard), a plugin built with plugboard_add_plugin() and a deployer
 // built with plugboard_add_deployer() and the host kit, both out of the tree.
+#include <sstream>
+#include <string>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -20,6 +23,15 @@ TEST(SdkInstallTest, AnOutOfTreePluginBuildsAgainstTheInstalledSdkAndRuns) {
   auto installed = installBuild(prefix);
   ASSERT_EQ(installed.exit_code, 0) << installed.out << installed.err;
   ASSERT_TRUE(std::filesystem::exists(prefix / "include/plugboard/sdk.hpp"));
+  // Everything lands under the prefix: the package's /etc/plugboard/plugboard.toml is the
+  // package's only (an absolute path would write this machine's /etc).
+  std::istringstream lines(installed.out);
+  for (std::string line; std::getline(lines, line);) {
+    for (const std::string verb : {"-- Installing: ", "-- Up-to-date: "}) {
+      if (line.starts_with(verb))
+        EXPECT_TRUE(line.substr(verb.size()).starts_with(prefix.string())) << line;
+    }
+  }
 
   auto built = buildProject(sourceDir() / "examples/out-of-tree-plugin", build, prefix);
   ASSERT_EQ(built.exit_code, 0) << built.out << built.err;
