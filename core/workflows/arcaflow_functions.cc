@@ -128,8 +128,13 @@ std::string formatG(double v, int prec, char e) {
   return formatF(g, std::max(prec - g.dp, 0));
 }
 
-// 'b': the mantissa in decimal, 'p', the binary exponent.
-std::string formatB(double v) {
+// A finite double's significand (the implicit 1 set for a normal number) and its biased
+// exponent (1 for a subnormal), as 'b' and 'x' read them.
+struct Decomposed {
+  std::uint64_t mant;
+  int exp;
+};
+Decomposed decompose(double v) {
   std::uint64_t bits;
   std::memcpy(&bits, &v, sizeof bits);
   std::uint64_t mant = bits & ((std::uint64_t{1} << 52) - 1);
@@ -139,21 +144,19 @@ std::string formatB(double v) {
   } else {
     mant |= std::uint64_t{1} << 52;
   }
+  return {mant, exp};
+}
+
+// 'b': the mantissa in decimal, 'p', the binary exponent.
+std::string formatB(double v) {
+  auto [mant, exp] = decompose(v);
   exp += -1023 - 52;
   return std::to_string(mant) + "p" + (exp >= 0 ? "+" : "") + std::to_string(exp);
 }
 
 // 'x' / 'X': 0x1.hhhp±dd, the mantissa rounded (half to even) to `prec` hex digits.
 std::string formatX(double v, int prec, char fmt) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  std::uint64_t mant = bits & ((std::uint64_t{1} << 52) - 1);
-  int exp = static_cast<int>((bits >> 52) & 0x7FF);
-  if (exp == 0) {
-    exp = 1;
-  } else {
-    mant |= std::uint64_t{1} << 52;
-  }
+  auto [mant, exp] = decompose(v);
   exp -= 1023;
   if (mant == 0) exp = 0;
   constexpr std::uint64_t kOne = std::uint64_t{1} << 60;
