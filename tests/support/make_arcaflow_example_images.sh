@@ -12,20 +12,23 @@
 #       C.UTF-8 locale and libssl3's providers, which ansible's local connection and
 #       python3-cryptography need)
 #   quay.io/arcalot/arcaflow-plugin-template-python:0.4.0  from arcaflow-plugin-template-python
+#   quay.io/arcalot/arcaflow-plugin-utilities:0.6.1        from arcaflow-plugin-utilities (the
+#       engine's fixtures/test-subworkflow use it; its module imports only the standard
+#       library and the SDK)
 #
 #   tests/support/make_arcaflow_example_images.sh PLUGINS_SRC
 #
 # PLUGINS_SRC holds the checkouts, each named as its repository with or without the
-# `arcaflow-` prefix: plugin-example, plugin-metadata, plugin-template-python and
-# plugin-sdk-python. The version of a checkout is not checked: the tag is the name the
-# workflows use, whatever the checkout's version. Safe to run again: an image whose label
+# `arcaflow-` prefix: plugin-example, plugin-metadata, plugin-template-python,
+# plugin-utilities and plugin-sdk-python. The version of a checkout is not checked: the tag
+# is the name the workflows use, whatever the checkout's version. Safe to run again: an image whose label
 # says it was made from the same files is kept. Only these names are made; no image is
 # removed. PODMAN names the podman binary.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tool=$here/../../tools/python-plugin-image.sh
 podman=${PODMAN:-podman}
-[ $# -eq 1 ] || { sed -n '16,16p' "$0" | sed 's/^# *//' >&2; exit 2; }
+[ $# -eq 1 ] || { sed -n '19,19p' "$0" | sed 's/^# *//' >&2; exit 2; }
 src=$(cd "$1" && pwd)
 
 # checkout NAME: the checkout of arcaflow-NAME in PLUGINS_SRC.
@@ -72,5 +75,6 @@ make() {
 
 make quay.io/arcalot/arcaflow-plugin-example:0.5.1 plugin-example
 make quay.io/arcalot/arcaflow-plugin-template-python:0.4.0 plugin-template-python
+make quay.io/arcalot/arcaflow-plugin-utilities:0.6.1 plugin-utilities
 make quay.io/arcalot/arcaflow-plugin-metadata:0.5.0 plugin-metadata \
   --deb ansible-core --deb python3-ansible-runner --deb dash --deb coreutils --deb libc-bin --deb libssl3
