@@ -165,7 +165,7 @@ Json scopeDocument(const ArcaflowWorkflow& wf, const Scope& scope, bool nested =
         if (!parsed.is_discarded()) input = std::move(parsed);
       }
     }
-    if (input.is_object()) input = withArcaflowDefaults(wf, std::move(input));
+    if (input.is_object()) input = typedArcaflowInput(wf, std::move(input));
   } else {
     input = scope.lookup("workflow.parameters").value_or(Json::object());
   }

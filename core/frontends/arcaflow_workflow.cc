@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <regex>
@@ -657,31 +660,85 @@ ArcaflowPluginName arcaflowImagePlugin(std::string_view src) {
   return out;
 }
 
-Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input) {
+Json typedArcaflowInput(const ArcaflowWorkflow& wf, Json input) {
   const Json& objects = wf.input.contains("objects") ? wf.input["objects"] : Json::object();
-  std::function<void(const Json&, Json&, int)> fill = [&](const Json& id, Json& value, int depth) {
-    if (depth > 64 || !id.is_string() || !value.is_object() ||
-        !objects.contains(id.get<std::string>()))
-      return;
-    const Json& object = objects[id.get<std::string>()];
-    if (!object.contains("properties") || !object["properties"].is_object()) return;
-    for (const auto& [name, property] : object["properties"].items()) {
-      if (!property.is_object()) continue;
-      if (!value.contains(name)) {
-        if (auto d = property.find("default"); d != property.end()) {
-          Json parsed = d->is_string() ? Json::parse(d->get<std::string>(), nullptr, false) : *d;
-          value[name] = parsed.is_discarded() ? *d : parsed;
-        }
-        continue;
+  // `type` (an Arcaflow type) applied to `value`: the SDK's Unserialize then Serialize.
+  std::function<void(const Json&, Json&, int)> apply = [&](const Json& type, Json& value,
+                                                          int depth) {
+    if (depth > 64 || !type.is_object()) return;
+    const std::string id = type.value("type_id", "");
+    if (id == "ref" || id == "object") {
+      // An object's properties: inline (type_id object with properties) or its scope's.
+      const Json* object = &type;
+      if (!type.contains("properties")) {
+        const Json name = type.value("id", Json());
+        if (!name.is_string() || !objects.contains(name.get<std::string>())) return;
+        object = &objects[name.get<std::string>()];
       }
-      const Json type = property.value("type", Json::object());
-      if (type.value("type_id", "") == "ref")
-        fill(type.value("id", Json()), value[name], depth + 1);
-      if (type.value("type_id", "") == "object")
-        fill(type.value("id", Json()), value[name], depth + 1);
+      if (!value.is_object() || !object->contains("properties") ||
+          !(*object)["properties"].is_object())
+        return;
+      for (const auto& [name, property] : (*object)["properties"].items()) {
+        if (!property.is_object()) continue;
+        if (!value.contains(name)) {
+          if (auto d = property.find("default"); d != property.end()) {
+            Json parsed = d->is_string() ? Json::parse(d->get<std::string>(), nullptr, false) : *d;
+            value[name] = parsed.is_discarded() ? *d : parsed;
+          } else {
+            continue;
+          }
+        }
+        apply(property.value("type", Json::object()), value[name], depth + 1);
+      }
+    } else if (id == "list" && value.is_array()) {
+      for (auto& item : value) apply(type.value("items", Json::object()), item, depth + 1);
+    } else if (id == "map" && value.is_object()) {
+      for (auto& [key, item] : value.items()) {
+        (void)key;
+        apply(type.value("values", Json::object()), item, depth + 1);
+      }
+    } else if ((id == "one_of_string" || id == "one_of_int") && value.is_object() &&
+               type.contains("types") && type["types"].is_object()) {
+      // The branch the discriminator chooses (its key as text: the types' keys are).
+      const std::string field = type.value("discriminator_field_name", "_type");
+      if (auto k = value.find(field); k != value.end()) {
+        const std::string key = k->is_string() ? k->get<std::string>() : k->dump();
+        if (auto branch = type["types"].find(key); branch != type["types"].end())
+          apply(*branch, value, depth + 1);
+      }
+    } else if (id == "float") {
+      // schema/float.go floatInputMapper: integers and numeric text are floats.
+      if (value.is_number_integer()) {
+        value = value.get<double>();
+      } else if (value.is_string()) {
+        const std::string text = value.get<std::string>();
+        char* end = nullptr;
+        const double d = std::strtod(text.c_str(), &end);
+        if (!text.empty() && end == text.c_str() + text.size()) value = d;
+      }
+    } else if (id == "integer" && value.is_string()) {
+      // schema/int.go intInputMapper: integer text is an integer.
+      const std::string text = value.get<std::string>();
+      std::int64_t n = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) value = n;
+    } else if (id == "bool" && value.is_number_integer()) {
+      // schema/bool.go: 1 and 0 (the check allows no other integer).
+      value = value.get<std::int64_t>() != 0;
+    } else if (id == "bool" && value.is_string()) {
+      // schema/bool.go boolInputMapper: its words for true and false.
+      static const std::set<std::string> yes = {"true",   "yes",     "y", "on",
+                                                "enable", "enabled", "1"};
+      static const std::set<std::string> no = {"false",   "no",       "n", "off",
+                                               "disable", "disabled", "0"};
+      std::string text = value.get<std::string>();
+      for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (yes.contains(text)) value = true;
+      if (no.contains(text)) value = false;
     }
   };
-  fill(wf.input.value("root", Json()), input, 0);
+  Json root = {{"type_id", "ref"}, {"id", wf.input.value("root", Json())}};
+  apply(root, input, 0);
   return input;
 }
 

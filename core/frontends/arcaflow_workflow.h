@@ -97,11 +97,13 @@ Expected<Json> readArcaflowInput(const std::filesystem::path& file);
 // each starting with its path ("input.name: ..."); empty when it fits.
 std::vector<std::string> checkArcaflowInput(const ArcaflowWorkflow& wf, const Json& input);
 
-// `input` with the defaults of its scope's properties filled in where a field is absent
-// (each `default` is JSON text, as the SDK's schema language writes it), in objects reached
-// through `ref` and `object` properties too: what the engine's Unserialize gives its
-// expressions as `$.input`. REQUIRES: checkArcaflowInput() found no problem.
-Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input);
+// `input` as the engine's expressions see it as `$.input`: its scope's Unserialize then
+// Serialize (the Go SDK's schema/*.go): the defaults of absent properties filled in (each
+// `default` is JSON text, as the SDK's schema language writes it), and each scalar given
+// the type its property declares: a float is a float even when written `0` or "0.5", an
+// integer, a bool from their text. Through objects, refs, lists, maps and the branch a
+// one_of's discriminator chooses. REQUIRES: checkArcaflowInput() found no problem.
+Json typedArcaflowInput(const ArcaflowWorkflow& wf, Json input);
 
 // The plugin an image `src` names, as plugboard's registry names plugins: the image's last
 // path component without its tag or digest, lower case, each character a name may not

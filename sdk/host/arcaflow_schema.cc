@@ -110,8 +110,12 @@ Json convert(const Json& type, const Json& scope, int depth, int& budget) {
     copyNumber(type, "min", out, "minimum");
     copyNumber(type, "max", out, "maximum");
   } else if (t == "bool") {
-    out["type"] = Json::array({"boolean", "string"});
-    out["pattern"] = "^(true|false|yes|no|on|off|enable|enabled|disable|disabled|1|0)$";
+    // The SDKs' words for true and false in any case, and the integers 1 and 0 (Go's
+    // schema/bool.go, Python's BoolType.unserialize).
+    out["type"] = Json::array({"boolean", "string", "integer"});
+    out["pattern"] = "^(?i:true|false|yes|y|no|n|on|off|enable|enabled|disable|disabled|1|0)$";
+    out["minimum"] = 0;
+    out["maximum"] = 1;
   } else if (t == "enum_string" || t == "enum_integer") {
     if (const Json* values = member(type, "values"))
       out["enum"] = keysOf(*values, t == "enum_integer");

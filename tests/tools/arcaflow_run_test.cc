@@ -399,6 +399,138 @@ TEST_F(ArcaflowRunWorkflowTest, BadValuesAtRunTimeNameTheStepAndTheLine) {
       << r.err;
 }
 
+// The input as the engine's expressions see it: Unserialize then Serialize of its scope
+// (the Go SDK's schema/float.go, int.go, bool.go), so a float written `0` or "0.01" is a
+// float, integer and bool text are an integer and a bool. The engine's own fixtures
+// (fixtures/test-subworkflow) multiply a float input by 1000.0 and pass floatToInt of it
+// to a step: with `seconds: 0` that must run.
+constexpr const char* kTypedInput = R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties:
+        seconds:
+          type:
+            type_id: float
+            min: 0
+        times:
+          type:
+            type_id: integer
+          required: false
+        loud:
+          type:
+            type_id: bool
+          required: false
+steps:
+  w:
+    plugin: {src: fix, deployment_type: python}
+    step: wait
+    input:
+      ms: !expr floatToInt($.input.seconds * 1000.0)
+outputs:
+  success:
+    waited: !expr $.steps.w.outputs.success.waited
+    half: !expr $.input.seconds / 2.0
+)";
+
+TEST_F(ArcaflowRunWorkflowTest, InputValuesTakeTheTypesTheirScopeDeclares) {
+  auto r = run("seconds: 0\n", {}, kTypedInput);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("waited: 0\n"), std::string::npos) << r.out << r.err;
+  r = run("seconds: \"0.01\"\n", {}, kTypedInput);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("waited: 10\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("half: 0.005\n"), std::string::npos) << r.out << r.err;
+  // Integer and bool text: `times + 1` is integer arithmetic, `loud` a boolean (the SDKs'
+  // words in any case, 1 and 0).
+  std::string workflow = kTypedInput;
+  workflow += "    more: !expr $.input.times + 1\n    loud: !expr $.input.loud\n";
+  r = run("seconds: 0\ntimes: \"2\"\nloud: \"Yes\"\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("more: 3\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("loud: true\n"), std::string::npos) << r.out << r.err;
+  r = run("seconds: 0\ntimes: 2\nloud: 0\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("loud: false\n"), std::string::npos) << r.out << r.err;
+  r = run("seconds: 0\ntimes: 2\nloud: 2\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("input.loud"), std::string::npos) << r.err;
+  // Text that is no number stays a bad input: exit 1 with its path.
+  r = run("seconds: soon\n", {}, kTypedInput);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("input.seconds"), std::string::npos) << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AForeachItemTakesTheTypesOfTheSubWorkflowsInput) {
+  // Items written in the workflow as integers, for a sub-workflow whose input is a float.
+  dir_.write("sub.yaml", kTypedInput);
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  each:
+    kind: foreach
+    items: [{seconds: 0}, {seconds: 1}]
+    workflow: sub.yaml
+outputs:
+  success:
+    all: !expr $.steps.each.outputs.success.data
+)";
+  const auto r = run("{}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("half: 0.5\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("waited: 1000\n"), std::string::npos) << r.out << r.err;
+}
+
+// The engine's workflow_test.go TestWorkflowWithEscapedCharacters, case for case: the
+// same text written with each quoting of YAML (plain, single, double, block) and of the
+// expression language (`raw`, '...', "..." with their escapes), with four backslashes in
+// the input, must give one string. The engine's test step (the `builtin` deployer, which
+// only its tests have) answers "Plugin slept for 0 ms."; here the ATP plugin's echo does.
+// <TAB> stands for a tab character inside the raw strings, as in the engine's file.
+constexpr const char* kEscapes = R"yaml(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties:
+        a:
+          type:
+            type_id: string
+steps:
+  no_wait:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input:
+      text: Plugin slept for 0 ms.
+outputs:
+  success:
+    raw_inlined: !expr '`"` + $.input.a + `" and "\\" and "''"''" and "<TAB>" \t ` + $.steps.no_wait.outputs.success.text'
+    raw_block: !expr |-
+      `"` + $.input.a + `" and "\\" and "'"'" and "<TAB>" \t ` + $.steps.no_wait.outputs.success.text
+    single_in_single: !expr '"\"" + $.input.a + "\" and \"\\\\\" and \"''\"''\" and \"\t\" \\t " + $.steps.no_wait.outputs.success.text'
+    single_in_double: !expr "'\"' + $.input.a + '\" and \"\\\\\\\\\" and \"\\'\"\\'\" and \"\t\" \\\\t ' + $.steps.no_wait.outputs.success.text"
+    single_block: !expr |-
+      '"' + $.input.a + '" and "\\\\" and "\'"\'" and "\t" \\t ' + $.steps.no_wait.outputs.success.text
+    double_block: !expr |-
+      "\"" + $.input.a + "\" and \"\\\\\" and \"'\"'\" and \"\t\" \\t " + $.steps.no_wait.outputs.success.text
+)yaml";
+
+TEST_F(ArcaflowRunWorkflowTest, EscapedCharactersGiveTheEnginesString) {
+  std::string workflow = kEscapes;
+  for (auto at = workflow.find("<TAB>"); at != std::string::npos; at = workflow.find("<TAB>"))
+    workflow.replace(at, 5, "\t");
+  const auto r = run("a: '\\\\\\\\'\n", {"--output", "json"}, workflow);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << r.out;
+  const std::string want =
+      "\"\\\\\\\\\" and \"\\\\\" and \"'\"'\" and \"\t\" \\t Plugin slept for 0 ms.";
+  ASSERT_EQ(doc["output_data"].size(), 6u) << r.out;
+  for (const auto& [key, value] : doc["output_data"].items())
+    EXPECT_EQ(value, want) << key;
+}
+
 // A sub-workflow for a foreach: each item is its input.
 constexpr const char* kSubWorkflow = R"(version: v0.2.0
 input:

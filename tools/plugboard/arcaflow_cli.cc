@@ -142,7 +142,7 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
     for (const auto& b : bad) std::cerr << "input (none given, --input FILE): " << b << "\n";
     return kArcaflowInvalid;
   }
-  input = core::withArcaflowDefaults(*load.workflow, std::move(input));
+  input = core::typedArcaflowInput(*load.workflow, std::move(input));
   // --config: the engine's config.yaml, or plugboard's own (TOML).
   std::string engine_level;
   core::Json image_options = core::Json::object();
