@@ -8,12 +8,13 @@
 #   tools/arcaflow-examples.sh WORKFLOWS-CHECKOUT [--plugins-src DIR] [--engine ENGINE-CHECKOUT]
 #                              [--run] [--only TEXT]...
 #
-# The plugin images the examples name (quay.io/arcalot/arcaflow-plugin-example:0.5.1,
-# -metadata:0.5.0, -template-python:0.4.0) are not pulled: they are stand-ins made on this
-# machine from the plugins' source checkouts in --plugins-src (default: the directory
-# holding WORKFLOWS-CHECKOUT) by tests/support/make_arcaflow_example_images.sh, with
-# Debian's python3, python3-cbor2 and python3-yaml and the Arcaflow SDK's source, tagged
-# with the names the workflows use (made when missing; it says which it made). Each image
+# The plugin images the examples and the fixtures name
+# (quay.io/arcalot/arcaflow-plugin-example:0.5.1, -metadata:0.5.0, -template-python:0.4.0,
+# -utilities:0.6.1) are not pulled: they are stand-ins made on this machine from the
+# plugins' source checkouts in --plugins-src (default: the directory holding
+# WORKFLOWS-CHECKOUT) by tests/support/make_arcaflow_example_images.sh, with Debian's
+# python3, python3-cbor2 and python3-yaml and the Arcaflow SDK's source, tagged with the
+# names the workflows use (made when missing; it says which it made). Each image
 # is first checked as an ATP plugin (its schema read by `plugboard validate`; with --run,
 # one call of its step too).
 #

@@ -6,6 +6,7 @@ what plugboard did with what the engine's semantics give, prints a table and exi
 an expectation failed. Arcaflow's files stay in the checkouts given; nothing is copied.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -19,6 +20,24 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EXPECTED = os.path.join(ROOT, "tests", "fixtures", "arcaflow-examples", "expected.yaml")
+READ_FILE_WORKFLOW = """version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties: {}
+steps:
+  step:
+    plugin:
+      src: %s
+      deployment_type: image
+    step: %s
+    input: {}
+outputs:
+  success:
+    content: !expr readFile(%s)
+"""
 
 
 def fail(message):
@@ -51,7 +70,8 @@ def check_field(data, path, want):
             "type", "prefix", "length", "equals"):
         kind, arg = next(iter(want.items()))
         ok = {
-            "type": lambda: arg == "string" and isinstance(got, str) and got != "",
+            "type": lambda: (arg == "string" and isinstance(got, str) and got != "") or (
+                arg == "number" and isinstance(got, (int, float)) and not isinstance(got, bool)),
             "prefix": lambda: isinstance(got, str) and got.startswith(arg),
             "length": lambda: isinstance(got, list) and len(got) == arg,
             "equals": lambda: got == {"host-hostname": socket.gethostname()}.get(arg, arg),
@@ -193,6 +213,8 @@ def main():
         if args.only and not any(o in w["workflow"] for o in args.only):
             continue
         name = "%s:%s" % (w["checkout"], w["workflow"])
+        if w.get("case"):
+            name += " (%s)" % w["case"]
         if "skip" in w:
             rows.append((name, "-", "refused", w["skip"]))
             continue
@@ -201,8 +223,25 @@ def main():
             continue
         cwd, base = os.path.dirname(path), os.path.basename(path)
         extra = []
+        if "read_file" in w:
+            # A file the engine's tests read with readFile(): a workflow of the suite's
+            # reads it, from the directory the test reads it from, in an output beside one
+            # step (a workflow has steps).
+            rf = w["read_file"]
+            cwd = os.path.join(home, rf["context"])
+            base = os.path.join(cache_home.name, "read-file-%d.yaml" % len(rows))
+            with open(base, "w") as f:
+                f.write(READ_FILE_WORKFLOW % (rf["image"], rf["step"], json.dumps(rf["path"])))
+            extra += ["--context", cwd]
         if w.get("input"):
             extra += ["--input", w["input"]]
+        elif "input_data" in w:
+            # Input written in the table, for the fixtures the engine's tests run with
+            # input of their own: a file of the suite's.
+            given = os.path.join(cache_home.name, "input-%d.yaml" % len(rows))
+            with open(given, "w") as f:
+                yaml.safe_dump(w["input_data"], f)
+            extra += ["--input", given]
         if w.get("config"):
             extra += ["--config", w["config"]]
         code, out, err, secs = run([plugboard, "validate", base, "--plugins",
@@ -223,8 +262,15 @@ def main():
         problems = []
         if code != want["exit"]:
             problems.append("exit %s, expected %d: %s" % (code, want["exit"], first_line(err or out)))
+        for text in want.get("stderr", []):
+            if text not in err:
+                problems.append("stderr does not say %r: %s" % (text, first_line(err)))
         doc = engine_output(out)
-        if doc is None:
+        if "output_id" not in want:
+            # The engine prints no output when it exits 1 or 3 (cmd/arcaflow/main.go).
+            if doc is not None:
+                problems.append("an output document on stdout, expected none")
+        elif doc is None:
             problems.append("no output_id/output_data document on stdout")
         else:
             if doc.get("output_id") != want["output_id"]:
@@ -233,8 +279,11 @@ def main():
                 why = check_field(doc.get("output_data") or {}, path, v)
                 if why:
                     problems.append(why)
-        rows.append((name, "run", "FAILED" if problems else "passed",
-                     "; ".join(problems) if problems else "%s (%.1f s)" % (want["output_id"], secs)))
+        detail = "; ".join(problems) if problems else "%s (%.1f s)" % (
+            want.get("output_id", "exit %d" % want["exit"]), secs)
+        if w.get("departs"):
+            detail += "; departs from the engine: " + w["departs"]
+        rows.append((name, "run", "FAILED" if problems else "passed", detail))
 
     # A workflow in the checkouts the table does not know is a failure: write its expectation.
     for c, home in checkouts.items():
