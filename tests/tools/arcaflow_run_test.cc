@@ -236,18 +236,20 @@ TEST_F(ArcaflowRunWorkflowTest, AFailedStepIsExitThree) {
   EXPECT_NE(r.err.find("text 'raise' is not allowed"), std::string::npos) << r.err;
 }
 
-TEST_F(ArcaflowRunWorkflowTest, BadInputIsExitOneWithItsPathAndStartsNothing) {
+TEST_F(ArcaflowRunWorkflowTest, BadInputIsTheEnginesExitThreeWithItsPathAndStartsNothing) {
   std::string workflow = kRunWorkflow;
   for (auto at = workflow.find("src: fix"); at != std::string::npos;
        at = workflow.find("src: fix", at + 1))
     workflow.replace(at, 8, "src: counted");
+  // The engine's runWorkflow exits ExitCodeWorkflowFailed (3) for input its Execute
+  // refuses; plugboard refuses it before any plugin starts.
   auto r = run("text: hi\nn: three\n", {}, workflow);
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("input.n"), std::string::npos) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
   r = run("n: 1\n", {}, workflow);  // text is required
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("text"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
   // The same workflow with good input starts the plugin once for both steps.
@@ -455,11 +457,11 @@ TEST_F(ArcaflowRunWorkflowTest, InputValuesTakeTheTypesTheirScopeDeclares) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("loud: false\n"), std::string::npos) << r.out << r.err;
   r = run("seconds: 0\ntimes: 2\nloud: 2\n", {}, workflow);
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("input.loud"), std::string::npos) << r.err;
-  // Text that is no number stays a bad input: exit 1 with its path.
+  // Text that is no number stays a bad input: the engine's exit 3, with its path.
   r = run("seconds: soon\n", {}, kTypedInput);
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("input.seconds"), std::string::npos) << r.err;
 }
 
@@ -631,10 +633,10 @@ TEST_F(ArcaflowRunWorkflowTest, AForeachWithAFailedItemGivesTheErrorOutput) {
   EXPECT_NE(r.out.find("$.steps.echo.outputs.success"), std::string::npos) << r.out;
 }
 
-TEST_F(ArcaflowRunWorkflowTest, AForeachItemThatFitsNoInputIsExitOneBeforeAnythingRuns) {
+TEST_F(ArcaflowRunWorkflowTest, AForeachItemThatFitsNoInputIsExitThreeBeforeAnythingRuns) {
   dir_.write("sub.yaml", kSubWorkflow);
   const auto r = run("items: [{text: a, n: one}]\n", {}, foreachWorkflow());
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("input.items[0].n"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
 }

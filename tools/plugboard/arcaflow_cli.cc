@@ -137,10 +137,10 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
     input = std::move(*read);
     const auto bad = core::checkArcaflowInput(*load.workflow, input);
     for (const auto& b : bad) std::cerr << input_file.string() << ": " << b << "\n";
-    if (!bad.empty()) return kArcaflowInvalid;
+    if (!bad.empty()) return kArcaflowInputRefused;
   } else if (const auto bad = core::checkArcaflowInput(*load.workflow, input); !bad.empty()) {
     for (const auto& b : bad) std::cerr << "input (none given, --input FILE): " << b << "\n";
-    return kArcaflowInvalid;
+    return kArcaflowInputRefused;
   }
   input = core::typedArcaflowInput(*load.workflow, std::move(input));
   // --config: the engine's config.yaml, or plugboard's own (TOML).
