@@ -663,6 +663,7 @@ ArcaflowPluginName arcaflowImagePlugin(std::string_view src) {
 
 Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input) {
   const Json& objects = wf.input.contains("objects") ? wf.input["objects"] : Json::object();
+  std::function<void(const Json&, Json&, int)> fillType;
   std::function<void(const Json&, Json&, int)> fill = [&](const Json& id, Json& value, int depth) {
     if (depth > 64 || !id.is_string() || !value.is_object() ||
         !objects.contains(id.get<std::string>()))
@@ -678,11 +679,27 @@ Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input) {
         }
         continue;
       }
-      const Json type = property.value("type", Json::object());
-      if (type.value("type_id", "") == "ref")
-        fill(type.value("id", Json()), value[name], depth + 1);
-      if (type.value("type_id", "") == "object")
-        fill(type.value("id", Json()), value[name], depth + 1);
+      fillType(property.value("type", Json::object()), value[name], depth + 1);
+    }
+  };
+  // The objects a value of `type` holds: a ref or object itself, a list's items, a map's
+  // values, a one_of's chosen type (the SDK's Unserialize fills defaults in each).
+  fillType = [&](const Json& type, Json& value, int depth) {
+    if (depth > 64 || !type.is_object()) return;
+    const std::string type_id = type.value("type_id", "");
+    if (type_id == "ref" || type_id == "object") {
+      fill(type.value("id", Json()), value, depth + 1);
+    } else if (type_id == "list" && value.is_array()) {
+      for (Json& item : value) fillType(type.value("items", Json::object()), item, depth + 1);
+    } else if (type_id == "map" && value.is_object()) {
+      for (auto& [_, v] : value.items()) fillType(type.value("values", Json::object()), v, depth + 1);
+    } else if ((type_id == "one_of_string" || type_id == "one_of_int") && value.is_object()) {
+      const std::string field = type.value("discriminator_field_name", "_type");
+      const Json types = type.value("types", Json::object());
+      if (!value.contains(field) || !types.is_object()) return;
+      const Json& d = value[field];
+      const std::string key = d.is_string() ? d.get<std::string>() : d.dump();
+      if (types.contains(key)) fillType(types[key], value, depth + 1);
     }
   };
   fill(wf.input.value("root", Json()), input, 0);

@@ -99,8 +99,9 @@ std::vector<std::string> checkArcaflowInput(const ArcaflowWorkflow& wf, const Js
 
 // `input` with the defaults of its scope's properties filled in where a field is absent
 // (each `default` is JSON text, as the SDK's schema language writes it), in objects reached
-// through `ref` and `object` properties too: what the engine's Unserialize gives its
-// expressions as `$.input`. REQUIRES: checkArcaflowInput() found no problem.
+// through `ref` and `object` properties too, and in a list's items, a map's values and a
+// one_of's chosen type: what the engine's Unserialize gives its expressions as `$.input`.
+// REQUIRES: checkArcaflowInput() found no problem.
 Json withArcaflowDefaults(const ArcaflowWorkflow& wf, Json input);
 
 // The plugin an image `src` names, as plugboard's registry names plugins: the image's last

@@ -785,5 +785,49 @@ outputs:
       << r.err;
 }
 
+TEST_F(ArcaflowRunWorkflowTest, InputDefaultsAreFilledInListItemsAndMapValues) {
+  // The SDK's Unserialize fills a property's default in every object it reads: those of a
+  // list's items and of a map's values too.
+  const std::string workflow = R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties:
+        things:
+          type:
+            type_id: list
+            items: {type_id: ref, id: Thing}
+        named:
+          type:
+            type_id: map
+            keys: {type_id: string}
+            values: {type_id: ref, id: Thing}
+    Thing:
+      id: Thing
+      properties:
+        text:
+          type: {type_id: string}
+        count:
+          type: {type_id: integer}
+          default: "2"
+steps:
+  first:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input:
+      text: !expr $.input.things[0].text
+      count: !expr $.input.things[0].count
+outputs:
+  success:
+    from_list: !expr $.steps.first.outputs.success.count
+    from_map: !expr $.input.named.x.count
+)";
+  const auto r = run("things: [{text: hi}]\nnamed: {x: {text: y}}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "output_data:\n    from_list: 2\n    from_map: 2\noutput_id: success\n") << r.err;
+}
+
 }  // namespace
 }  // namespace plugboard::testing
