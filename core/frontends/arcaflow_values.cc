@@ -16,15 +16,29 @@ struct StepState {
   std::string phase;           // the node's phase ("Succeeded", "Skipped"...); empty: not ended
   std::string message;         // the node's message
   std::optional<Json> values;  // outputs.values: the answered fields and output_id
+  long long finished_ms = -1;  // when it ended (ms into the run); -1: not ended
 };
 
-// The engine's data model (workflow.go's loopState.data): input, and each step's stages.
-Json document(const ArcaflowWorkflow& wf, const Json& input,
-              const std::function<StepState(const std::string&)>& state) {
+bool endedPhase(const std::string& phase) {
+  return phase == "Succeeded" || phase == "Failed" || phase == "Error" || phase == "Skipped" ||
+         phase == "Omitted";
+}
+
+// The engine's data model (workflow.go's loopState.data): input, and each step's stages;
+// and when each step that ended did (what has not ended may still resolve a path).
+struct Document {
+  Json data;
+  std::map<std::string, long long> ended;  // step -> ms into the run
+};
+
+Document document(const ArcaflowWorkflow& wf, const Json& input,
+                  const std::function<StepState(const std::string&)>& state) {
   Json steps = Json::object();
+  std::map<std::string, long long> ended;
   for (const auto& s : wf.steps) {
     Json stages = Json::object();
     const StepState st = state(s.id);
+    if (endedPhase(st.phase)) ended[s.id] = std::max(0LL, st.finished_ms);
     if (st.phase == "Skipped" && st.message == arcaflowDisabledMessage(s)) {
       stages["disabled"] = {{"output", {{"message", st.message}}}};
     } else if (st.values && st.values->is_object() && st.values->contains("output_id")) {
@@ -36,44 +50,50 @@ Json document(const ArcaflowWorkflow& wf, const Json& input,
     }
     steps[s.id] = std::move(stages);
   }
-  return {{"input", input.is_null() ? Json::object() : input}, {"steps", std::move(steps)}};
+  return {{{"input", input.is_null() ? Json::object() : input}, {"steps", std::move(steps)}},
+          std::move(ended)};
 }
 
-enum class Got { kValue, kAbsent, kUnresolved };
+// kUnresolved: a step it reads ended without the output it reads (it never resolves);
+// kPending: a step it reads has not ended (it may resolve later).
+enum class Got { kValue, kAbsent, kUnresolved, kPending };
 struct Filled {
   Got got = Got::kValue;
   Json value;
-  std::string why;  // kUnresolved: the path no step gave
+  std::string why;    // kUnresolved, kPending: the path no step gave (yet)
+  long long at = 0;   // kValue: when it resolved, the last end of a step it read (ms)
 };
 
 class Filler {
  public:
-  Filler(const Json& doc, const std::filesystem::path& files_dir, std::string file)
-      : doc_(doc), file_(std::move(file)) {
+  Filler(const Document& doc, const std::filesystem::path& files_dir, std::string file)
+      : doc_(doc.data), ended_(doc.ended), file_(std::move(file)) {
     context_.files_dir = files_dir;
   }
 
   Expected<Filled> fill(const Json& v) const {
     const std::string tag = arcaflowTag(v);
     if (tag.empty()) {
-      if (v.is_object()) {
-        Filled out{Got::kValue, Json::object(), {}};
+      if (v.is_object() || v.is_array()) {
+        // Unresolved when a member never resolves; pending while one may still.
+        Filled out{Got::kValue, v.is_object() ? Json::object() : Json::array(), {}};
+        std::optional<Filled> pending;
         for (const auto& [k, member] : v.items()) {
           auto f = fill(member);
           if (!f) return f.error();
           if (f->got == Got::kUnresolved) return f;
-          if (f->got == Got::kValue) out.value[k] = std::move(f->value);
+          if (f->got == Got::kPending) {
+            if (!pending) pending = std::move(*f);
+            continue;
+          }
+          if (f->got != Got::kValue) continue;
+          out.at = std::max(out.at, f->at);
+          if (v.is_object())
+            out.value[k] = std::move(f->value);
+          else
+            out.value.push_back(std::move(f->value));
         }
-        return out;
-      }
-      if (v.is_array()) {
-        Filled out{Got::kValue, Json::array(), {}};
-        for (const auto& item : v) {
-          auto f = fill(item);
-          if (!f) return f.error();
-          if (f->got == Got::kUnresolved) return f;
-          if (f->got == Got::kValue) out.value.push_back(std::move(f->value));
-        }
+        if (pending) return std::move(*pending);
         return out;
       }
       return Filled{Got::kValue, v, {}};
@@ -86,7 +106,7 @@ class Filler {
       if (stages.contains("disabled")) {
         Json out = stages["disabled"]["output"];
         out["result"] = "disabled";
-        return Filled{Got::kValue, std::move(out), {}};
+        return Filled{Got::kValue, std::move(out), {}, endedAt(step)};
       }
       auto f = expression(text, v);
       if (!f || f->got != Got::kValue) return f;
@@ -96,8 +116,11 @@ class Filler {
       return f;
     }
     auto f = expression(text, v);
-    // An optional value whose step gave nothing is left out (resolveOptionalExpression).
-    if (f && f->got == Got::kUnresolved && (tag == "!wait-optional" || tag == "!soft-optional"))
+    // An optional value whose step gave nothing is left out (resolveOptionalExpression):
+    // !wait-optional waits for the step to end (executor.go: a CompletionAndDependency),
+    // !soft-optional takes what there is when the rest resolved (an OptionalDependency).
+    if (f && (f->got == Got::kUnresolved || (f->got == Got::kPending && tag == "!soft-optional")) &&
+        (tag == "!wait-optional" || tag == "!soft-optional"))
       return Filled{Got::kAbsent, {}, {}};
     return f;
   }
@@ -108,46 +131,70 @@ class Filler {
            std::to_string(v.value("column", 0)) + ": ";
   }
 
-  // The first option that resolves, with the discriminator set to its key.
+  // The option that resolved first in time (workflow.go resolveOneOfExpression: the first
+  // OR dependency resolved; options resolved by the same step's end in key order), with
+  // the discriminator set to its key.
   Expected<Filled> oneOf(const Json& v) const {
     std::string why;
+    bool pending = false;
+    std::optional<Filled> first;
+    std::string first_key;
     for (const auto& [key, option] : v["one_of"].items()) {
       auto f = fill(option);
       if (!f) return f.error();
       if (f->got != Got::kValue) {
         if (why.empty()) why = f->why;
+        pending = pending || f->got == Got::kPending;
         continue;
       }
       if (!f->value.is_object())
         return Error(where(v) + "!oneof option '" + key + "' is not an object");
-      f->value[v["discriminator"].get<std::string>()] = key;
-      return f;
+      if (!first || f->at < first->at) {
+        first = std::move(*f);
+        first_key = key;
+      }
     }
-    return Filled{Got::kUnresolved, {}, why.empty() ? "no !oneof option" : why};
+    if (first) {
+      first->value[v["discriminator"].get<std::string>()] = first_key;
+      return std::move(*first);
+    }
+    return Filled{pending ? Got::kPending : Got::kUnresolved, {},
+                  why.empty() ? "no !oneof option" : why};
+  }
+
+  long long endedAt(const std::string& step) const {
+    auto it = ended_.find(step);
+    return it == ended_.end() ? 0 : it->second;
   }
 
   Expected<Filled> expression(const std::string& text, const Json& v) const {
     auto expr = arcaflow::parseExpression(text);
     if (!expr) return Error(where(v) + "'" + text + "': " + expr.error().message());
+    long long resolved_at = 0;
     for (const auto& path : expr->dependencies()) {
       if (path.size() < 4 || path[1] != "steps") continue;
+      const std::string step = path[2].is_string() ? path[2].get<std::string>() : path[2].dump();
+      // A step that has not ended may still give the output; one that ended will not.
+      const Got missing = ended_.contains(step) ? Got::kUnresolved : Got::kPending;
       const Json* at = &doc_;
       for (std::size_t i = 1; i < std::min<std::size_t>(path.size(), 5); ++i) {
         const std::string key = path[i].is_string() ? path[i].get<std::string>() : path[i].dump();
         if (!at->is_object() || !at->contains(key)) {
-          return Filled{Got::kUnresolved, {}, arcaflow::pathText(path)};
+          return Filled{missing, {}, arcaflow::pathText(path)};
         }
         at = &(*at)[key];
       }
       if (path.size() == 4 && at->empty())  // $.steps.X.outputs: any output
-        return Filled{Got::kUnresolved, {}, arcaflow::pathText(path)};
+        return Filled{missing, {}, arcaflow::pathText(path)};
+      resolved_at = std::max(resolved_at, endedAt(step));
     }
     auto value = expr->evaluate(doc_, context_);
     if (!value) return Error(where(v) + "'" + text + "': " + value.error().message());
-    return Filled{Got::kValue, std::move(*value), {}};
+    return Filled{Got::kValue, std::move(*value), {}, resolved_at};
   }
 
   const Json& doc_;
+  const std::map<std::string, long long>& ended_;
   std::string file_;
   arcaflow::Context context_;
 };
@@ -155,7 +202,7 @@ class Filler {
 // The document as the run's scope shows it (the dag's calls beside the one asked about);
 // `nested`: a sub-workflow's, whose input is its dag's parameter `input` (the item, as
 // JSON text), with its scope's defaults.
-Json scopeDocument(const ArcaflowWorkflow& wf, const Scope& scope, bool nested = false) {
+Document scopeDocument(const ArcaflowWorkflow& wf, const Scope& scope, bool nested = false) {
   Json input = Json::object();
   if (nested) {
     if (auto given = scope.lookup("inputs.parameters.input")) {
@@ -177,6 +224,8 @@ Json scopeDocument(const ArcaflowWorkflow& wf, const Scope& scope, bool nested =
     if (auto m = scope.lookup(base + "message"); m && m->is_string())
       st.message = m->get<std::string>();
     st.values = scope.lookup(base + "outputs.values");
+    if (auto f = scope.lookup(base + "finishedAt"); f && f->is_string() && !f->get<std::string>().empty())
+      st.finished_ms = std::stoll(f->get<std::string>());
     return st;
   });
 }
@@ -195,6 +244,7 @@ std::string arcaflowDisabledMessage(const ArcaflowStep& step) {
 ArcaflowValues::ArcaflowValues(std::shared_ptr<const ArcaflowWorkflow> workflow,
                                std::filesystem::path files_dir)
     : wf_(std::move(workflow)), files_dir_(std::move(files_dir)) {
+  roles_[arcaflowMainTemplate(*wf_)] = Role{Role::Kind::kWorkflow, wf_.get(), nullptr, false};
   addRoles(*wf_, "", false);
 }
 
@@ -224,12 +274,12 @@ Expected<ValueLanguage::Decision> ArcaflowValues::decide(const TemplateCall& cal
   (void)call;
   Decision d;
   const Role* r = role(tmpl.name);
-  if (r == nullptr || r->kind == Role::Kind::kSubWorkflow) {
+  if (r == nullptr || r->kind == Role::Kind::kSubWorkflow || r->kind == Role::Kind::kWorkflow) {
     d.args = tmpl.kind == Template::Kind::kPlugin ? tmpl.plugin.args : Json::object();
     return d;
   }
   const ArcaflowStep* step = r->step;
-  const Json doc = scopeDocument(*r->wf, scope, r->nested);
+  const Document doc = scopeDocument(*r->wf, scope, r->nested);
   const Filler filler(doc, files_dir_, r->wf->file.string());
   // stop_if already true: the step is cancelled before it runs (its context is).
   if (!step->stop_if.is_null()) {
@@ -294,6 +344,22 @@ Expected<ValueLanguage::Decision> ArcaflowValues::decide(const TemplateCall& cal
       }
     }
     d.args = {{"items", std::move(f->value)}};
+    // The execute stage's `parallelism` (parallelismSchema: an integer of at least 1,
+    // default 1), an expression resolved as its other inputs are.
+    d.parallelism = 1;
+    if (!step->parallelism.is_null()) {
+      auto p = filler.fill(step->parallelism);
+      if (!p) return fail("parallelism", p.error());
+      if (p->got != Got::kValue) {
+        d.run = false;
+        d.message = notProduced(p->why);
+        return d;
+      }
+      if (!p->value.is_number_integer() || p->value.get<long long>() < 1)
+        return Error(subject + "parallelism: " + p->value.dump() +
+                     " is not an integer of at least 1");
+      d.parallelism = static_cast<int>(std::min<long long>(p->value.get<long long>(), 1 << 20));
+    }
   }
   if (d.args.is_null()) d.args = Json::object();
   return d;
@@ -304,7 +370,7 @@ bool ArcaflowValues::stops(const TemplateCall& call, const Scope& scope,
   const Role* r = role(call.template_name);
   if (r == nullptr || r->kind != Role::Kind::kStep || r->step->stop_if.is_null()) return false;
   const ArcaflowStep* step = r->step;
-  const Json doc = scopeDocument(*r->wf, scope, r->nested);
+  const Document doc = scopeDocument(*r->wf, scope, r->nested);
   const Filler filler(doc, files_dir_, r->wf->file.string());
   auto stop = filler.fill(step->stop_if);
   if (!stop || stop->got != Got::kValue || stop->value == Json(false)) return false;
@@ -314,10 +380,11 @@ bool ArcaflowValues::stops(const TemplateCall& call, const Scope& scope,
 
 std::optional<Json> ArcaflowValues::outputs(const Template& tmpl, const Scope& scope) const {
   const Role* r = role(tmpl.name);
-  if (r == nullptr || r->kind == Role::Kind::kStep) return std::nullopt;
+  if (r == nullptr || r->kind == Role::Kind::kStep || r->kind == Role::Kind::kWorkflow)
+    return std::nullopt;
   if (r->kind == Role::Kind::kSubWorkflow) {
-    // The sub-workflow's output, its outputs in file order (a foreach reads `success`).
-    const Json doc = scopeDocument(*r->wf, scope, true);
+    // Its steps ended and no output resolved (ends() would have taken it).
+    const Document doc = scopeDocument(*r->wf, scope, true);
     const Filler filler(doc, files_dir_, r->wf->file.string());
     std::string why;
     for (const auto& [id, value] : r->wf->outputs) {
@@ -339,11 +406,10 @@ std::optional<Json> ArcaflowValues::outputs(const Template& tmpl, const Scope& s
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Json& item = items[i];
     const std::string key = std::to_string(i);
-    if (item.is_object() && item.value("output_id", "") == "success") {
+    // executeSubWorkflows keeps an item's output data whatever its output id.
+    if (item.is_object() && item.contains("output_id")) {
       data.push_back(item["data"]);
       done[key] = item["data"];
-    } else if (item.is_object() && item.contains("output_id")) {
-      messages[key] = "the sub-workflow gave output '" + item["output_id"].get<std::string>() + "'";
     } else if (item.is_object() && item.contains("error") && item["error"].is_string()) {
       messages[key] = item["error"];
     } else {
@@ -354,44 +420,31 @@ std::optional<Json> ArcaflowValues::outputs(const Template& tmpl, const Scope& s
   return Json{{"output_id", "error"}, {"data", std::move(done)}, {"messages", std::move(messages)}};
 }
 
-Expected<std::optional<ArcaflowValues::Output>> ArcaflowValues::output(const RunResult& result,
-                                                                       const Json& input) const {
-  std::map<std::string, const NodeStatus*> by_step;
-  if (!result.nodes.empty()) {
-    const std::string& dag = result.nodes.front().id;
-    for (const auto& n : result.nodes) {
-      if (n.boundary_id == dag) by_step[n.display_name] = &n;
-    }
-  }
-  const Json doc = document(*wf_, input, [&](const std::string& id) {
-    StepState st;
-    auto it = by_step.find(id);
-    if (it == by_step.end()) return st;
-    st.phase = nodePhaseName(it->second->phase);
-    st.message = it->second->message;
-    if (it->second->outputs.values) st.values = *it->second->outputs.values;
-    return st;
-  });
-  const Filler filler(doc, files_dir_, wf_->file.string());
-  std::optional<Output> best;
-  std::optional<std::chrono::steady_clock::time_point> best_at;
-  for (std::size_t i = 0; i < wf_->outputs.size(); ++i) {
-    const auto& [id, value] = wf_->outputs[i];
+std::optional<Json> ArcaflowValues::ends(const Template& tmpl, const Scope& scope) const {
+  const Role* r = role(tmpl.name);
+  if (r == nullptr || (r->kind != Role::Kind::kWorkflow && r->kind != Role::Kind::kSubWorkflow))
+    return std::nullopt;
+  const Document doc = scopeDocument(*r->wf, scope, r->kind == Role::Kind::kSubWorkflow);
+  const Filler filler(doc, files_dir_, r->wf->file.string());
+  // workflow.go notifySteps: the first output node that resolves is the workflow's
+  // output; outputs resolving at the same event are taken in file order.
+  for (const auto& [id, value] : r->wf->outputs) {
     auto f = filler.fill(value);
-    if (!f) return Error("output '" + id + "': " + f.error().message());
-    if (f->got != Got::kValue) continue;
-    // When this output's node resolved: as its last step ended.
-    std::chrono::steady_clock::time_point at{};
-    for (const auto& step : wf_->outputs_depend_on[i]) {
-      auto it = by_step.find(step);
-      if (it != by_step.end() && it->second->finished) at = std::max(at, *it->second->finished);
-    }
-    if (!best || at < *best_at) {
-      best = Output{id, std::move(f->value), id == "error"};
-      best_at = at;
-    }
+    if (!f) return Json{{"error", "output '" + id + "': " + f.error().message()}};
+    if (f->got == Got::kValue) return Json{{"output_id", id}, {"data", std::move(f->value)}};
   }
-  return best;
+  return std::nullopt;
+}
+
+Expected<std::optional<ArcaflowValues::Output>> ArcaflowValues::output(const RunResult& result) const {
+  if (result.nodes.empty()) return std::optional<Output>();
+  const NodeIO& out = result.nodes.front().outputs;
+  if (!out.values || !out.values->is_object()) return std::optional<Output>();
+  const Json& v = *out.values;
+  if (v.contains("error") && v["error"].is_string()) return Error(v["error"].get<std::string>());
+  if (!v.contains("output_id") || !v["output_id"].is_string()) return std::optional<Output>();
+  const std::string id = v["output_id"].get<std::string>();
+  return std::optional<Output>(Output{id, v.value("data", Json()), id == "error"});
 }
 
 namespace {
@@ -414,11 +467,18 @@ std::string scalar(const Json& v) {
   return v.dump();
 }
 
+// A map key: one that is an integer's text is the integer it was (JSON keeps every key as
+// text; the engine's maps keyed by int, e.g. a foreach's `error` data, print bare).
+std::string key(const std::string& k) {
+  static const std::regex kInteger("^-?(0|[1-9][0-9]{0,17})$");
+  return std::regex_match(k, kInteger) ? k : scalar(Json(k));
+}
+
 void emit(const Json& v, int indent, std::string& out) {
   const std::string pad(indent, ' ');
   if (v.is_object()) {
     for (const auto& [k, member] : v.items()) {
-      out += pad + scalar(Json(k)) + ":";
+      out += pad + key(k) + ":";
       if ((member.is_object() || member.is_array()) && !member.empty()) {
         out += "\n";
         emit(member, indent + 4, out);

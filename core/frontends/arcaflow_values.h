@@ -46,22 +46,26 @@ class ArcaflowValues final : public ValueLanguage {
   // item gave `success`, else `error` {data: {i: data of the items that did},
   // messages: {i: why of the others}}.
   std::optional<Json> outputs(const Template& tmpl, const Scope& scope) const override;
+  // The workflow's dag, and each item's sub-workflow: the first of its outputs that
+  // resolves ({"output_id": ID, "data": DATA}; {"error": WHY} when its values fail) ends
+  // it, and the steps still running are stopped (workflow.go: Execute returns with the
+  // first output node resolved; its deferred terminateAllSteps closes the others).
+  std::optional<Json> ends(const Template& tmpl, const Scope& scope) const override;
 
-  // The workflow's output once the run ended: of the outputs whose values resolve, the
-  // one whose last step ended first (file order on a tie), as the engine takes the first
-  // output node that resolves; nullopt when none can ("no more possible outputs").
+  // The workflow's output once the run ended (the value ends() gave its dag); nullopt
+  // when none resolved ("no more possible outputs").
   struct Output {
     std::string id;
     Json data;
     bool error = false;  // the output "error": the engine's exit code 2
   };
-  Expected<std::optional<Output>> output(const RunResult& result, const Json& input) const;
+  Expected<std::optional<Output>> output(const RunResult& result) const;
 
  private:
   // What a template of the model is: a step of the workflow or of a sub-workflow, a
   // foreach step's dag, or a sub-workflow's dag.
   struct Role {
-    enum class Kind { kStep, kForeach, kSubWorkflow } kind = Kind::kStep;
+    enum class Kind { kStep, kForeach, kSubWorkflow, kWorkflow } kind = Kind::kStep;
     const ArcaflowWorkflow* wf = nullptr;  // the workflow the step (or sub-workflow) is in
     const ArcaflowStep* step = nullptr;    // kStep, kForeach: the step; kSubWorkflow: its foreach
     bool nested = false;                   // wf is a sub-workflow: $.input is the dag's `input`

@@ -213,16 +213,18 @@ class Reader {
   long values_ = 0;
 };
 
-// Every expression of `value` (tagged objects, recursively), with its place.
-void forEachExpression(const Json& value,
-                       const std::function<void(const std::string& text, int line, int column)>& f) {
+// Every expression of `value` (tagged objects, recursively), with its tag and place.
+void forEachExpression(
+    const Json& value,
+    const std::function<void(const std::string& tag, const std::string& text, int line,
+                             int column)>& f) {
   const std::string tag = arcaflowTag(value);
   if (tag == "!oneof") {
     for (const auto& [_, option] : value["one_of"].items()) forEachExpression(option, f);
     return;
   }
   if (!tag.empty()) {
-    f(value["expr"].get<std::string>(), value["line"].get<int>(), value["column"].get<int>());
+    f(tag, value["expr"].get<std::string>(), value["line"].get<int>(), value["column"].get<int>());
     return;
   }
   if (value.is_object() || value.is_array()) {
@@ -230,12 +232,14 @@ void forEachExpression(const Json& value,
   }
 }
 
-// The steps the expressions of `value` read ($.steps.NAME...), added to `out`; a step the
-// workflow does not have is a problem.
+// The steps the expressions of `value` wait for ($.steps.NAME...), added to `out`; a step
+// the workflow does not have is a problem. A `!soft-optional` value waits for none
+// (workflow/executor.go: an OptionalDependency does not hold its node back).
 void stepsRead(const Json& value, const std::set<std::string>& steps, const std::string& file,
                const std::string& subject, std::set<std::string>& out,
                std::vector<ModelProblem>& problems) {
-  forEachExpression(value, [&](const std::string& text, int line, int column) {
+  forEachExpression(value, [&](const std::string& tag, const std::string& text, int line,
+                               int column) {
     auto expr = arcaflow::parseExpression(text);
     if (!expr) return;  // reported when read
     for (const auto& path : expr->dependencies()) {
@@ -247,7 +251,7 @@ void stepsRead(const Json& value, const std::set<std::string>& steps, const std:
                                 "', which the workflow does not have"});
         continue;
       }
-      out.insert(name);
+      if (tag != "!soft-optional") out.insert(name);
     }
   });
 }
@@ -820,6 +824,12 @@ void addSteps(const ArcaflowWorkflow& wf, const std::string& prefix, Template& d
 
 }  // namespace
 
+std::string arcaflowMainTemplate(const ArcaflowWorkflow& wf) {
+  std::string name = "main";
+  while (wf.step(name) != nullptr) name += '-';
+  return name;
+}
+
 WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
   WorkflowModel model;
   model.file = wf.file;
@@ -827,8 +837,7 @@ WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf) {
   model.front_end = "arcaflow";
   model.typed_parameters = true;
   Template main;
-  main.name = "main";
-  while (wf.step(main.name) != nullptr) main.name += '-';
+  main.name = arcaflowMainTemplate(wf);
   main.kind = Template::Kind::kDag;
   main.where = {wf.file.string(), 1, 1};
   main.fail_fast = false;  // the engine runs every step it can after a failure

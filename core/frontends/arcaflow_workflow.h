@@ -126,6 +126,9 @@ ArcaflowPluginName arcaflowImagePlugin(std::string_view src);
 // the dag "X:workflow" (the sub-workflow's steps as tasks, input parameter `input`: the
 // item) whose plugin steps are the templates "X/STEP" (":" and "/" are in no step id).
 WorkflowModel arcaflowModel(const ArcaflowWorkflow& wf);
+// The name of the model's dag of the workflow's own steps: "main", or "main-..." when a
+// step has that name.
+std::string arcaflowMainTemplate(const ArcaflowWorkflow& wf);
 
 }  // namespace plugboard::core
 

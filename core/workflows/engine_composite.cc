@@ -75,11 +75,12 @@ void EngineRun::gatedStart(std::uint32_t boundary, const Template& child,
   // Argo counts a boundary's active Pod, Steps and DAG children (node_counters.go
   // getActiveChildrenCounter): a plugin or suspend node never waits for a place.
   const bool counted = child.kind != Template::Kind::kPlugin && child.kind != Template::Kind::kSuspend;
-  if (b.tmpl == nullptr || !b.tmpl->parallelism || !counted) {
+  const std::optional<int> limit = parallelismOf(boundary);
+  if (!limit || !counted) {
     start();
     return;
   }
-  if (b.c().running_children >= *b.tmpl->parallelism) {
+  if (b.c().running_children >= *limit) {
     b.c().gated.push_back(std::move(start));
     return;
   }
@@ -101,7 +102,8 @@ void EngineRun::releaseGate(std::uint32_t n) {
     if (failed || (grp != kNoNode && nodes_[grp].c().failing)) return;
   }
   while (nodes_[g].c().gated_head < nodes_[g].c().gated.size() &&
-         nodes_[g].c().running_children < *nodes_[g].tmpl->parallelism && !isEnded(status_[g].phase)) {
+         nodes_[g].c().running_children < parallelismOf(g).value_or(0) &&
+         !isEnded(status_[g].phase)) {
     auto start = std::move(nodes_[g].c().gated[nodes_[g].c().gated_head++]);
     ++nodes_[g].c().running_children;
     const std::uint32_t c = start();
@@ -229,6 +231,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     // A front end's own value language decides the call and fills its args now.
     Part<Json> plugin_args;
     Json dag_args;
+    std::optional<int> parallelism;
     if (model_.values &&
         (tmpl->kind == Template::Kind::kPlugin || tmpl->kind == Template::Kind::kDag)) {
       NodeScope scope(*this, c, item_ptr, c);
@@ -242,6 +245,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
         plugin_args = std::move(decided->args);
       else
         dag_args = std::move(decided->args);
+      parallelism = decided->parallelism;
     }
     Json args = Json::object();
     for (const auto& [k, v] : call.arguments) {
@@ -259,10 +263,13 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     return std::function<std::uint32_t()>(
         [this, name = std::move(name), tmpl, &call, parent_node, boundary, c,
          item = std::move(item), args = std::move(args),
-         plugin_args = std::move(plugin_args)]() mutable {
+         plugin_args = std::move(plugin_args), parallelism]() mutable {
           if (plugin_args) pending_args_ = std::move(plugin_args);
-          return startCall(std::move(name), tmpl, &call, parent_node, 0, boundary, c,
-                           std::move(item), args, now_);
+          pending_parallelism_ = parallelism;
+          const std::uint32_t n = startCall(std::move(name), tmpl, &call, parent_node, 0,
+                                            boundary, c, std::move(item), args, now_);
+          pending_parallelism_.reset();
+          return n;
         });
   };
   auto whenText = [&] {
@@ -452,8 +459,14 @@ void EngineRun::startDag(std::uint32_t d, TimePoint now) {
   node.c().slots.resize(ti.calls.size());
   node.c().waiting.resize(ti.calls.size());
   node.c().branch.assign(ti.calls.size(), NodePhase::kPending);
+  node.c().parallelism = pending_parallelism_;
+  pending_parallelism_.reset();
   for (std::size_t t = 0; t < ti.calls.size(); ++t)
     node.c().waiting[t] = static_cast<std::uint32_t>(ti.deps[t].size());
+  if (model_.values) {  // decided before any task ran (its value needs none of them)
+    const NodeScope scope(*this, d, nullptr, d);
+    if (auto value = model_.values->ends(*node.tmpl, scope)) stopDag(d, std::move(*value), now);
+  }
   if (ti.needed_count == 0) {
     finishDag(d, now);
     return;
@@ -479,6 +492,13 @@ void EngineRun::startTask(std::uint32_t d, std::uint32_t t, TimePoint now) {
       if (dn != kNoNode) addChild(dn, n);
     }
   };
+  if (any_stopped_ && (nodes_[d].c().stopped || stoppedAbove(d))) {  // decided (stopDag)
+    const std::uint32_t n =
+        skippedNode(base, &call, d, d, t, NodePhase::kOmitted, ed::kDecidedFirst, now);
+    nodes_[d].c().slots[t].node = n;
+    link(n);
+    return;
+  }
   if (!ti.deps[t].empty()) {
     auto hold = dependsHold(d, t);
     if (!hold || !*hold) {
@@ -534,6 +554,12 @@ void EngineRun::dagTaskFulfilled(std::uint32_t d, std::uint32_t t, TimePoint now
       ti.is_target[t]) {
     dag.c().failing = true;
   }
+  // The front end's value language may decide the dag now (its tasks not started yet
+  // then end Omitted).
+  if (model_.values && !dag.c().stopped) {
+    const NodeScope scope(*this, d, nullptr, d);
+    if (auto value = model_.values->ends(*dag.tmpl, scope)) stopDag(d, std::move(*value), now);
+  }
   for (std::uint32_t dep : ti.dependents[t]) {
     if (ti.needed[dep] && --nodes_[d].c().waiting[dep] == 0) startTask(d, dep, now);
   }
@@ -561,6 +587,10 @@ void EngineRun::taskGroupChildFulfilled(std::uint32_t tg, TimePoint now) {
 void EngineRun::finishDag(std::uint32_t d, TimePoint now) {
   const TemplateInfo& ti = info(nodes_[d].tmpl);
   const Node& dag = nodes_[d];
+  if (dag.c().stopped) {  // its value language decided it: its value is already set
+    end(d, NodePhase::kSucceeded, "", now);
+    return;
+  }
   std::vector<NodePhase> branch(ti.calls.size(), NodePhase::kSucceeded);
   for (std::uint32_t t : ti.order) {
     if (!ti.needed[t]) continue;
@@ -596,6 +626,48 @@ void EngineRun::finishDag(std::uint32_t d, TimePoint now) {
     if (auto v = model_.values->outputs(*dag.tmpl, scope)) status_[d].outputs.values = std::move(*v);
   }
   end(d, result, "", now);
+}
+
+// A dag its value language decided: its value now, each call running under it cancelled
+// (its answer stays its outcome), each leaf waiting for a worker Omitted; startBody()
+// omits whatever would start under it later. Nodes are made after their parents, so
+// those under `d` are after it.
+void EngineRun::stopDag(std::uint32_t d, Json value, TimePoint now) {
+  nodes_[d].c().stopped = true;
+  any_stopped_ = true;
+  status_[d].outputs.values = std::move(value);
+  notify(d);
+  const std::string why = "stopped: the outcome of " + status_[d].display_name + " was decided";
+  for (std::uint32_t n = d + 1; n < nodes_.size(); ++n) {
+    Node& node = nodes_[n];
+    if (isEnded(status_[n].phase) || !(node.in_flight || node.queued)) continue;
+    std::uint32_t p = node.parent;
+    while (p != kNoNode && p > d) p = nodes_[p].parent;
+    if (p != d) continue;
+    if (node.in_flight) {
+      if (node.control && !node.control->cancelled()) {
+        status_[n].message = why;
+        notify(n);
+        node.control->cancel();
+      }
+    } else {
+      end(n, NodePhase::kOmitted, ed::kDecidedFirst, now);
+    }
+  }
+}
+
+bool EngineRun::stoppedAbove(std::uint32_t n) const {
+  for (std::uint32_t p = nodes_[n].parent; p != kNoNode; p = nodes_[p].parent) {
+    if (nodes_[p].composite && nodes_[p].composite->stopped) return true;
+  }
+  return false;
+}
+
+std::optional<int> EngineRun::parallelismOf(std::uint32_t n) const {
+  const Node& node = nodes_[n];
+  if (node.composite && node.composite->parallelism) return node.composite->parallelism;
+  if (node.tmpl == nullptr) return std::nullopt;
+  return node.tmpl->parallelism;
 }
 
 }  // namespace plugboard::core

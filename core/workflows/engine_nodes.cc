@@ -290,6 +290,10 @@ void EngineRun::startAttempt(std::uint32_t r, TimePoint now) {
 
 void EngineRun::startBody(std::uint32_t n, TimePoint now) {
   const Template& t = *nodes_[n].tmpl;
+  if (any_stopped_ && stoppedAbove(n)) {  // a dag above it was decided (stopDag)
+    end(n, NodePhase::kOmitted, ed::kDecidedFirst, now);
+    return;
+  }
   switch (t.kind) {
     case Template::Kind::kSteps:
       startSteps(n, now);

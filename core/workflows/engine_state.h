@@ -7,7 +7,8 @@
 // the scheduler needs). A node tells its parent when it is fulfilled (ended, and its exit
 // handler ended) through a queue drained in a loop, never by recursion, so a chain of any
 // length costs no stack. Each event touches the node, its parent and the dependents of
-// a dag task: nothing visits all nodes, except cancel() and the end of the run.
+// a dag task: nothing visits all nodes, except cancel(), the end of the run and a dag's
+// stop (stopDag: the nodes made after it).
 //
 // Thread-safety: none; the scheduling thread only.
 #ifndef PLUGBOARD_CORE_WORKFLOWS_ENGINE_STATE_H_
@@ -78,6 +79,8 @@ struct Composite {
   std::uint32_t group = 0;             // steps: the group running
   std::uint32_t current = kNoNode;     // steps: the group node running
   bool failing = false;                // dag failFast / group: a child failed
+  bool stopped = false;  // dag: its value language decided it (ValueLanguage::ends)
+  std::optional<int> parallelism;  // children at once, when a value language gave it
   std::string fail_message;
   int running_children = 0;            // counted against the template's parallelism
   // Children waiting for a place, in order from gated_head.
@@ -200,6 +203,10 @@ class EngineRun {
   void startTask(std::uint32_t d, std::uint32_t task, TimePoint now);
   void dagTaskFulfilled(std::uint32_t d, std::uint32_t task, TimePoint now);
   void finishDag(std::uint32_t d, TimePoint now);
+  // The value language decided dag `d` (ValueLanguage::ends): it stops.
+  void stopDag(std::uint32_t d, Json value, TimePoint now);
+  bool stoppedAbove(std::uint32_t n) const;  // a dag above `n` was stopped
+  std::optional<int> parallelismOf(std::uint32_t n) const;
   void taskGroupChildFulfilled(std::uint32_t tg, TimePoint now);
   // Starts `call` from composite `c` (one node per loop item): `after` gets each node.
   // `link` gets the call's top node (its own, a TaskGroup, a skipped node) once it exists.
@@ -244,6 +251,8 @@ class EngineRun {
   std::unordered_map<const Template*, std::unique_ptr<TemplateInfo>> infos_;
   std::unordered_map<std::string, const Template*> by_name_;
   Part<Json> pending_args_;  // the next startCall()'s node's args (Node::args)
+  std::optional<int> pending_parallelism_;  // the next startDag()'s (Composite::parallelism)
+  bool any_stopped_ = false;  // some dag was stopped: starts check stoppedAbove()
   TimePoint now_{};
   std::deque<std::uint32_t> fulfilled_;  // nodes whose parent is to be told
   std::deque<std::uint32_t> ready_;      // plugin leaves waiting for a place
@@ -281,6 +290,8 @@ namespace engine_detail {
 inline bool failedOrError(NodePhase p) { return p == NodePhase::kFailed || p == NodePhase::kError; }
 inline bool completed(NodePhase p) { return p == NodePhase::kSucceeded || failedOrError(p); }
 inline bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+// The message of a node that did not start because a dag above it was decided (stopDag).
+inline constexpr const char* kDecidedFirst = "not run: the outcome of its dag was decided first";
 inline std::string underscored(std::string s) {
   for (char& c : s) {
     if (c == '-') c = '_';

@@ -266,6 +266,8 @@ class ValueLanguage {
     bool run = true;  // false: the call is Skipped with `message`, nothing is called
     Json args;        // run: the plugin's args, every marked value filled
     std::string message;
+    // A dag call: its children running at once, in place of the template's parallelism.
+    std::optional<int> parallelism;
   };
   virtual ~ValueLanguage() = default;
   // An error ends the call's node in Error with its message. Asked for calls of plugin
@@ -278,6 +280,16 @@ class ValueLanguage {
   // null where an item has none): the node's outputs.values (what its caller reads as
   // `tasks.NAME.outputs.values`), or nullopt for none.
   virtual std::optional<Json> outputs(const Template& tmpl, const Scope& scope) const {
+    (void)tmpl, (void)scope;
+    return std::nullopt;
+  }
+  // Asked for a dag when it starts and each time one of its tasks ended, with the dag's
+  // scope: its outputs.values when its outcome is decided now (an Arcaflow workflow ends
+  // once one of its outputs resolves), else nullopt. The dag then stops: each call
+  // running under it is cancelled (its plugin's answer to the cancel stays its outcome),
+  // whatever would start under it ends Omitted, and once all of them ended the dag ends
+  // Succeeded with this value (outputs() is not asked).
+  virtual std::optional<Json> ends(const Template& tmpl, const Scope& scope) const {
     (void)tmpl, (void)scope;
     return std::nullopt;
   }

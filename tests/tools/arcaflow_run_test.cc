@@ -223,8 +223,9 @@ TEST_F(ArcaflowRunWorkflowTest, AnErrorOutputIsExitTwo) {
   const auto r = run("text: fail\nn: 1\n");
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(r.out, "output_data:\n    reason: asked to fail\noutput_id: error\n") << r.err;
-  // `second` read an output `first` did not give: it never ran.
-  EXPECT_NE(r.err.find("$.steps.first.outputs.success"), std::string::npos) << r.err;
+  // The output `error` resolved when `first` answered: the run ended there, and `second`
+  // (which read an output `first` did not give) never ran.
+  EXPECT_NE(r.err.find("second (second): Omitted"), std::string::npos) << r.err;
 }
 
 TEST_F(ArcaflowRunWorkflowTest, AFailedStepIsExitThree) {
@@ -631,6 +632,11 @@ TEST_F(ArcaflowRunWorkflowTest, AForeachWithAFailedItemGivesTheErrorOutput) {
   EXPECT_NE(r.out.find("said: c\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("said: fail"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("$.steps.echo.outputs.success"), std::string::npos) << r.out;
+  // The items are keyed by their index, an integer (processInput's map[int]any), as the
+  // engine's YAML prints it.
+  EXPECT_NE(r.out.find("    done:\n        0:\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("        2:\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    why:\n        1: "), std::string::npos) << r.out;
 }
 
 TEST_F(ArcaflowRunWorkflowTest, AForeachItemThatFitsNoInputIsExitThreeBeforeAnythingRuns) {
@@ -680,6 +686,281 @@ TEST_F(ArcaflowRunWorkflowTest, ASubWorkflowThatCannotBeReadIsExitOneNamingIt) {
                  (dir_ / "missing.yaml").string()});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("missing.yaml"), std::string::npos) << r.err;
+}
+
+// The node of the step named `name` in `--output json`'s status (null when none).
+nlohmann::json stepNode(const nlohmann::json& out, const std::string& name) {
+  for (const auto& [id, node] : out["status"]["nodes"].items()) {
+    if (node.value("displayName", "") == name) return node;
+  }
+  return nullptr;
+}
+
+// The output parameter `name` of a node (empty when none).
+std::string outputParameter(const nlohmann::json& node, const std::string& name) {
+  if (!node.is_object() || !node.contains("outputs")) return "";
+  for (const auto& p : node["outputs"].value("parameters", nlohmann::json::array())) {
+    if (p.value("name", "") == name) return p.value("value", "");
+  }
+  return "";
+}
+
+TEST_F(ArcaflowRunWorkflowTest, TheFirstOutputToResolveEndsTheRunAndStopsTheOtherSteps) {
+  // `success` resolves once `quick` answered: the run ends then (workflow.go Execute
+  // returns with the first output node resolved and closes the other steps): `long` is
+  // cancelled and its plugin's answer is its outcome; `after`, waiting for it, never runs.
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  quick:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input:
+      text: hi
+  long:
+    plugin: {src: fix, deployment_type: python}
+    step: wait
+    input:
+      ms: 20000
+  after:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    wait_for: !expr $.steps.long.outputs
+    input:
+      text: later
+outputs:
+  slow:
+    waited: !expr $.steps.long.outputs.success.waited
+  success:
+    text: !expr $.steps.quick.outputs.success.text
+)";
+  const auto r = run("{}\n", {"--parallel", "4", "--output", "json"}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out << r.err;
+  EXPECT_EQ(j["output_id"], "success") << j;
+  EXPECT_EQ(j["output_data"], nlohmann::json({{"text", "hi"}})) << j;
+  // Cancelled: the plugin answered the cancel with its output `cancelled` (or was not
+  // called yet), not `success` 20 s on.
+  EXPECT_NE(stepNode(j, "long").value("phase", ""), "Succeeded") << j;
+  EXPECT_NE(stepNode(j, "long").value("message", "").find("cancelled"), std::string::npos) << j;
+  EXPECT_EQ(stepNode(j, "after").value("phase", ""), "Omitted") << j;
+  EXPECT_EQ(outputParameter(stepNode(j, "quick"), "text"), "hi") << j;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AForeachItemsOutputIsTheFirstOfItsOutputsToResolve) {
+  // Each item's sub-workflow ends with its first output to resolve (`success`, once
+  // `quick` answered; `slow`, first in the file, would need `long`, which is stopped).
+  dir_.write("sub.yaml", R"(version: v0.2.0
+input:
+  root: Item
+  objects:
+    Item:
+      id: Item
+      properties:
+        text:
+          type:
+            type_id: string
+steps:
+  long:
+    plugin: {src: fix, deployment_type: python}
+    step: wait
+    input:
+      ms: 20000
+  quick:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input:
+      text: !expr $.input.text
+outputs:
+  slow:
+    waited: !expr $.steps.long.outputs.success.waited
+  success:
+    said: !expr $.steps.quick.outputs.success.text
+)");
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  each:
+    kind: foreach
+    items: [{text: a}, {text: b}]
+    workflow: sub.yaml
+    parallelism: 2
+outputs:
+  success:
+    all: !expr $.steps.each.outputs.success.data
+)";
+  const auto r = run("{}\n", {"--parallel", "4"}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "output_data:\n"
+            "    all:\n"
+            "        - said: a\n"
+            "        - said: b\n"
+            "output_id: success\n")
+      << r.err;
+}
+
+// A sub-workflow whose step succeeds only once two of its runs are in the plugin at once.
+constexpr const char* kMeetWorkflow = R"(version: v0.2.0
+input:
+  root: Item
+  objects:
+    Item:
+      id: Item
+      properties:
+        n:
+          type:
+            type_id: integer
+steps:
+  meet:
+    plugin: {src: fix, deployment_type: python}
+    step: meet
+    input:
+      n: !expr $.input.n
+outputs:
+  success:
+    met: !expr $.steps.meet.outputs.success.met
+)";
+
+TEST_F(ArcaflowRunWorkflowTest, AForeachsParallelismMayBeAnExpression) {
+  // `parallelism: !expr $.input.p` is the execute stage's input, resolved as `items` is:
+  // with 2, both items run at once and meet; taken as 1, neither would.
+  dir_.write("sub.yaml", kMeetWorkflow);
+  const std::string workflow = R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties:
+        p:
+          type:
+            type_id: integer
+steps:
+  each:
+    kind: foreach
+    items: [{n: 2}, {n: 2}]
+    workflow: sub.yaml
+    parallelism: !expr $.input.p
+outputs:
+  success:
+    all: !expr $.steps.each.outputs.success.data
+)";
+  auto r = run("p: 2\n", {"--parallel", "4"}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "output_data:\n    all:\n        - met: 2\n        - met: 2\noutput_id: success\n")
+      << r.err;
+  // Below 1 (parallelismSchema's minimum): the step fails naming it, nothing runs.
+  r = run("p: 0\n", {"--parallel", "4"}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("step 'each': parallelism: 0 is not an integer of at least 1"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, SoftOptionalDoesNotWaitAndWaitOptionalDoes) {
+  // !soft-optional: the output resolves once `quick` answered, without `long`'s value
+  // (an OptionalDependency); !wait-optional waits for its step to end.
+  const std::string steps = std::string(kNoInput) + R"(steps:
+  quick:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input:
+      text: hi
+  long:
+    plugin: {src: fix, deployment_type: python}
+    step: wait
+    input:
+      ms: MS
+outputs:
+  success:
+    text: !expr $.steps.quick.outputs.success.text
+    waited: TAG $.steps.long.outputs.success.waited
+)";
+  auto workflow = [&](const std::string& ms, const std::string& tag) {
+    std::string w = steps;
+    w.replace(w.find("MS"), 2, ms);
+    w.replace(w.find("TAG"), 3, tag);
+    return w;
+  };
+  auto r = run("{}\n", {"--parallel", "4"}, workflow("20000", "!soft-optional"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "output_data:\n    text: hi\noutput_id: success\n") << r.err;
+  r = run("{}\n", {"--parallel", "4"}, workflow("300", "!wait-optional"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "output_data:\n    text: hi\n    waited: 300\noutput_id: success\n") << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, OneOfTakesTheOptionThatResolvedFirst) {
+  // Both options resolve in the end; `b`'s step answered first, so the output (resolved
+  // then) is `b`, although `a` comes first by key (resolveOneOfExpression: the first OR
+  // dependency resolved).
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  slow:
+    plugin: {src: fix, deployment_type: python}
+    step: wait
+    input:
+      ms: 5000
+  fast:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input:
+      text: hi
+outputs:
+  success:
+    pick: !oneof
+      discriminator: kind
+      one_of:
+        a:
+          waited: !expr $.steps.slow.outputs.success.waited
+        b:
+          text: !expr $.steps.fast.outputs.success.text
+)";
+  const auto r = run("{}\n", {"--parallel", "4"}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "output_data:\n    pick:\n        kind: b\n        text: hi\noutput_id: success\n")
+      << r.err;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, InputDefaultsAreFilledInListItemsAndMapValues) {
+  // The SDK's Unserialize fills a property's default in every object it reads: those of a
+  // list's items and of a map's values too.
+  const std::string workflow = R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties:
+        things:
+          type:
+            type_id: list
+            items: {type_id: ref, id: Thing}
+        named:
+          type:
+            type_id: map
+            keys: {type_id: string}
+            values: {type_id: ref, id: Thing}
+    Thing:
+      id: Thing
+      properties:
+        text:
+          type: {type_id: string}
+        count:
+          type: {type_id: integer}
+          default: "2"
+steps:
+  first:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input:
+      text: !expr $.input.things[0].text
+      count: !expr $.input.things[0].count
+outputs:
+  success:
+    from_list: !expr $.steps.first.outputs.success.count
+    from_map: !expr $.input.named.x.count
+)";
+  const auto r = run("things: [{text: hi}]\nnamed: {x: {text: y}}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, "output_data:\n    from_list: 2\n    from_map: 2\noutput_id: success\n") << r.err;
 }
 
 }  // namespace

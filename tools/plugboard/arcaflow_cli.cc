@@ -228,7 +228,7 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   const core::RunResult result = engine.run(model, input);
   cancel_target->release();
   display.close(result);
-  auto output = values->output(result, input);
+  auto output = values->output(result);
   int status = kArcaflowOk;
   std::string failure;
   if (!output) {
