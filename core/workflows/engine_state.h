@@ -108,6 +108,7 @@ struct Composite {
   std::size_t gated_head = 0;
 };
 
+// Fields ordered so that no padding falls between them (a run holds one per node).
 struct Node {
   NodeKind kind = NodeKind::kDone;
   const Template* tmpl = nullptr;
@@ -120,13 +121,16 @@ struct Node {
   std::uint32_t gate = kNoNode;        // the composite whose parallelism it counts against
   std::uint32_t exit_node = kNoNode;   // its exit handler's node
   bool attempt = false;                // a retry's attempt (its exit handler is the retry's)
+  bool fulfilled = false;
+  bool in_flight = false;  // leaves
+  bool queued = false;     // leaves
   Json item;                           // the loop item it was made for (null: none)
   Part<Json> args;  // a plugin call's args as the model's ValueLanguage filled them
   TimePoint deadline = TimePoint::max();  // activeDeadline, its own or inherited
-  bool fulfilled = false;
 
   // composites (steps, groups, dag, task groups): their own block, as most nodes are leaves
   std::uint32_t open = 0;  // children started (or gated) and not fulfilled
+  std::uint32_t timer_gen = 0;  // leaves: timers of another generation are stale
   std::unique_ptr<Composite> composite;
   Composite& c() {
     if (!composite) composite = std::make_unique<Composite>();
@@ -140,10 +144,7 @@ struct Node {
   // leaves
   std::shared_ptr<CallControl> control;
   std::uint64_t token = 0;
-  std::uint32_t timer_gen = 0;  // timers of another generation are stale
   TimePoint attempt_deadline = TimePoint::max();
-  bool in_flight = false;
-  bool queued = false;
   int retry_index = 0;  // {{retries}}
 
   // retry nodes
