@@ -188,14 +188,22 @@ WorkflowModel tomlModel(const Workflow& wf) {
   main.tasks.reserve(wf.steps.size() - exits);  // as many as they are: no spare capacity
   exit.tasks.reserve(exits);
   // One template for the steps that call the same plugin with the same settings (the
-  // first one's name: no other step's), each step's args and name on its task.
-  std::unordered_map<std::string, std::string> shared;  // sharing key -> template name
+  // first one's name: no other step's), each step's args and name on its task. The
+  // first step's args are also the template's: a later step with the same args (the
+  // steps of a chain, each passing its input on alike) leaves its task's null, as a task
+  // without args of its own gets the template's.
+  std::unordered_map<std::string, std::size_t> shared;  // sharing key -> template index
   for (const auto& step : wf.steps) {
     TemplateCall task = stepTask(wf, step);
     Template t = stepTemplate(step, task);
-    auto [it, added] = shared.emplace(sharingKey(t), t.name);
-    task.template_name = it->second;
-    if (added) model.templates.push_back(std::move(t));
+    auto [it, added] = shared.emplace(sharingKey(t), model.templates.size());
+    if (added) {
+      t.plugin.args = task.plugin_args;
+      model.templates.push_back(std::move(t));  // reserved: no template moves
+    } else if (task.plugin_args == model.templates[it->second].plugin.args) {
+      task.plugin_args = Json();
+    }
+    task.template_name = model.templates[it->second].name;
     (step.exit ? exit : main).tasks.push_back(std::move(task));
   }
   for (const auto& o : wf.outputs) {

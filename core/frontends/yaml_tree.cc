@@ -83,11 +83,16 @@ struct Tree::Builder {
 
   NodeData* node(Node::Type type, const yaml_mark_t& m) {
     void* p = arena->allocate(sizeof(NodeData), alignof(NodeData));
-    return new (p) NodeData{type, false, mark(m), 0, {}, {}, nullptr};
+    return new (p) NodeData{type, false, 0, mark(m), nullptr, nullptr};
   }
 
-  std::string_view keep(const unsigned char* text) {
-    return text ? keep(text, std::strlen(reinterpret_cast<const char*>(text))) : std::string_view();
+  // A tag, null-terminated (null: none).
+  const char* keepTag(const unsigned char* tag) {
+    if (tag == nullptr) return nullptr;
+    const std::size_t size = std::strlen(reinterpret_cast<const char*>(tag)) + 1;
+    char* p = static_cast<char*>(arena->allocate(size, 1));
+    std::memcpy(p, tag, size);
+    return p;
   }
 
   std::string_view keep(const unsigned char* bytes, std::size_t size) {
@@ -121,8 +126,11 @@ struct Tree::Builder {
     NodeData* n = node(plain && nullText(value) ? Node::Type::kNull : Node::Type::kScalar,
                        e.start_mark);
     n->plain = plain;
-    if (n->type == Node::Type::kScalar) n->text = keep(s.value, s.length);
-    n->tag = keep(s.tag);
+    if (n->type == Node::Type::kScalar) {
+      n->at = keep(s.value, s.length).data();
+      n->count = static_cast<std::uint32_t>(s.length);
+    }
+    n->tag = keepTag(s.tag);
     if (plain && s.length == 0 && s.anchor == nullptr && !open.empty() && !open.back().flow) {
       empty = n;
     }
@@ -149,7 +157,7 @@ struct Tree::Builder {
     bool flow = map ? e.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
                     : e.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE;
     NodeData* n = node(type, e.start_mark);
-    n->tag = keep(map ? e.data.mapping_start.tag : e.data.sequence_start.tag);
+    n->tag = keepTag(map ? e.data.mapping_start.tag : e.data.sequence_start.tag);
     open.push_back(Open{n, kids.size(), anchor ? reinterpret_cast<const char*>(anchor) : "", flow});
   }
 
@@ -161,7 +169,7 @@ struct Tree::Builder {
       auto** p = static_cast<const NodeData**>(
           arena->allocate(n * sizeof(const NodeData*), alignof(const NodeData*)));
       std::copy(kids.begin() + static_cast<std::ptrdiff_t>(o.first_kid), kids.end(), p);
-      o.node->kids = p;
+      o.node->at = p;
       o.node->count = static_cast<std::uint32_t>(n);
     }
     kids.resize(o.first_kid);
@@ -174,9 +182,9 @@ struct Tree::Builder {
   void checkKeys(const NodeData& map) {
     std::uint32_t entries = map.count / 2;
     if (entries < 2) return;
-    auto key = [&](std::uint32_t i) { return map.kids[2 * i]; };
+    auto key = [&](std::uint32_t i) { return map.kids()[2 * i]; };
     auto twice = [&](std::uint32_t first, std::uint32_t second) {
-      refuse(key(second)->mark, "key " + quoted(key(second)->text) +
+      refuse(key(second)->mark, "key " + quoted(key(second)->text()) +
                                   " is given twice in one mapping (first on line " +
                                   std::to_string(key(first)->mark.line + 1) +
                                   "); YAML allows each key once");
@@ -185,7 +193,7 @@ struct Tree::Builder {
       for (std::uint32_t i = 1; i < entries; ++i) {
         if (key(i)->type != Node::Type::kScalar) continue;
         for (std::uint32_t j = 0; j < i; ++j) {
-          if (key(j)->type == Node::Type::kScalar && key(j)->text == key(i)->text) {
+          if (key(j)->type == Node::Type::kScalar && key(j)->text() == key(i)->text()) {
             twice(j, i);
             return;
           }
@@ -199,10 +207,10 @@ struct Tree::Builder {
       if (key(i)->type == Node::Type::kScalar) order.push_back(i);
     }
     std::stable_sort(order.begin(), order.end(),
-                     [&](std::uint32_t a, std::uint32_t b) { return key(a)->text < key(b)->text; });
+                     [&](std::uint32_t a, std::uint32_t b) { return key(a)->text() < key(b)->text(); });
     std::optional<std::pair<std::uint32_t, std::uint32_t>> first_twice;
     for (std::size_t i = 1; i < order.size(); ++i) {
-      if (key(order[i])->text == key(order[i - 1])->text &&
+      if (key(order[i])->text() == key(order[i - 1])->text() &&
           (!first_twice || order[i] < first_twice->second)) {
         first_twice.emplace(order[i - 1], order[i]);
       }

@@ -79,16 +79,20 @@ class Node {
   const NodeData* data_ = nullptr;
 };
 
+// 32 bytes: a large file's tree is mostly these (17 of them for each task of a dag).
 struct NodeData {
   Node::Type type;
   bool plain;
+  std::uint32_t count;  // a scalar's bytes; a collection's kids
   Mark mark;
-  std::uint32_t count;          // of kids
-  std::string_view text;        // a scalar's; its bytes belong to the Tree
-  std::string_view tag;         // "" when none; its bytes belong to the Tree
-  const NodeData* const* kids;  // a sequence's items; a mapping's key, value, key, value...
+  // A scalar's bytes, or a collection's kids (a sequence's items; a mapping's key, value,
+  // key, value...); they belong to the Tree.
+  const void* at;
+  const char* tag;  // null-terminated, belonging to the Tree; null when none
+  std::string_view text() const { return {static_cast<const char*>(at), count}; }
+  const NodeData* const* kids() const { return static_cast<const NodeData* const*>(at); }
 };
-static_assert(sizeof(NodeData) <= 56);
+static_assert(sizeof(NodeData) <= 32);
 
 struct NodePair {
   Node key;
@@ -174,10 +178,12 @@ struct TreeLimit {
 
 inline Node::Type Node::type() const { return data_ ? data_->type : Type::kUndefined; }
 inline std::string_view Node::scalar() const {
-  return data_ && data_->type == Type::kScalar ? data_->text : std::string_view();
+  return data_ && data_->type == Type::kScalar ? data_->text() : std::string_view();
 }
 inline bool Node::plain() const { return data_ && data_->plain; }
-inline std::string_view Node::tag() const { return data_ ? data_->tag : std::string_view(); }
+inline std::string_view Node::tag() const {
+  return data_ && data_->tag ? std::string_view(data_->tag) : std::string_view();
+}
 inline Mark Node::mark() const { return data_ ? data_->mark : Mark{}; }
 inline std::size_t Node::size() const {
   if (!data_) return 0;
@@ -186,24 +192,24 @@ inline std::size_t Node::size() const {
   return 0;
 }
 inline Node Node::operator[](std::size_t i) const {
-  return data_ && data_->type == Type::kSequence && i < data_->count ? Node(data_->kids[i])
+  return data_ && data_->type == Type::kSequence && i < data_->count ? Node(data_->kids()[i])
                                                                      : Node();
 }
 inline Node Node::member(std::string_view key) const {
   if (!data_ || data_->type != Type::kMap) return Node();
   for (std::uint32_t i = 0; i < data_->count; i += 2) {
-    const NodeData* k = data_->kids[i];
-    if (k->type == Type::kScalar && k->text == key) return Node(data_->kids[i + 1]);
+    const NodeData* k = data_->kids()[i];
+    if (k->type == Type::kScalar && k->text() == key) return Node(data_->kids()[i + 1]);
   }
   return Node();
 }
 inline NodeRange<Node> Node::items() const {
   if (!data_ || data_->type != Type::kSequence) return NodeRange<Node>(nullptr, nullptr);
-  return NodeRange<Node>(data_->kids, data_->kids + data_->count);
+  return NodeRange<Node>(data_->kids(), data_->kids() + data_->count);
 }
 inline NodeRange<NodePair> Node::pairs() const {
   if (!data_ || data_->type != Type::kMap) return NodeRange<NodePair>(nullptr, nullptr);
-  return NodeRange<NodePair>(data_->kids, data_->kids + data_->count);
+  return NodeRange<NodePair>(data_->kids(), data_->kids() + data_->count);
 }
 
 }  // namespace plugboard::core::yaml

@@ -42,32 +42,47 @@ std::string_view logLevelName(int level) {
   }
 }
 
+LogLines::LogLines(const LogLines& other)
+    : ring_(other.ring_ ? std::make_unique<Ring>(*other.ring_) : nullptr) {}
+
+LogLines& LogLines::operator=(const LogLines& other) {
+  if (this != &other) ring_ = other.ring_ ? std::make_unique<Ring>(*other.ring_) : nullptr;
+  return *this;
+}
+
 void LogLines::add(int level, std::string_view text) {
   LogLine line{level, cutLine(text, kMaxLineBytes)};
-  ++total_;
-  if (ring_.size() < kMaxLines) {
-    ring_.push_back(std::move(line));
+  if (!ring_) ring_ = std::make_unique<Ring>();
+  Ring& r = *ring_;
+  ++r.total;
+  if (r.lines.size() < kMaxLines) {
+    r.lines.push_back(std::move(line));
     return;
   }
-  ring_[next_] = std::move(line);
-  next_ = (next_ + 1) % kMaxLines;
+  r.lines[r.next] = std::move(line);
+  r.next = (r.next + 1) % kMaxLines;
 }
 
 void LogLines::appendSince(const LogLines& other, std::size_t seen) {
-  if (other.total_ <= seen) return;
-  const std::size_t fresh = other.total_ - seen;
+  if (other.total() <= seen) return;
+  const std::size_t fresh = other.total() - seen;
   const auto lines = other.lines();
   const std::size_t kept = std::min(fresh, lines.size());
   // Those `other` dropped count as written (and dropped) here too.
-  total_ += fresh - kept;
+  if (fresh > kept) {
+    if (!ring_) ring_ = std::make_unique<Ring>();
+    ring_->total += fresh - kept;
+  }
   for (std::size_t i = lines.size() - kept; i < lines.size(); ++i)
     add(lines[i].level, lines[i].text);
 }
 
 std::vector<LogLine> LogLines::lines() const {
   std::vector<LogLine> out;
-  out.reserve(ring_.size());
-  for (std::size_t i = 0; i < ring_.size(); ++i) out.push_back(ring_[(next_ + i) % ring_.size()]);
+  if (!ring_) return out;
+  const Ring& r = *ring_;
+  out.reserve(r.lines.size());
+  for (std::size_t i = 0; i < r.lines.size(); ++i) out.push_back(r.lines[(r.next + i) % r.lines.size()]);
   return out;
 }
 

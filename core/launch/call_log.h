@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -40,6 +41,12 @@ class LogLines {
   static constexpr std::size_t kMaxLines = 100;
   static constexpr std::size_t kMaxLineBytes = 1024;
 
+  LogLines() = default;
+  LogLines(const LogLines& other);
+  LogLines(LogLines&&) noexcept = default;
+  LogLines& operator=(const LogLines& other);
+  LogLines& operator=(LogLines&&) noexcept = default;
+
   void add(int level, std::string_view text);
   // Appends the lines of `other` (a later call of the same step), its drops counted.
   void append(const LogLines& other) { appendSince(other, 0); }
@@ -48,16 +55,21 @@ class LogLines {
   void appendSince(const LogLines& other, std::size_t seen);
   // The lines kept, oldest first.
   std::vector<LogLine> lines() const;
-  bool empty() const { return total_ == 0; }
-  std::size_t dropped() const { return total_ - ring_.size(); }
-  std::size_t total() const { return total_; }  // lines written, dropped ones included
+  bool empty() const { return total() == 0; }
+  std::size_t dropped() const { return ring_ ? ring_->total - ring_->lines.size() : 0; }
+  std::size_t total() const { return ring_ ? ring_->total : 0; }  // lines written, dropped ones included
   // [{"level":"info","text":"..."}...]
   nlohmann::json toJson() const;
 
  private:
-  std::vector<LogLine> ring_;  // at most kMaxLines; ring_[next_] is the oldest when full
-  std::size_t next_ = 0;
-  std::size_t total_ = 0;
+  struct Ring {
+    std::vector<LogLine> lines;  // at most kMaxLines; lines[next] is the oldest when full
+    std::size_t next = 0;
+    std::size_t total = 0;
+  };
+  // Out of line, null until the first line: most calls and steps log nothing, and a run
+  // holds a LogLines in every node and step (a pointer, not 40 bytes).
+  std::unique_ptr<Ring> ring_;
 };
 
 // One call's lines, written from any thread while the call runs.

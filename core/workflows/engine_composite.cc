@@ -505,7 +505,7 @@ void EngineRun::startTask(std::uint32_t d, std::uint32_t t, TimePoint now) {
       const std::uint32_t n = skippedNode(
           base, &call, d, d, t, hold ? NodePhase::kOmitted : NodePhase::kError,
           hold ? "omitted: depends condition not met"
-               : "unable to evaluate expression '" + ti.depends[t] + "': " + hold.error().message(),
+               : "unable to evaluate expression '" + std::string(ti.depends[t]) + "': " + hold.error().message(),
           now);
       nodes_[d].c().slots[t].node = n;
       link(n);

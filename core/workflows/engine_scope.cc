@@ -22,8 +22,8 @@ Json resultItem(const Json& result) {
 
 }  // namespace
 
-std::vector<std::string> conjunctionTerms(std::string_view e) {
-  std::vector<std::string> terms;
+std::vector<std::string_view> conjunctionTerms(std::string_view e) {
+  std::vector<std::string_view> terms;
   std::size_t pos = 0;
   while (pos <= e.size()) {
     std::size_t next = e.find("&&", pos);
@@ -71,25 +71,41 @@ TemplateInfo makeTemplateInfo(const Template& t, const std::string* target_text)
     }
     ti.calls.push_back(&call);
   }
-  ti.deps.resize(n);
-  ti.dependents.resize(n);
-  ti.depends.resize(n);
-  ti.conjunction.resize(n);
+  ti.deps.start.reserve(n + 1);
+  ti.depends.reserve(n);
+  ti.conjunction.start.reserve(n + 1);
+  std::vector<std::uint32_t> dependents_count(n, 0);
   for (std::uint32_t i = 0; i < n; ++i) {
     const TemplateCall& call = t.tasks[i];
+    const auto first = static_cast<std::ptrdiff_t>(ti.deps.items.size());
     for (const auto& d : call.depends_on) {
       auto it = ti.index.find(d);
       if (it == ti.index.end()) {
         ti.problem = "task '" + call.name + "' depends on unknown task '" + d + "'";
         continue;
       }
-      if (std::find(ti.deps[i].begin(), ti.deps[i].end(), it->second) != ti.deps[i].end())
+      if (std::find(ti.deps.items.begin() + first, ti.deps.items.end(), it->second) !=
+          ti.deps.items.end())
         continue;
-      ti.deps[i].push_back(it->second);
-      ti.dependents[it->second].push_back(i);
+      ti.deps.items.push_back(it->second);
+      ++dependents_count[it->second];
     }
-    ti.depends[i] = ed::underscored(call.depends);
-    ti.conjunction[i] = conjunctionTerms(ti.depends[i]);
+    ti.deps.endList();
+    std::string_view depends = call.depends;
+    if (depends.find('-') != std::string_view::npos)
+      depends = ti.underscored.emplace_back(ed::underscored(call.depends));
+    ti.depends.push_back(depends);
+    for (std::string_view term : conjunctionTerms(depends)) ti.conjunction.items.push_back(term);
+    ti.conjunction.endList();
+  }
+  // Each task's dependents in task order, as the lists of its dependencies give them.
+  ti.dependents.start.resize(n + 1);
+  for (std::uint32_t i = 0; i < n; ++i)
+    ti.dependents.start[i + 1] = ti.dependents.start[i] + dependents_count[i];
+  ti.dependents.items.resize(ti.deps.items.size());
+  for (std::uint32_t i = 0; i < n; ++i) dependents_count[i] = ti.dependents.start[i];
+  for (std::uint32_t i = 0; i < n; ++i) {
+    for (std::uint32_t d : ti.deps[i]) ti.dependents.items[dependents_count[d]++] = i;
   }
   // Dependencies first (Kahn); what remains is a cycle.
   std::vector<std::uint32_t> left(n);
@@ -386,10 +402,10 @@ Expected<bool> EngineRun::dependsHold(std::uint32_t d, std::uint32_t task) const
   if (ti.depends[task].empty()) return true;
   DependsScope scope(*this, nodes_[d], ti);
   if (!ti.conjunction[task].empty()) {
-    for (const std::string& term : ti.conjunction[task]) {
+    for (std::string_view term : ti.conjunction[task]) {
       auto v = scope.lookup(term);
-      if (!v) return Error("unknown variable '" + term + "'");
-      if (!v->is_boolean()) return Error("'" + term + "' is not a task result");
+      if (!v) return Error("unknown variable '" + std::string(term) + "'");
+      if (!v->is_boolean()) return Error("'" + std::string(term) + "' is not a task result");
       if (!v->get<bool>()) return false;
     }
     return true;

@@ -21,7 +21,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +37,18 @@ inline constexpr std::uint32_t kNoNode = std::numeric_limits<std::uint32_t>::max
 // The slot of an exit handler's node in the node it handles.
 inline constexpr std::uint32_t kExitSlot = kNoNode;
 
+// A list per task, all in one array: task i's are items[start[i]] to items[start[i + 1]]
+// (a dag of 10,000 tasks holds two arrays, not 10,000 vectors of one element).
+template <typename T>
+struct TaskLists {
+  std::vector<std::uint32_t> start{0};
+  std::vector<T> items;
+  std::span<const T> operator[](std::size_t i) const {
+    return {items.data() + start[i], items.data() + start[i + 1]};
+  }
+  void endList() { start.push_back(static_cast<std::uint32_t>(items.size())); }
+};
+
 // What the engine knows of a template before it runs, computed once per template.
 struct TemplateInfo {
   // steps: each call's flat index; dag: each task's index. Name -> index.
@@ -43,23 +57,32 @@ struct TemplateInfo {
   std::unordered_map<std::string, std::uint32_t> depends_index;
   std::vector<const TemplateCall*> calls;  // by index
   // dag only
-  std::vector<std::vector<std::uint32_t>> deps, dependents;
-  std::vector<std::string> depends;  // the expression, '-' written '_'
+  TaskLists<std::uint32_t> deps, dependents;
+  // The expression, '-' written '_': the task's own text (the model outlives the info)
+  // or, for one with '-', its copy in `underscored` (a deque: its strings never move).
+  std::vector<std::string_view> depends;
+  std::deque<std::string> underscored;
   // A `depends` that is only terms joined by && (what `dependencies` becomes): its terms,
   // evaluated one by one without the expression evaluator (no recursion per term, so a
-  // join of 100,000 tasks is fine). Empty for any other expression.
-  std::vector<std::vector<std::string>> conjunction;
+  // join of 100,000 tasks is fine). None for any other expression.
+  TaskLists<std::string_view> conjunction;
   std::vector<char> needed;          // runs for the target (all when none)
   std::vector<char> is_target;
   std::vector<std::uint32_t> targets, order;  // target tasks; all tasks, dependencies first
   std::uint32_t needed_count = 0;
   std::string problem;  // an unknown dependency or a cycle (checkModel reports them first)
+
+  TemplateInfo() = default;
+  TemplateInfo(TemplateInfo&&) = default;  // `depends` still views the moved strings
+  TemplateInfo(const TemplateInfo&) = delete;  // a copy's views would be the original's
+  TemplateInfo& operator=(const TemplateInfo&) = delete;
 };
 // Builds the info of a dag or steps template; `target`: its dag.target with any tags
 // filled (nullptr: as written).
 TemplateInfo makeTemplateInfo(const Template& t, const std::string* target = nullptr);
-// The terms of `expression` if it is TERM && TERM ..., each TERM a name or name.Result.
-std::vector<std::string> conjunctionTerms(std::string_view expression);
+// The terms of `expression` if it is TERM && TERM ..., each TERM a name or name.Result
+// (views of `expression`); none for any other expression.
+std::vector<std::string_view> conjunctionTerms(std::string_view expression);
 
 enum class NodeKind : std::uint8_t { kLeaf, kRetry, kSteps, kGroup, kDag, kTaskGroup, kDone };
 
@@ -88,6 +111,7 @@ struct Composite {
   std::size_t gated_head = 0;
 };
 
+// Fields ordered so that no padding falls between them (a run holds one per node).
 struct Node {
   NodeKind kind = NodeKind::kDone;
   const Template* tmpl = nullptr;
@@ -100,13 +124,16 @@ struct Node {
   std::uint32_t gate = kNoNode;        // the composite whose parallelism it counts against
   std::uint32_t exit_node = kNoNode;   // its exit handler's node
   bool attempt = false;                // a retry's attempt (its exit handler is the retry's)
+  bool fulfilled = false;
+  bool in_flight = false;  // leaves
+  bool queued = false;     // leaves
   Json item;                           // the loop item it was made for (null: none)
   Part<Json> args;  // a plugin call's args as the model's ValueLanguage filled them
   TimePoint deadline = TimePoint::max();  // activeDeadline, its own or inherited
-  bool fulfilled = false;
 
   // composites (steps, groups, dag, task groups): their own block, as most nodes are leaves
   std::uint32_t open = 0;  // children started (or gated) and not fulfilled
+  std::uint32_t timer_gen = 0;  // leaves: timers of another generation are stale
   std::unique_ptr<Composite> composite;
   Composite& c() {
     if (!composite) composite = std::make_unique<Composite>();
@@ -120,10 +147,7 @@ struct Node {
   // leaves
   std::shared_ptr<CallControl> control;
   std::uint64_t token = 0;
-  std::uint32_t timer_gen = 0;  // timers of another generation are stale
   TimePoint attempt_deadline = TimePoint::max();
-  bool in_flight = false;
-  bool queued = false;
   int retry_index = 0;  // {{retries}}
 
   // retry nodes

@@ -66,7 +66,7 @@ void StepReporter::nodeChanged(const NodeStatus& node) {
   if (node.template_name == entry_ || (!exit_.empty() && node.template_name == exit_))
     return;  // the workflow's own dags
   const std::string_view name = node.display_name;
-  auto it = index_.find(std::string(name.substr(0, name.find('('))));
+  auto it = index_.find(name.substr(0, name.find('(')));
   if (it == index_.end()) return;
   update(steps_[it->second], node);
 }

@@ -17,6 +17,7 @@
 #define PLUGBOARD_CORE_WORKFLOWS_STEP_REPORT_H_
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -63,7 +64,7 @@ class StepReporter final : public EngineObserver {
 
   RunObserver* observer_;
   std::vector<Step> steps_;                            // in file order
-  std::unordered_map<std::string, std::size_t> index_;  // step id -> position
+  std::unordered_map<std::string_view, std::size_t> index_;  // step id (the model's) -> position
   std::string entry_, exit_;  // the workflow's own dags' templates
 };
 

@@ -48,6 +48,46 @@ TEST(RunReportTest, WrittenJsonIsTheTextOfToJson) {
   EXPECT_EQ(written(report), report.toJson().dump(2));
 }
 
+// A step's and a node's LogLines hold nothing until a line comes (a run has one per node
+// and step); a copy has lines of its own.
+TEST(RunReportTest, LogLinesStartEmptyAndCopiesKeepTheirOwnLines) {
+  LogLines none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.total(), 0u);
+  EXPECT_EQ(none.dropped(), 0u);
+  EXPECT_TRUE(none.lines().empty());
+  EXPECT_EQ(none.toJson(), nlohmann::json::array());
+
+  LogLines a;
+  a.add(1, "first");
+  LogLines b = a;
+  b.add(3, "second");
+  ASSERT_EQ(a.lines().size(), 1u);
+  ASSERT_EQ(b.lines().size(), 2u);
+  EXPECT_EQ(b.lines()[1].text, "second");
+  a = b;
+  b = none;
+  EXPECT_EQ(a.total(), 2u);
+  EXPECT_TRUE(b.empty());
+  EXPECT_TRUE(b.lines().empty());
+
+  // Past kMaxLines the oldest go, counted as dropped, here and in what appends them.
+  LogLines many;
+  for (int i = 0; i < 150; ++i) many.add(1, "line " + std::to_string(i));
+  EXPECT_EQ(many.total(), 150u);
+  EXPECT_EQ(many.dropped(), 50u);
+  EXPECT_EQ(many.lines().front().text, "line 50");
+  LogLines appended;
+  appended.append(many);
+  EXPECT_EQ(appended.total(), 150u);
+  EXPECT_EQ(appended.dropped(), 50u);
+  LogLines since;
+  since.appendSince(many, 149);
+  ASSERT_EQ(since.lines().size(), 1u);
+  EXPECT_EQ(since.lines()[0].text, "line 149");
+  EXPECT_EQ(since.dropped(), 0u);
+}
+
 TEST(RunReportTest, StepOutputsAreInNameOrderAndTheLastOfANameWins) {
   StepOutputs outputs;
   EXPECT_EQ(outputs.toJson(), Json::object());  // not succeeded: no parameters at all

@@ -187,14 +187,16 @@ int cmdRun(const Args& args) {
   // reuses the memory the parse freed instead of growing an arena per worker (about 8% of
   // the resident memory of a 100,000-step run). Smaller ones keep an arena per thread. The
   // workers start later, with the run.
-  if (prepared->model.templates.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
+  // (Steps, not templates: steps calling the same plugin share one template.)
+  const std::vector<const core::TemplateCall*> steps_in_order = core::tomlSteps(prepared->model);
+  if (steps_in_order.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
 
   const bool json = *output == "json";
   // JSON keeps standard output for the report; the live lines go to a terminal's standard
   // error then (and nothing when it is not one).
   const bool shown = !json || isatty(STDERR_FILENO);
   std::vector<std::string> ids;
-  for (const core::TemplateCall* s : core::tomlSteps(prepared->model)) ids.push_back(s->name);
+  for (const core::TemplateCall* s : steps_in_order) ids.push_back(s->name);
   const std::string logs_of = vm.count("logs") ? vm["logs"].as<std::string>() : "";
   if (!logs_of.empty() && std::find(ids.begin(), ids.end(), logs_of) == ids.end()) {
     cancel_target->release();
