@@ -49,10 +49,35 @@ outputs:
 
 class ArcaflowRunTest : public ::testing::Test {
  protected:
+  // validate reads the steps' plugins' schemas: the example image's plugin is a stand-in
+  // from the registry, an ATP plugin whose one step takes `name` or `text`.
   RunResult validate(const std::string& yaml, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"validate", dir_.write("workflow.yaml", yaml)};
     args.insert(args.end(), extra.begin(), extra.end());
-    return plugboard(args);
+    return plugboard(withPlugin(args), cache());
+  }
+  std::vector<std::string> withPlugin(std::vector<std::string> args) {
+    const std::string plugin = dir_.write(
+        "example.py", "import sys\nsys.path.insert(0, '" +
+                          (sourceDir() / "plugins" / "arcaflow").string() +
+                          "')\nimport atpkit as k\nS = {'type_id': 'string'}\n"
+                          "IN = k.scope('In', {'In': {'name': k.prop(S, required=False), "
+                          "'text': k.prop(S, required=False)}})\n"
+                          "OUT = k.scope('Out', {'Out': {'message': k.prop(S)}})\n"
+                          "k.serve({'steps': {'hello-world': k.step('hello-world', IN, "
+                          "{'success': OUT})}}, {'hello-world': lambda run, config: "
+                          "('success', {'message': 'hi'})})\n");
+    args.insert(args.end(),
+                {"--registry",
+                 dir_.write("registry.toml",
+                            "[plugins.arcaflow-plugin-example.\"0.5.1\"]\natp = { path = \"" +
+                                plugin + "\" }\n")});
+    return args;
+  }
+  RunOptions cache() {
+    RunOptions options;
+    options.env = {"XDG_CACHE_HOME=" + (dir_ / "cache").string()};
+    return options;
   }
   TempDir dir_;
 };
@@ -61,8 +86,8 @@ TEST_F(ArcaflowRunTest, ValidatesAWorkflowAndItsInput) {
   dir_.write("input.yaml", "name: Arca\n");
   const auto r = validate(kWorkflow, {"--input", (dir_ / "input.yaml").string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("ok: Arcaflow workflow, 2 steps, outputs success; the plugins' schemas "
-                       "were not checked"),
+  EXPECT_NE(r.out.find("ok: Arcaflow workflow, 2 steps, outputs success; the steps' inputs fit "
+                       "their plugins' schemas\n"),
             std::string::npos)
       << r.out;
 }
@@ -70,8 +95,9 @@ TEST_F(ArcaflowRunTest, ValidatesAWorkflowAndItsInput) {
 TEST_F(ArcaflowRunTest, TakesRelativeFilesFromTheContext) {
   dir_.write("workflow.yaml", kWorkflow);
   dir_.write("input.yaml", "name: Arca\n");
-  const auto r = plugboard({"validate", "workflow.yaml", "--context", dir_.path().string(),
-                            "--input", "input.yaml"});
+  const auto r = plugboard(withPlugin({"validate", "workflow.yaml", "--context",
+                                       dir_.path().string(), "--input", "input.yaml"}),
+                           cache());
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
