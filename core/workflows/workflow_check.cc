@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/workflows/leaf_calls.h"
 #include "core/workflows/schema.h"
 #include "core/workflows/substitution.h"
 #include "core/base/text.h"
@@ -169,14 +170,7 @@ std::vector<ModelProblem> checkModelArgs(const WorkflowModel& model,
     auto report = [&](std::string message) {
       problems.push_back({t.where, "step '" + t.name + "'", std::move(message)});
     };
-    const Route route = routes.resolve({.key = t.plugin.key,
-                                        .version = t.plugin.version,
-                                        .rpc = t.plugin.rpc,
-                                        .deployer = t.plugin.deployer,
-                                        .options = t.plugin.deploy_options.is_null()
-                                                       ? nullptr
-                                                       : &t.plugin.deploy_options,
-                                        .registry = true});
+    const Route route = routes.resolve(routeQuery(t.plugin));
     if (route.kind == Route::Kind::kTarget) {
       checkDescribedArgs(routes.launcher(), *route.target, t.plugin.rpc, known->second, where,
                          unknown, std::nullopt, starts, report);
