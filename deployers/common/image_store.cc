@@ -85,6 +85,10 @@ std::optional<fs::path> imageList(std::string& why) {
     if (driver.empty()) driver = storage["driver"].value_or(std::string());
     graphroot = storage["graphroot"].value_or(std::string());
     rootless_path = storage["rootless_storage_path"].value_or(std::string());
+    if (storage["imagestore"] || storage["options"]["imagestore"]) {
+      why = conf.string() + " keeps images in a separate image store";
+      return std::nullopt;
+    }
     if (const auto* stores = storage["options"]["additionalimagestores"].as_array();
         stores != nullptr && !stores->empty()) {
       why = conf.string() + " names additional image stores";

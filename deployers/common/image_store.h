@@ -16,8 +16,8 @@
 // Whatever the files cannot decide is kUnknown, for the caller to ask podman: a name
 // podman would resolve itself (a short name without a registry, a digest reference, a
 // transport such as oci-archive:), a podman other than the one in PATH, a remote podman
-// ($CONTAINER_HOST, $CONTAINER_CONNECTION), additional image stores, a store or list that
-// cannot be read or parsed. Free functions; thread-safe.
+// ($CONTAINER_HOST, $CONTAINER_CONNECTION), additional or separate image stores
+// (`additionalimagestores`, `imagestore`), a store or list that cannot be read or parsed. Free functions; thread-safe.
 #ifndef PLUGBOARD_DEPLOYERS_COMMON_IMAGE_STORE_H_
 #define PLUGBOARD_DEPLOYERS_COMMON_IMAGE_STORE_H_
 

@@ -99,6 +99,9 @@ TEST_F(StoredImageTest, WhatTheFilesCannotSayIsLeftToPodman) {
                                  "\"\n[storage.options]\nadditionalimagestores = [\"/srv/images\"]\n");
   list(R"([{"id":")" + kA + R"(","names":["quay.io/x/y:1"]}])");
   EXPECT_EQ(findStoredImage("quay.io/x/y:1").answer, Answer::kUnknown);
+  dir_.write("storage.conf", "[storage]\ngraphroot = \"" + dir_.path().string() +
+                                 "\"\nimagestore = \"/srv/images\"\n");
+  EXPECT_EQ(findStoredImage("quay.io/x/y:1").answer, Answer::kUnknown);
   dir_.write("storage.conf", "[storage\n");
   EXPECT_EQ(findStoredImage("quay.io/x/y:1").answer, Answer::kUnknown);
   // No driver configured: the one whose list exists.
