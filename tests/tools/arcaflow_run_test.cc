@@ -4,6 +4,7 @@
 // failed workflow), problems with file:line:column or the bad input field's path,
 // --context for relative files. `run` runs real ATP plugins (tests/fixtures/atp/
 // atp_fixture.py through the atp deployer) and prints the engine's output.
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -144,6 +145,38 @@ TEST_F(ArcaflowRunTest, InvalidWorkflowIsExitOneWithFileLineColumn) {
   EXPECT_NE(r.err.find("workflow.yaml:18:13: step 'greet': unknown tag '!unknown'"),
             std::string::npos)
       << r.err;
+}
+
+TEST_F(ArcaflowRunTest, CtrlCStopsAStartThatReadsASchemaAndSaysNothingWasChecked) {
+  // A plugin without a cached schema is started by validate to read it; this one never
+  // answers its hello.
+  const std::string registry = dir_.write(
+      "mute.toml",
+      "[plugins.mute.\"1.0.0\"]\natp = { command = [\"/usr/bin/python3\", \"-c\", \"import sys, "
+      "time; print('mute plugin runs', file=sys.stderr, flush=True); time.sleep(600)\"] }\n");
+  const std::string workflow = dir_.write("workflow.yaml", R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties: {}
+steps:
+  a:
+    plugin: {src: mute, deployment_type: python}
+    input: {}
+outputs:
+  success:
+    a: !expr $.steps.a.outputs.success
+)");
+  RunOptions options = cache();
+  options.signals = {{SIGINT, "mute plugin runs"}};
+  // At info, the plugin's stderr is logged as it comes: the signal is sent once it runs.
+  const auto r = plugboard(
+      {"validate", workflow, "--registry", registry, "--log-level", "info"}, options);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // as a cancelled run
+  EXPECT_NE(r.err.find("not checked: cancelled"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 TEST_F(ArcaflowRunTest, GraphsTheStepsInTheEnginesOrder) {
