@@ -24,6 +24,7 @@
 #include "core/serving/argo.h"       // exec: Argo's request and reply
 #include "core/serving/http_server.h"  // serve
 #include "core/frontends/arcaflow_values.h"    // run: Arcaflow workflows
+#include "core/frontends/arcaflow_known.h"     // validate: Arcaflow steps' inputs
 #include "core/frontends/arcaflow_workflow.h"  // validate: Arcaflow workflows
 #include "core/frontends/front_end.h"  // run, validate: Argo YAML
 #include "core/workflows/engine.h"     // run: model workflows, node tree

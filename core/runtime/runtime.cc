@@ -4,6 +4,7 @@
 
 #include "core/frontends/toml_workflow.h"
 #include "core/launch/registry_plugins.h"
+#include "core/workflows/leaf_calls.h"
 #include "core/workflows/workflow_check.h"
 
 namespace plugboard::core {
@@ -159,12 +160,7 @@ Expected<Json> Runtime::prepareModel(const WorkflowModel& model, const Json& giv
   std::string problems;
   for (const auto& t : model.templates) {
     if (t.kind != Template::Kind::kPlugin) continue;
-    const Route route = dispatcher_->resolve({.key = t.plugin.key,
-                                              .version = t.plugin.version,
-                                              .rpc = t.plugin.rpc,
-                                              .deployer = t.plugin.deployer,
-                                              .options = t.plugin.deploy_options.is_null() ? nullptr : &t.plugin.deploy_options,
-                                              .registry = true});
+    const Route route = dispatcher_->resolve(routeQuery(t.plugin));
     if (route.kind == Route::Kind::kNone && t.plugin.poll) continue;  // polled: decided per call
     if (route.kind == Route::Kind::kNone || route.kind == Route::Kind::kConflict) {
       problems += (problems.empty() ? "" : "\n") +

@@ -23,6 +23,15 @@ std::optional<std::string> schemaProblem(const Manifest& manifest, const std::st
   return problems.front() + " (schema of " + manifest.name + ")";
 }
 
+RouteQuery routeQuery(const PluginCall& p) {
+  return {.key = p.key,
+          .version = p.version,
+          .rpc = p.rpc,
+          .deployer = p.deployer,
+          .options = p.deploy_options.is_null() ? nullptr : &p.deploy_options,
+          .registry = true};
+}
+
 std::string templateContextText(std::string_view workflow, std::string_view nspace,
                                 std::string_view uid, const Json& tmpl) {
   const auto quoted = [](const Json& j) {
@@ -87,12 +96,7 @@ std::shared_ptr<const Route> DispatchedLeafCalls::pluginRoute(const LeafCall& ca
     if (auto it = routes_.find(key); it != routes_.end()) route = it->second;
   }
   if (!route) {
-    auto made = std::make_shared<const Route>(dispatcher_.resolve({.key = p.key,
-                                                                   .version = p.version,
-                                                                   .rpc = p.rpc,
-                                                                   .deployer = p.deployer,
-                                                                   .options = p.deploy_options.is_null() ? nullptr : &p.deploy_options,
-                                                                   .registry = true}));
+    auto made = std::make_shared<const Route>(dispatcher_.resolve(routeQuery(p)));
     std::lock_guard lock(mu_);
     route = routes_.emplace(std::move(key), std::move(made)).first->second;
   }

@@ -32,6 +32,12 @@
 
 namespace plugboard::core {
 
+// What the dispatcher is asked for a plugin template: its key, version, RPC, deployer and
+// that deployer's options, registry plugins by name. The one query: the leaves, the
+// checks before a run (Runtime::prepareModel) and validate (checkModelArgs) ask it alike.
+// The view holds references into `p`, which must outlive it.
+RouteQuery routeQuery(const PluginCall& p);
+
 // The artifact kind of a deployer that runs container and script templates to their end,
 // and the artifact it is opened with.
 inline constexpr char kContainerRunKind[] = "container-run";

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "core/workflows/leaf_calls.h"
 #include "core/workflows/schema.h"
 #include "core/workflows/substitution.h"
 #include "core/base/text.h"
@@ -38,20 +39,18 @@ const Json* declared(const Manifest& manifest, const std::string& rpc, const cha
   return w == s->end() || !w->is_object() ? nullptr : &*w;
 }
 
-// Checks that `m` provides the step's RPC and that its args fit the declared input
-// schema; false when it does not provide it.
-bool checkArgs(const WorkflowStep& step, const Manifest& m, const SubstitutionContext& ctx,
+// Checks that `m` provides `rpc` and that `args` fit its declared input schema; false when
+// it does not provide it.
+bool checkArgs(const std::string& rpc, const Json& args, const std::string& where,
+               const Manifest& m, const std::function<bool(const Json&)>& unknown,
                const std::function<void(std::string)>& report) {
-  if (!m.legacy() && !m.providesRpc(step.rpc)) {
-    report("plugin '" + m.name + "' does not provide '" + step.rpc +
-           "'; it provides: " + join(m.provides));
+  if (!m.legacy() && !m.providesRpc(rpc)) {
+    report("plugin '" + m.name + "' does not provide '" + rpc + "'; it provides: " + join(m.provides));
     return false;
   }
-  if (const Json* schema = declared(m, step.rpc, "input")) {
-    for (auto& p :
-         checkSchema(substituteKnown(step.args, ctx), *schema, "args", refersToStepOutput)) {
-      report(p + " (schema of " + m.name + " " + step.rpc + ")");
-    }
+  if (const Json* schema = declared(m, rpc, "input")) {
+    for (auto& p : checkSchema(args, *schema, where, unknown))
+      report(p + " (schema of " + m.name + " " + rpc + ")");
   }
   return true;
 }
@@ -90,17 +89,9 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       if (route.kind == Route::Kind::kTarget && entry == nullptr) {
         // Its manifest is read through its deployer when it runs, or now if that is cheap.
         // A plugin that cannot start is the step's error when it runs, not the workflow's.
-        std::optional<Millis> within;
-        if (starts.default_timeout && starts.clock != nullptr)
-          within = step.timeout.value_or(*starts.default_timeout);
-        auto described =
-            routes->launcher().describe(*route.target, starts.cancel, within, starts.clock);
-        if (described && *described) {
-          checkArgs(step, **described, ctx, report);
-        } else if (!described && starts.unstarted_is_problem) {
-          report("its args were not checked: its plugin could not be started to read its "
-                 "schema: " + described.error().message());
-        }
+        checkDescribedArgs(routes->launcher(), *route.target, step.rpc,
+                           substituteKnown(step.args, ctx), "args", refersToStepOutput,
+                           step.timeout, starts, report);
         continue;
       }
     } else if (!step.deployer.empty()) {
@@ -124,7 +115,9 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       }
       continue;
     }
-    if (!checkArgs(step, entry->manifest, ctx, report)) continue;
+    if (!checkArgs(step.rpc, substituteKnown(step.args, ctx), "args", entry->manifest,
+                   refersToStepOutput, report))
+      continue;
     // Outputs used from other steps must be ones their plugins declare, when they declare any.
     auto refs = stepReferences(step);
     if (!refs) continue;
@@ -142,6 +135,47 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
         for (const auto& [n, _] : (*output)["properties"].items()) names.push_back(n);
         report(r.text + ": plugin '" + producer->manifest.name + "' outputs only " + join(names));
       }
+    }
+  }
+  return problems;
+}
+
+void checkDescribedArgs(Launcher& launcher, const LaunchTarget& target, const std::string& rpc,
+                        const Json& args, const std::string& where,
+                        const std::function<bool(const Json&)>& unknown,
+                        std::optional<Millis> step_timeout, const CheckStarts& starts,
+                        const std::function<void(std::string)>& report) {
+  std::optional<Millis> within;
+  if (starts.default_timeout && starts.clock != nullptr)
+    within = step_timeout.value_or(*starts.default_timeout);
+  auto described = launcher.describe(target, starts.cancel, within, starts.clock);
+  if (described && *described) {
+    checkArgs(rpc, args, where, **described, unknown, report);
+  } else if (!described && starts.unstarted_is_problem) {
+    report("its " + where + (where == "args" ? " were" : " was") +
+           " not checked: its plugin could not be started to read its schema: " +
+           described.error().message());
+  }
+}
+
+std::vector<ModelProblem> checkModelArgs(const WorkflowModel& model,
+                                         const std::map<std::string, Json>& args,
+                                         const std::string& where,
+                                         const std::function<bool(const Json&)>& unknown,
+                                         const Dispatcher& routes, const CheckStarts& starts) {
+  std::vector<ModelProblem> problems;
+  for (const auto& t : model.templates) {
+    const auto known = args.find(t.name);
+    if (t.kind != Template::Kind::kPlugin || known == args.end()) continue;
+    auto report = [&](std::string message) {
+      problems.push_back({t.where, "step '" + t.name + "'", std::move(message)});
+    };
+    const Route route = routes.resolve(routeQuery(t.plugin));
+    if (route.kind == Route::Kind::kTarget) {
+      checkDescribedArgs(routes.launcher(), *route.target, t.plugin.rpc, known->second, where,
+                         unknown, std::nullopt, starts, report);
+    } else if (const Manifest* m = route.manifest()) {
+      checkArgs(t.plugin.rpc, known->second, where, *m, unknown, report);
     }
   }
   return problems;

@@ -12,6 +12,7 @@
 #ifndef PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_CHECK_H_
 #define PLUGBOARD_CORE_WORKFLOWS_WORKFLOW_CHECK_H_
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "core/manifests/catalog.h"
 #include "core/launch/launcher.h"
 #include "core/routing/dispatcher.h"
+#include "core/workflows/model.h"
 #include "core/workflows/workflow.h"
 
 namespace plugboard::core {
@@ -43,6 +45,30 @@ struct CheckStarts {
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& workflow, const Catalog& catalog,
                                            const Json& inputs, const Dispatcher* routes = nullptr,
                                            const CheckStarts& starts = {});
+
+// One call's args checked against the input schema of the plugin `target` places, when its
+// deployer describes plugins (Launcher::describe(): from the deployer's cache, else by
+// starting the plugin within the step's deadline, `step_timeout` or the default): the
+// plugin must provide `rpc`, and `args` fit its schema (each path starting with `where`;
+// `unknown` marks values only the run knows, which pass). Each problem goes to `report`;
+// a plugin that could not be started is one when `starts.unstarted_is_problem`. The one
+// check of described plugins, for checkWorkflow() and checkModelArgs().
+void checkDescribedArgs(Launcher& launcher, const LaunchTarget& target, const std::string& rpc,
+                        const Json& args, const std::string& where,
+                        const std::function<bool(const Json&)>& unknown,
+                        std::optional<Millis> step_timeout, const CheckStarts& starts,
+                        const std::function<void(std::string)>& report);
+
+// The plugin templates of a model checked as checkWorkflow() checks a TOML workflow's
+// steps, each placed by `routes` as the run places it: `args` holds, by template name, the
+// args known before the run (a template not in it is not checked); a plugin of the
+// plugin directories by its manifest, one placed by the launcher through
+// checkDescribedArgs(). Each problem names the template's place and "step 'NAME'".
+std::vector<ModelProblem> checkModelArgs(const WorkflowModel& model,
+                                         const std::map<std::string, Json>& args,
+                                         const std::string& where,
+                                         const std::function<bool(const Json&)>& unknown,
+                                         const Dispatcher& routes, const CheckStarts& starts);
 
 // The input values: defaults overridden by `params` (text, converted to the default's
 // type). Errors for a param naming no input, a bad value, a required input left out.

@@ -25,6 +25,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -42,6 +43,7 @@
 #include "deployers/atp/schema_cache.h"
 #include "deployers/common/container_run.h"
 #include "deployers/common/handle.h"
+#include "deployers/common/image_store.h"
 #include "deployers/common/launch.h"
 #include "deployers/common/settings.h"
 
@@ -316,9 +318,15 @@ class AtpDeployer : public plugboard::Deployer {
     podman.podman.binary = program;
     deployer_common::requireTrusted(program, host::checkFile(program, rules));
     deployer_common::checkImageFiles(image, rules);
-    // The image's ID names its content; an image podman does not have yet keeps its name.
-    digest.addText("image");
-    digest.addText(imageId(podman.podman, image));
+    // The image's ID names its content. An image this machine does not have (yet) has no
+    // identity: its schema is not cached (a pull could bring another image of that name).
+    const std::optional<std::string> id = imageId(podman.podman, image, s.container);
+    if (id) {
+      digest.addText("image");
+      digest.addText(*id);
+    } else {
+      s.cache_dir.clear();
+    }
     const std::string base =
         "plugboard-atp-" + run_id_ + "-" + deployer_common::imageNamePart(image) + "-";
     auto launch = deployer_common::makeLaunch("'" + name + "' (image " + image + ")", name, "atp",
@@ -327,15 +335,28 @@ class AtpDeployer : public plugboard::Deployer {
     return launch;
   }
 
-  // `podman image inspect --format {{.Id}} IMAGE`, or the image's name when it fails.
-  static std::string imageId(const deployer_common::Podman& podman, const std::string& image) {
+  // The ID of `image` in podman's local store: read from the store's image list
+  // (deployers/common/image_store.h), else asked of podman (`podman image inspect`) when
+  // the files cannot tell; nullopt when the store has no such image.
+  std::optional<std::string> imageId(const deployer_common::Podman& podman,
+                                     const std::string& image, const Json& container_options) {
+    const auto option = container_options.find("podman");
+    const std::string podman_option =
+        option != container_options.end() && option->is_string() ? option->get<std::string>()
+                                                                 : std::string("podman");
+    const deployer_common::StoredImage stored =
+        deployer_common::findStoredImage(image, podman_option);
+    using Answer = deployer_common::StoredImage::Answer;
+    if (stored.answer == Answer::kFound) return stored.id;
+    if (stored.answer == Answer::kAbsent) return std::nullopt;
+    log().debug("image '" + image + "': asking podman for its ID: " + stored.why);
     host::SpawnOptions o;
     o.program = podman.binary;
     o.argv = podman.global();
     o.argv.insert(o.argv.end(), {"image", "inspect", "--format", "{{.Id}}", image});
     o.env = host::environmentWith({});
     auto spawned = host::spawn(o);
-    if (!spawned) return image;
+    if (!spawned) return std::nullopt;
     spawned->in.reset();
     std::string out;
     char buf[256];
@@ -350,7 +371,8 @@ class AtpDeployer : public plugboard::Deployer {
     }
     while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
     const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !out.empty();
-    return ok ? out : image;
+    if (!ok) return std::nullopt;
+    return out;
   }
 
   AtpSettings defaults_;

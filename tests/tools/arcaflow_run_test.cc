@@ -4,6 +4,7 @@
 // failed workflow), problems with file:line:column or the bad input field's path,
 // --context for relative files. `run` runs real ATP plugins (tests/fixtures/atp/
 // atp_fixture.py through the atp deployer) and prints the engine's output.
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -49,10 +50,35 @@ outputs:
 
 class ArcaflowRunTest : public ::testing::Test {
  protected:
+  // validate reads the steps' plugins' schemas: the example image's plugin is a stand-in
+  // from the registry, an ATP plugin whose one step takes `name` or `text`.
   RunResult validate(const std::string& yaml, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {"validate", dir_.write("workflow.yaml", yaml)};
     args.insert(args.end(), extra.begin(), extra.end());
-    return plugboard(args);
+    return plugboard(withPlugin(args), cache());
+  }
+  std::vector<std::string> withPlugin(std::vector<std::string> args) {
+    const std::string plugin = dir_.write(
+        "example.py", "import sys\nsys.path.insert(0, '" +
+                          (sourceDir() / "plugins" / "arcaflow").string() +
+                          "')\nimport atpkit as k\nS = {'type_id': 'string'}\n"
+                          "IN = k.scope('In', {'In': {'name': k.prop(S, required=False), "
+                          "'text': k.prop(S, required=False)}})\n"
+                          "OUT = k.scope('Out', {'Out': {'message': k.prop(S)}})\n"
+                          "k.serve({'steps': {'hello-world': k.step('hello-world', IN, "
+                          "{'success': OUT})}}, {'hello-world': lambda run, config: "
+                          "('success', {'message': 'hi'})})\n");
+    args.insert(args.end(),
+                {"--registry",
+                 dir_.write("registry.toml",
+                            "[plugins.arcaflow-plugin-example.\"0.5.1\"]\natp = { path = \"" +
+                                plugin + "\" }\n")});
+    return args;
+  }
+  RunOptions cache() {
+    RunOptions options;
+    options.env = {"XDG_CACHE_HOME=" + (dir_ / "cache").string()};
+    return options;
   }
   TempDir dir_;
 };
@@ -61,8 +87,8 @@ TEST_F(ArcaflowRunTest, ValidatesAWorkflowAndItsInput) {
   dir_.write("input.yaml", "name: Arca\n");
   const auto r = validate(kWorkflow, {"--input", (dir_ / "input.yaml").string()});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("ok: Arcaflow workflow, 2 steps, outputs success; the plugins' schemas "
-                       "were not checked"),
+  EXPECT_NE(r.out.find("ok: Arcaflow workflow, 2 steps, outputs success; the steps' inputs fit "
+                       "their plugins' schemas\n"),
             std::string::npos)
       << r.out;
 }
@@ -70,8 +96,9 @@ TEST_F(ArcaflowRunTest, ValidatesAWorkflowAndItsInput) {
 TEST_F(ArcaflowRunTest, TakesRelativeFilesFromTheContext) {
   dir_.write("workflow.yaml", kWorkflow);
   dir_.write("input.yaml", "name: Arca\n");
-  const auto r = plugboard({"validate", "workflow.yaml", "--context", dir_.path().string(),
-                            "--input", "input.yaml"});
+  const auto r = plugboard(withPlugin({"validate", "workflow.yaml", "--context",
+                                       dir_.path().string(), "--input", "input.yaml"}),
+                           cache());
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
@@ -118,6 +145,38 @@ TEST_F(ArcaflowRunTest, InvalidWorkflowIsExitOneWithFileLineColumn) {
   EXPECT_NE(r.err.find("workflow.yaml:18:13: step 'greet': unknown tag '!unknown'"),
             std::string::npos)
       << r.err;
+}
+
+TEST_F(ArcaflowRunTest, CtrlCStopsAStartThatReadsASchemaAndSaysNothingWasChecked) {
+  // A plugin without a cached schema is started by validate to read it; this one never
+  // answers its hello.
+  const std::string registry = dir_.write(
+      "mute.toml",
+      "[plugins.mute.\"1.0.0\"]\natp = { command = [\"/usr/bin/python3\", \"-c\", \"import sys, "
+      "time; print('mute plugin runs', file=sys.stderr, flush=True); time.sleep(600)\"] }\n");
+  const std::string workflow = dir_.write("workflow.yaml", R"(version: v0.2.0
+input:
+  root: In
+  objects:
+    In:
+      id: In
+      properties: {}
+steps:
+  a:
+    plugin: {src: mute, deployment_type: python}
+    input: {}
+outputs:
+  success:
+    a: !expr $.steps.a.outputs.success
+)");
+  RunOptions options = cache();
+  options.signals = {{SIGINT, "mute plugin runs"}};
+  // At info, the plugin's stderr is logged as it comes: the signal is sent once it runs.
+  const auto r = plugboard(
+      {"validate", workflow, "--registry", registry, "--log-level", "info"}, options);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;  // as a cancelled run
+  EXPECT_NE(r.err.find("not checked: cancelled"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 TEST_F(ArcaflowRunTest, GraphsTheStepsInTheEnginesOrder) {

@@ -6,6 +6,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
@@ -86,32 +87,124 @@ bool isYamlFile(const std::filesystem::path& file) {
   return ext == ".yaml" || ext == ".yml";
 }
 
+// plugboard's configuration for an Arcaflow workflow: --config names the engine's
+// config.yaml (applied by applyEngineConfig(), then taken off `vm`) or plugboard's own
+// TOML. Nullopt after printing why.
+std::optional<core::Config> arcaflowSettings(po::variables_map& vm, std::string& engine_level,
+                                             core::Json& image_options, bool& engine_file) {
+  if (vm.count("config") && isYamlFile(vm["config"].as<std::string>())) {
+    const std::filesystem::path config_file = inContext(vm, vm["config"].as<std::string>());
+    if (!applyEngineConfig(config_file, engine_level, image_options)) return std::nullopt;
+    vm.erase("config");
+    engine_file = true;
+  }
+  return settings(vm, false);
+}
+
+// Each image a step names (in the workflow and its sub-workflows) is a plugin of the run,
+// named as arcaflowImagePlugin() names it, added to `config`'s registry: the registry's
+// entries of that name win (a newer version, another artifact). `images`: name@version ->
+// src. False after printing why (two images that are one plugin).
+bool addImagePlugins(const core::ArcaflowWorkflow& workflow, const std::filesystem::path& file,
+                     core::Config& config, std::map<std::string, std::string>& images) {
+  std::vector<const core::ArcaflowStep*> steps;  // the workflow's and its sub-workflows'
+  std::function<void(const core::ArcaflowWorkflow&)> collect = [&](const core::ArcaflowWorkflow& wf) {
+    for (const auto& s : wf.steps) {
+      steps.push_back(&s);
+      if (s.sub) collect(*s.sub);
+    }
+  };
+  collect(workflow);
+  for (const core::ArcaflowStep* step : steps) {
+    const core::ArcaflowStep& s = *step;
+    if (s.kind != core::ArcaflowStep::Kind::kPlugin || s.deployment_type != "image") continue;
+    const core::ArcaflowPluginName plugin = core::arcaflowImagePlugin(s.src);
+    const std::string id = plugin.name + "@" + plugin.version;
+    if (auto [it, added] = images.emplace(id, s.src); !added) {
+      if (it->second != s.src) {
+        std::cerr << file.string() << ": step '" << s.id << "': image '" << s.src << "' and image '"
+                  << it->second << "' are both plugin " << id
+                  << "; give one a registry entry of its own\n";
+        return false;
+      }
+      continue;
+    }
+    core::RegistryEntry entry;
+    entry.name = plugin.name;
+    entry.version = *core::Version::parse(plugin.version.empty() ? "0.0.0" : plugin.version);
+    entry.artifacts["atp"] = core::Json{{"image", s.src}};
+    config.extra_plugins.push_back(std::move(entry));
+  }
+  return true;
+}
+
 }  // namespace
 
 std::filesystem::path arcaflowWorkflowFile(const po::variables_map& vm) {
   return inContext(vm, vm["workflow"].as<std::string>());
 }
 
-int validateArcaflow(const po::variables_map& vm) {
+int validateArcaflow(const po::variables_map& given_vm) {
+  po::variables_map vm = given_vm;
   const auto file = arcaflowWorkflowFile(vm);
   const core::ArcaflowLoad load = core::loadArcaflowWorkflow(file);
   for (const auto& p : load.problems) std::cerr << p.oneLine() << "\n";
   if (!load.ok()) return kArcaflowInvalid;
+  std::optional<core::Json> input;  // with its defaults; none: $.input is not known
   if (vm.count("input")) {
     const auto input_file = inContext(vm, vm["input"].as<std::string>());
-    auto input = core::readArcaflowInput(input_file);
-    if (!input) {
-      std::cerr << input.error().message() << "\n";
+    auto read = core::readArcaflowInput(input_file);
+    if (!read) {
+      std::cerr << read.error().message() << "\n";
       return kArcaflowInvalid;
     }
-    const auto bad = core::checkArcaflowInput(*load.workflow, *input);
+    const auto bad = core::checkArcaflowInput(*load.workflow, *read);
     for (const auto& b : bad) std::cerr << input_file.string() << ": " << b << "\n";
     if (!bad.empty()) return kArcaflowInvalid;
+    input = core::typedArcaflowInput(*load.workflow, std::move(*read));
   }
+  // The steps' inputs against their plugins' schemas, as a TOML workflow's args are: read
+  // from the atp deployer's schema cache, a plugin started only when its schema is not there.
+  std::string engine_level;
+  core::Json image_options = core::Json::object();
+  bool engine_file = false;
+  auto config = arcaflowSettings(vm, engine_level, image_options, engine_file);
+  if (!config) return kArcaflowInvalid;
+  std::map<std::string, std::string> images;
+  if (!addImagePlugins(*load.workflow, file, *config, images)) return kArcaflowInvalid;
+  const core::WorkflowModel model = core::arcaflowModel(*load.workflow);
+  const std::filesystem::path context = vm.count("context")
+                                            ? std::filesystem::path(vm["context"].as<std::string>())
+                                            : std::filesystem::current_path();
+  const auto known =
+      core::arcaflowKnownInputs(*load.workflow, input ? &*input : nullptr, context);
+  const auto cancel_target = handleSignals("the check");
+  auto runtime = openRuntime(*config);
+  if (!runtime) return kArcaflowInvalid;
+  cancel_target->setDeployers(runtime->launcher().deployers());
+  if (auto prepared = runtime->prepareModel(model, core::Json::object()); !prepared) {
+    cancel_target->release();
+    std::cerr << prepared.error().message() << "\n";
+    return kArcaflowInvalid;
+  }
+  core::CheckStarts starts{&cancel_target->checking, config->server.default_timeout,
+                           &runtime->clock()};
+  starts.unstarted_is_problem = true;
+  const auto problems = core::checkModelArgs(model, known, "input", core::arcaflowUnknown,
+                                             runtime->dispatcher(), starts);
+  const bool cancelled = cancel_target->wasCancelled();
+  cancel_target->release();
+  if (cancelled) {
+    std::cerr << "plugboard: " << file.string() << ": not checked: cancelled\n";
+    return kArcaflowFailed;
+  }
+  for (const auto& p : problems) std::cerr << p.oneLine() << "\n";
+  if (!problems.empty()) return kArcaflowInvalid;
   std::cout << file.string() << ": ok: Arcaflow workflow, " << load.workflow->steps.size()
             << " steps, outputs";
   for (const auto& [id, _] : load.workflow->outputs) std::cout << " " << id;
-  std::cout << "; the plugins' schemas were not checked\n";
+  std::cout << "; the steps' inputs fit their plugins' schemas"
+            << (input ? "" : " (values from $.input not checked: no --input)") << "\n";
   return kArcaflowOk;
 }
 
@@ -147,48 +240,13 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   std::string engine_level;
   core::Json image_options = core::Json::object();
   bool engine_file = false;
-  if (vm.count("config") && isYamlFile(vm["config"].as<std::string>())) {
-    const std::filesystem::path config_file = inContext(vm, vm["config"].as<std::string>());
-    if (!applyEngineConfig(config_file, engine_level, image_options)) return kArcaflowInvalid;
-    vm.erase("config");
-    engine_file = true;
-  }
-  auto config = settings(vm, false);
+  auto config = arcaflowSettings(vm, engine_level, image_options, engine_file);
   if (!config) return kArcaflowInvalid;
   if (engine_file && !engine_level.empty() &&
       !(vm.count("log-level") && !vm["log-level"].defaulted()))
     configureLogging(engine_level, config->log_format);
-  // Each image a step names is a plugin of the run, named as arcaflowImagePlugin() names
-  // it: the registry's entries of that name win (a newer version, another artifact).
   std::map<std::string, std::string> images;  // name@version -> src
-  std::vector<const core::ArcaflowStep*> steps;  // the workflow's and its sub-workflows'
-  std::function<void(const core::ArcaflowWorkflow&)> collect = [&](const core::ArcaflowWorkflow& wf) {
-    for (const auto& s : wf.steps) {
-      steps.push_back(&s);
-      if (s.sub) collect(*s.sub);
-    }
-  };
-  collect(*load.workflow);
-  for (const core::ArcaflowStep* step : steps) {
-    const core::ArcaflowStep& s = *step;
-    if (s.kind != core::ArcaflowStep::Kind::kPlugin || s.deployment_type != "image") continue;
-    const core::ArcaflowPluginName plugin = core::arcaflowImagePlugin(s.src);
-    const std::string id = plugin.name + "@" + plugin.version;
-    if (auto [it, added] = images.emplace(id, s.src); !added) {
-      if (it->second != s.src) {
-        std::cerr << file.string() << ": step '" << s.id << "': image '" << s.src << "' and image '"
-                  << it->second << "' are both plugin " << id
-                  << "; give one a registry entry of its own\n";
-        return kArcaflowInvalid;
-      }
-      continue;
-    }
-    core::RegistryEntry entry;
-    entry.name = plugin.name;
-    entry.version = *core::Version::parse(plugin.version.empty() ? "0.0.0" : plugin.version);
-    entry.artifacts["atp"] = core::Json{{"image", s.src}};
-    config->extra_plugins.push_back(std::move(entry));
-  }
+  if (!addImagePlugins(*load.workflow, file, *config, images)) return kArcaflowInvalid;
   auto workflow = std::make_shared<const core::ArcaflowWorkflow>(*load.workflow);
   core::WorkflowModel model = core::arcaflowModel(*workflow);
   const std::filesystem::path context = vm.count("context")
