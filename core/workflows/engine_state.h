@@ -26,6 +26,7 @@
 
 #include "core/workflows/engine.h"
 #include "core/workflows/expression.h"
+#include "core/workflows/template_text.h"
 
 namespace plugboard::core {
 
@@ -242,6 +243,7 @@ class EngineRun {
   std::vector<NodeStatus> status_;
   std::vector<Node> nodes_;
   std::unordered_map<const Template*, std::unique_ptr<TemplateInfo>> infos_;
+  std::unordered_map<const Template*, std::unique_ptr<TemplateText>> texts_;  // leaves'
   std::unordered_map<std::string, const Template*> by_name_;
   Part<Json> pending_args_;  // the next startCall()'s node's args (Node::args)
   TimePoint now_{};
