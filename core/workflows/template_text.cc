@@ -40,7 +40,7 @@ struct TemplateText::Part {
   enum class Sets : std::uint8_t { kNothing, kName, kValue };
   Kind kind = Kind::kText;
   Sets sets = Sets::kNothing;
-  bool has_set = false;  // the member it sets is written in the template (members[at])
+  bool has_set = false;  // the member it sets is written in the template (keys[at])
   std::size_t at = 0;    // where the member it sets goes among `keys`
   std::size_t counted = 0;  // kText: what fill() counts of it
   std::string text;   // kText: its JSON text; kTag: the string as written
