@@ -366,6 +366,8 @@ const ArcaflowStep* ArcaflowWorkflow::step(std::string_view id) const {
 }
 
 bool looksLikeArcaflow(std::string_view text) {
+  // Argo's files name their apiVersion (or kind) first: no need to read them whole here.
+  if (yaml::firstMappingHasKey(text, {"apiVersion", "kind"})) return false;
   yaml::Tree tree;
   const yaml::Tree::Parsed parsed = tree.parse(text);
   if (parsed.error || parsed.documents.empty()) return false;

@@ -295,4 +295,47 @@ Tree::Parsed Tree::parse(std::string_view text) {
   return out;
 }
 
+bool firstMappingHasKey(std::string_view text, std::initializer_list<std::string_view> keys) {
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser)) return false;
+  yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()),
+                               text.size());
+  // depth: 1 in the first document's mapping; `key`: the next event at depth 1 is a key.
+  int depth = 0;
+  bool key = true, found = false, in_document = false;
+  for (bool more = true; more;) {
+    yaml_event_t e;
+    if (!yaml_parser_parse(&parser, &e)) break;
+    const bool opens = e.type == YAML_SEQUENCE_START_EVENT || e.type == YAML_MAPPING_START_EVENT;
+    const bool closes = e.type == YAML_SEQUENCE_END_EVENT || e.type == YAML_MAPPING_END_EVENT;
+    if (e.type == YAML_STREAM_START_EVENT) {
+    } else if (e.type == YAML_DOCUMENT_START_EVENT) {
+      in_document = true;
+    } else if (!in_document || e.type == YAML_STREAM_END_EVENT ||
+               e.type == YAML_DOCUMENT_END_EVENT) {
+      more = false;
+    } else if (depth == 0) {
+      more = e.type == YAML_MAPPING_START_EVENT;  // the root: a mapping, or no answer
+      depth = 1;
+    } else if (depth == 1 && key) {
+      if (e.type == YAML_SCALAR_EVENT) {
+        const std::string_view k(reinterpret_cast<const char*>(e.data.scalar.value),
+                                 e.data.scalar.length);
+        for (std::string_view want : keys) found = found || k == want;
+        more = !found;
+        key = false;
+      } else {
+        more = false;  // the end of the mapping, or a key that is not a scalar
+      }
+    } else {
+      if (opens) ++depth;
+      if (closes) --depth;
+      if (depth == 1) key = true;  // a value ended
+    }
+    yaml_event_delete(&e);
+  }
+  yaml_parser_delete(&parser);
+  return found;
+}
+
 }  // namespace plugboard::core::yaml

@@ -17,6 +17,7 @@
 #define PLUGBOARD_CORE_FRONTENDS_YAML_TREE_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <memory_resource>
 #include <optional>
@@ -166,6 +167,13 @@ class Tree {
   struct Builder;
   std::pmr::monotonic_buffer_resource arena_;
 };
+
+// True when the first document of `text` is a mapping with one of `keys` (a scalar key) among
+// the keys before its first that is not a scalar. Reads events only up to that key, without
+// building a tree, so the rest of the text may still be anything (a syntax error too):
+// for an early "no" before a whole read (e.g. of an Argo workflow, whose apiVersion comes
+// first). False also when it cannot tell.
+bool firstMappingHasKey(std::string_view text, std::initializer_list<std::string_view> keys);
 
 // Thrown by readers walking a tree that meet a value they cannot take (nested too deep,
 // too large), with the node's mark; caught where a whole file is read.

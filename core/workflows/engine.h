@@ -111,7 +111,9 @@ struct RunResult {
 // A leaf to run: its template with every tag filled.
 struct LeafCall {
   const Template* tmpl = nullptr;  // the model's template (its kind, retry, outputs)
-  Json filled;        // tmpl->original (or the model's fields as JSON) with tags filled
+  // The template as the call sends it, as JSON text: tmpl->original (or the model's
+  // fields as JSON) with its tags filled (core/workflows/template_text.h).
+  std::string template_text;
   PluginCall plugin;  // kPlugin: key, rpc, deployer as the model has them; args filled
   ContainerRun container;  // kContainer/kScript: filled
   Json inputs = Json::object();  // the node's input parameters: name -> value

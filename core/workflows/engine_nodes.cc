@@ -339,27 +339,22 @@ Expected<LeafCall> EngineRun::leafCall(std::uint32_t n) {
   c.workflow_uid = uid_;
   c.inputs = Json::object();
   for (const auto& [name, value] : status_[n].inputs.parameters) c.inputs[name] = value;
-  // The whole template: tags of fields the engine does not read (e.g. of outputs) stay as
-  // written, as Argo leaves tags it does not own.
-  auto filled = fillIn(n, nullptr, n, t.original.is_null() ? leafJson(t) : t.original, true);
-  if (!filled) return filled.error();
-  c.filled = std::move(*filled);
   // The call that made the leaf (a retry's attempt: the retry's), for what a shared
   // template leaves to its calls.
   const TemplateCall* call = node.call != nullptr || !node.attempt ? node.call
                                                                    : nodes_[node.parent].call;
-  if (call != nullptr && call->names_leaf && c.filled.is_object()) c.filled["name"] = call->name;
-  // Each input parameter carries the value the node resolved (its argument, else its
-  // default), as Argo's controller writes it before the template reaches the TaskSet
-  // (workflow/common/util.go, ProcessArgs).
-  if (c.filled.is_object() && c.filled.contains("inputs") && c.filled["inputs"].is_object() &&
-      c.filled["inputs"].contains("parameters") && c.filled["inputs"]["parameters"].is_array()) {
-    for (Json& p : c.filled["inputs"]["parameters"]) {
-      if (!p.is_object() || !p.contains("name") || !p["name"].is_string()) continue;
-      if (auto it = c.inputs.find(p["name"].get<std::string>()); it != c.inputs.end())
-        p["value"] = *it;
-    }
-  }
+  // The whole template: tags of fields the engine does not read (e.g. of outputs) stay as
+  // written, as Argo leaves tags it does not own.
+  std::unique_ptr<TemplateText>& text = texts_[&t];
+  if (!text) text = std::make_unique<TemplateText>(t.original.is_object() ? t.original : leafJson(t));
+  NodeScope scope(*this, n, nullptr, n);
+  FillOptions options;
+  options.keep_unknown = true;
+  options.limit = options_.args_limit;
+  auto filled = text->write(scope, options,
+                            call != nullptr && call->names_leaf ? &call->name : nullptr, c.inputs);
+  if (!filled) return filled.error();
+  c.template_text = std::move(*filled);
   if (t.kind == Template::Kind::kPlugin) {
     c.plugin = t.plugin;
     // Args a value language filled when the call started (on the call's node, or on the

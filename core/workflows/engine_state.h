@@ -29,6 +29,7 @@
 
 #include "core/workflows/engine.h"
 #include "core/workflows/expression.h"
+#include "core/workflows/template_text.h"
 
 namespace plugboard::core {
 
@@ -273,6 +274,7 @@ class EngineRun {
   std::vector<NodeStatus> status_;
   std::vector<Node> nodes_;
   std::unordered_map<const Template*, std::unique_ptr<TemplateInfo>> infos_;
+  std::unordered_map<const Template*, std::unique_ptr<TemplateText>> texts_;  // leaves'
   std::unordered_map<std::string, const Template*> by_name_;
   Part<Json> pending_args_;  // the next startCall()'s node's args (Node::args)
   std::optional<int> pending_parallelism_;  // the next startDag()'s (Composite::parallelism)

@@ -33,21 +33,26 @@ RouteQuery routeQuery(const PluginCall& p) {
 }
 
 std::string templateContextText(std::string_view workflow, std::string_view nspace,
-                                std::string_view uid, const Json& tmpl) {
+                                std::string_view uid, std::string_view template_text) {
   const auto quoted = [](const Json& j) {
     return j.dump(-1, ' ', false, Json::error_handler_t::replace);
   };
   std::string text = R"({"workflow":{"metadata":{"name":)" + quoted(Json(workflow));
   if (!nspace.empty()) text += R"(,"namespace":)" + quoted(Json(nspace));
   if (!uid.empty()) text += R"(,"uid":)" + quoted(Json(uid));
-  return text + R"(}},"template":)" + quoted(tmpl) + "}";
+  text.reserve(text.size() + template_text.size() + 16);
+  text += R"(}},"template":)";
+  text += template_text;
+  text += '}';
+  return text;
 }
 
 Json containerRunArtifact() { return {{"mode", "run-to-end"}}; }
 
 Json containerTemplate(const LeafCall& call) {
   const Template& tmpl = *call.tmpl;
-  Json t = call.filled.is_object() ? call.filled : Json::object();
+  Json t = Json::parse(call.template_text, nullptr, false);
+  if (!t.is_object()) t = Json::object();
   if (!t.contains("name")) t["name"] = tmpl.name;
   const bool script = tmpl.kind == Template::Kind::kScript;
   const char* kind = script ? "script" : "container";
@@ -102,9 +107,10 @@ std::shared_ptr<const Route> DispatchedLeafCalls::pluginRoute(const LeafCall& ca
   }
   if (route->kind == Route::Kind::kPoll && !p.poll && !p.key.empty()) {
     auto refused = std::make_shared<Route>();
-    const std::string name = call.filled.is_object() && call.filled.contains("name") &&
-                                     call.filled["name"].is_string()
-                                 ? call.filled["name"].get<std::string>()
+    const Json filled = Json::parse(call.template_text, nullptr, false);
+    const std::string name = filled.is_object() && filled.contains("name") &&
+                                     filled["name"].is_string()
+                                 ? filled["name"].get<std::string>()
                                  : call.tmpl->name;
     refused->reason = "plugin '" + p.key + "' is not installed (template '" + name +
                       "' does not poll the plugins that provide '" + p.rpc + "')";
@@ -164,8 +170,9 @@ Dispatch DispatchedLeafCalls::call(const LeafCall& call, CallControl& control) {
   if (runsContainer(*call.tmpl)) {
     request.key = kContainerRunKind;
     request.args = Json::object();
-    request.context_text = templateContextText(call.workflow_name, kLocalNamespace,
-                                               call.workflow_uid, containerTemplate(call));
+    request.context_text = templateContextText(
+        call.workflow_name, kLocalNamespace, call.workflow_uid,
+        containerTemplate(call).dump(-1, ' ', false, Json::error_handler_t::replace));
     return dispatcher_.call(*containerRoute(), request, control);
   }
   const PluginCall& p = call.plugin;
@@ -173,9 +180,9 @@ Dispatch DispatchedLeafCalls::call(const LeafCall& call, CallControl& control) {
   request.version = p.version;
   request.rpc = p.rpc;
   request.args = p.args;
-  Json tmpl = call.filled.is_object() ? call.filled : Json{{"name", call.tmpl->name}};
-  request.context_text =
-      templateContextText(call.workflow_name, kLocalNamespace, call.workflow_uid, tmpl);
+  request.context_text = templateContextText(
+      call.workflow_name, kLocalNamespace, call.workflow_uid,
+      call.template_text.empty() ? Json{{"name", call.tmpl->name}}.dump() : call.template_text);
   const auto r = pluginRoute(call);
   CallOptions how;
   if (r->kind == Route::Kind::kTarget) {

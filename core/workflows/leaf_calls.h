@@ -51,17 +51,19 @@ std::optional<std::string> schemaProblem(const Manifest& manifest, const std::st
 // The members a workflow's plugin call adds to its request, as JSON text, as Argo's agent
 // sends them (ExecuteTemplateArgs; pkg/plugins/executor/objectmeta.go):
 // {"workflow":{"metadata":{"name":W[,"namespace":N,"uid":U]}},"template":T}; namespace
-// and uid when not empty. The one place a workflow's request context is written.
+// and uid when not empty, T the template's JSON text as given. The one place a workflow's
+// request context is written.
 std::string templateContextText(std::string_view workflow, std::string_view nspace,
-                                std::string_view uid, const Json& tmpl);
+                                std::string_view uid, std::string_view template_text);
 
 // The namespace a local run's requests name (Argo's agent always sends one): Kubernetes'
 // default.
 inline constexpr char kLocalNamespace[] = "default";
 
-// The template a container or script leaf's deployer receives: Argo's, as `call.filled`
-// holds it, with its container (or script) fields those of `call.container` and, when it
-// has none, outputs.parameters from the template's valueFrom.path outputs.
+// The template a container or script leaf's deployer receives: Argo's, as
+// `call.template_text` holds it, with its container (or script) fields those of
+// `call.container` and, when it has none, outputs.parameters from the template's
+// valueFrom.path outputs.
 Json containerTemplate(const LeafCall& call);
 
 class DispatchedLeafCalls final : public LeafCalls {

@@ -95,7 +95,7 @@ class TestLeaves final : public core::LeafCalls {
       const std::size_t n = counts_[call.tmpl->name]++;
       if (plan != plans_.end() && !plan->second.empty())
         a = plan->second[std::min(n, plan->second.size() - 1)];
-      records_.push_back({call.tmpl->name, call.node_id, call.filled, call.inputs,
+      records_.push_back({call.tmpl->name, call.node_id, Json::parse(call.template_text), call.inputs,
                           std::chrono::duration_cast<Millis>(env_.now() - env_.start()),
                           call.plugin.args});
       max_running_ = std::max(max_running_, ++running_);

@@ -90,7 +90,7 @@ class LeafCallsTest : public ::testing::Test {
   Dispatch run(const Template& t, CallControl* control = nullptr, Json filled = Json()) {
     LeafCall call;
     call.tmpl = &t;
-    call.filled = std::move(filled);
+    if (!filled.is_null()) call.template_text = filled.dump();
     call.container = *t.container;
     call.plugin = t.plugin;
     call.workflow_name = "wf";

@@ -191,5 +191,20 @@ TEST(YamlTree, RefusesAnAliasOfNoAnchorOrOfTheValueItIsIn) {
   EXPECT_EQ(parsed.documents[1].refused->message, "alias *x: no anchor &x before it");
 }
 
+// The early look front ends take at a file's first keys, without reading it whole.
+TEST(YamlTree, TellsAFirstMappingsKeysWithoutReadingFurther) {
+  EXPECT_TRUE(firstMappingHasKey("apiVersion: v1\nkind: Workflow\n", {"apiVersion", "kind"}));
+  EXPECT_TRUE(firstMappingHasKey("metadata: {name: [a, {b: c}]}\n'kind': W\n", {"kind"}));
+  // It stops at the key: what follows is not read (the whole read reports it).
+  EXPECT_TRUE(firstMappingHasKey("kind: W\nspec: [unclosed\n", {"kind"}));
+  EXPECT_FALSE(firstMappingHasKey("version: v0.2.0\nsteps: {kind: x}\n", {"apiVersion", "kind"}));
+  EXPECT_FALSE(firstMappingHasKey("a: 1\n---\nkind: W\n", {"kind"}));  // the first document
+  EXPECT_FALSE(firstMappingHasKey("- kind\n", {"kind"}));
+  EXPECT_FALSE(firstMappingHasKey("a: [unclosed\nkind: W\n", {"kind"}));
+  // It cannot tell past a key that is not a scalar.
+  EXPECT_FALSE(firstMappingHasKey("? [kind]\n: 1\nkind: W\n", {"kind"}));
+  EXPECT_FALSE(firstMappingHasKey("", {"kind"}));
+}
+
 }  // namespace
 }  // namespace plugboard::core::yaml
