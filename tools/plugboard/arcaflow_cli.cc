@@ -11,6 +11,7 @@
 #include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/node_tree.h"
+#include "tools/plugboard/run_model.h"
 #include "tools/plugboard/signals.h"
 
 namespace plugboard::cli {
@@ -179,14 +180,9 @@ int validateArcaflow(const po::variables_map& given_vm) {
   const auto known =
       core::arcaflowKnownInputs(*load.workflow, input ? &*input : nullptr, context);
   const auto cancel_target = handleSignals("the check");
-  auto runtime = openRuntime(*config);
-  if (!runtime) return kArcaflowInvalid;
-  cancel_target->setDeployers(runtime->launcher().deployers());
-  if (auto prepared = runtime->prepareModel(model, core::Json::object()); !prepared) {
-    cancel_target->release();
-    std::cerr << prepared.error().message() << "\n";
-    return kArcaflowInvalid;
-  }
+  auto prepared = prepareModelRun(*config, model, core::Json::object(), cancel_target.get());
+  if (!prepared) return kArcaflowInvalid;
+  auto& runtime = prepared->runtime;
   core::CheckStarts starts{&cancel_target->checking, config->server.default_timeout,
                            &runtime->clock()};
   starts.unstarted_is_problem = true;
@@ -264,15 +260,10 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   }
 
   const auto cancel_target = handleSignals("the run");
-  auto runtime = openRuntime(*config);
-  if (!runtime) return kArcaflowInvalid;
-  cancel_target->setDeployers(runtime->launcher().deployers());
   // Every step's plugin found before anything runs (the engine loads every schema first).
-  if (auto prepared = runtime->prepareModel(model, core::Json::object()); !prepared) {
-    cancel_target->release();
-    std::cerr << prepared.error().message() << "\n";
-    return kArcaflowInvalid;
-  }
+  auto prepared = prepareModelRun(*config, model, core::Json::object(), cancel_target.get());
+  if (!prepared) return kArcaflowInvalid;
+  auto& runtime = prepared->runtime;
   core::EngineOptions options;
   options.parallel = std::max(1, vm.count("parallel") ? vm["parallel"].as<int>() : 1);
   options.default_timeout = config->server.default_timeout;

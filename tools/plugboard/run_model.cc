@@ -112,21 +112,31 @@ void addModelOptions(po::options_description& options) {
       "from it when relative");
 }
 
+std::optional<PreparedModel> prepareModelRun(const core::Config& config,
+                                             const core::WorkflowModel& model,
+                                             const core::Json& given, CancelTarget* cancel) {
+  auto runtime = openRuntime(config);
+  if (!runtime) return std::nullopt;
+  if (cancel != nullptr) cancel->setDeployers(runtime->launcher().deployers());
+  auto parameters = runtime->prepareModel(model, given);
+  if (!parameters) {
+    if (cancel != nullptr) cancel->release();
+    std::cerr << parameters.error().message() << "\n";
+    return std::nullopt;
+  }
+  return PreparedModel{std::move(runtime), std::move(*parameters)};
+}
+
 int runModel(const po::variables_map& vm, core::Config config, const core::EngineOptions& options,
              bool json) {
   ScratchDir scratch;
   auto loaded = load(vm, config, scratch.path());
   if (!loaded) return kExitUsage;
   const auto cancel_target = handleSignals("the run");
-  auto runtime = openRuntime(config);
-  if (!runtime) return kExitUsage;
-  cancel_target->setDeployers(runtime->launcher().deployers());
-  auto parameters = runtime->prepareModel(loaded->model, loaded->given);
-  if (!parameters) {
-    cancel_target->release();
-    std::cerr << parameters.error().message() << "\n";
-    return kExitUsage;
-  }
+  auto prepared = prepareModelRun(config, loaded->model, loaded->given, cancel_target.get());
+  if (!prepared) return kExitUsage;
+  auto& runtime = prepared->runtime;
+  const core::Json* parameters = &prepared->parameters;
   // JSON keeps standard output for the workflow; the live tree goes to a terminal's
   // standard error then.
   const bool tree_on_stderr = json && isatty(STDERR_FILENO);
@@ -153,13 +163,7 @@ int validateModel(const po::variables_map& vm, core::Config config) {
   ScratchDir scratch;
   auto loaded = load(vm, config, scratch.path());
   if (!loaded) return kExitUsage;
-  auto runtime = openRuntime(config);
-  if (!runtime) return kExitUsage;
-  auto parameters = runtime->prepareModel(loaded->model, loaded->given);
-  if (!parameters) {
-    std::cerr << parameters.error().message() << "\n";
-    return kExitUsage;
-  }
+  if (!prepareModelRun(config, loaded->model, loaded->given, nullptr)) return kExitUsage;
   std::cout << vm["workflow"].as<std::string>() << ": ok: workflow '" << loaded->model.name
             << "', " << loaded->model.templates.size() << " templates, entrypoint '"
             << loaded->model.entrypoint << "'\n";

@@ -3,12 +3,31 @@
 #ifndef PLUGBOARD_TOOLS_RUN_MODEL_H_
 #define PLUGBOARD_TOOLS_RUN_MODEL_H_
 
+#include <memory>
+#include <optional>
+
 #include <boost/program_options.hpp>
 
 #include "core/runtime/config.h"
 #include "core/runtime/exports.h"
+#include "core/runtime/runtime.h"
 
 namespace plugboard::cli {
+
+struct CancelTarget;
+
+// A runtime opened for a model workflow of any front end, every template's plugin found
+// and the parameters prepared (Runtime::prepareModel) before anything runs.
+struct PreparedModel {
+  std::unique_ptr<core::Runtime> runtime;
+  core::Json parameters;
+};
+// The runtime for `model` with `given` parameters; `cancel` (may be null) is told of its
+// deployers, and released when the model cannot be prepared. Prints why and returns none
+// when the runtime cannot be opened or the model prepared.
+std::optional<PreparedModel> prepareModelRun(const core::Config& config,
+                                             const core::WorkflowModel& model,
+                                             const core::Json& given, CancelTarget* cancel);
 
 // The options only model workflows take: --entrypoint, --templates, --parameter-file,
 // --executor-plugins.
