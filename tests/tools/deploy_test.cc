@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/examples.h"
 #include "tests/support/files.h"
 #include "tests/support/plugin_dir.h"
 #include "tests/support/run_report.h"
-#include "tests/support/sanitizer.h"
 #include "tests/support/subprocess.h"
 
 namespace plugboard::testing {
@@ -24,16 +24,9 @@ class DeployTest : public ::testing::Test {
 };
 
 TEST_F(DeployTest, TheBundledDeployersExampleRuns) {
-  std::string example = (sourceDir() / "examples/deployers.toml").string();
-  if (kShadowMemory) {
-    // Under ASan or TSan a child cannot start with any address-space limit (their shadow
-    // memory): run a copy of the example without its `memory` option.
-    std::string text = readFile(example);
-    const std::string limit = ", memory = \"1G\"";
-    const auto at = text.find(limit);
-    ASSERT_NE(at, std::string::npos) << text;
-    example = dir_.write("deployers.toml", text.erase(at, limit.size()));
-  }
+  // Under ASan or TSan, a copy without its `memory` option (their shadow memory).
+  const TempDir scratch;
+  const std::string example = runnableDeployersExample(scratch.path());
   auto r = plugboard({"run", example, "--plugins", pluginDir().string(), "--param", "who=Ada",
                       "--output", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/examples.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/plugin_dir.h"
@@ -23,7 +24,10 @@ namespace {
 
 using Json = nlohmann::json;
 
-class RunOutputTest : public TomlRunFixture {};
+class RunOutputTest : public TomlRunFixture {
+ protected:
+  TempDir scratch_;  // a copy of an example this build needs changed
+};
 
 std::string example(const char* name) { return (sourceDir() / "examples" / name).string(); }
 
@@ -40,7 +44,7 @@ std::size_t rowsHolding(const std::vector<std::string>& lines, const std::string
 
 TEST_F(RunOutputTest, PluginLogLinesAreKeptWithTheirStepAtTheDefaultLogLevel) {
   // greet runs in a child process (deployer process), shout and count in this one (native).
-  auto r = plugboard({"run", example("deployers.toml"), "--plugins", pluginDir().string(),
+  auto r = plugboard({"run", runnableDeployersExample(scratch_.path()), "--plugins", pluginDir().string(),
                       "--param", "who=Ada", "--output", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const Json report = Json::parse(r.out);
@@ -64,7 +68,7 @@ TEST_F(RunOutputTest, PluginLogLinesAreKeptWithTheirStepAtTheDefaultLogLevel) {
 }
 
 TEST_F(RunOutputTest, TheRuntimesLogNamesTheStepOfEachPluginLine) {
-  auto r = plugboard({"run", example("deployers.toml"), "--plugins", pluginDir().string(),
+  auto r = plugboard({"run", runnableDeployersExample(scratch_.path()), "--plugins", pluginDir().string(),
                       "--param", "who=Ada", "--log-level", "info"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.err.find("[process] step greet: [hello] greeting Ada"), std::string::npos) << r.err;
