@@ -349,6 +349,13 @@ TEST_F(ArcaflowRunWorkflowTest, TakesTheEnginesConfig) {
   EXPECT_NE(r.err.find("deployers.image: deployer_name 'docker' runs with podman here"),
             std::string::npos)
       << r.err;
+  // A deployment type the engine has no deployers for.
+  dir_.write("config.yaml", "deployers:\n  vm:\n    deployer_name: podman\n");
+  r = run("text: hi\nn: 1\n", {"--config", config});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("config.yaml: deployers.vm is not a deployment type (image, python)"),
+            std::string::npos)
+      << r.err;
   dir_.write("config.yaml", "loglevel: error\n");
   r = run("text: hi\nn: 1\n", {"--config", config});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
@@ -468,6 +475,20 @@ TEST_F(ArcaflowRunWorkflowTest, AStepsDeployAndClosureWaitAreCheckedBeforeAnythi
   r = run("{}\n", {}, head + "    deploy:\n      pythonPath: /usr/bin/python3\n" + tail);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find(file + ":14:7: step 'a': deploy has no deployer_name (python)"),
+            std::string::npos)
+      << r.err;
+  // A value plugboard maps, or the whole deploy, given by an expression: read before the
+  // run, so it must be written out.
+  r = run("{}\n", {},
+          head + "    deploy:\n      deployer_name: python\n      pythonPath: !expr $.input\n" + tail);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(file + ":15:7: step 'a': deploy.pythonPath must be a string"),
+            std::string::npos)
+      << r.err;
+  r = run("{}\n", {}, head + "    deploy: !expr $.input\n" + tail);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(file + ":13:13: step 'a': deploy must be a mapping with deployer_name "
+                              "(python), written out"),
             std::string::npos)
       << r.err;
   // A closure wait that is no number of milliseconds.
