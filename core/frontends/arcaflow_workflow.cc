@@ -302,6 +302,22 @@ void readStep(Reader& r, const std::string& id, const yaml::Node& node, Arcaflow
     read("deploy", step.deploy);
     read("stop_if", step.stop_if);
     read("closure_wait_timeout", step.closure_wait_timeout);
+    if (const yaml::Node n = field("closure_wait_timeout"); n.isDefined())
+      step.at["closure_wait_timeout"] = r.at(n.mark());
+    // Each key inside `deploy` where its key is written.
+    std::function<void(const yaml::Node&, const std::string&)> keys =
+        [&](const yaml::Node& n, const std::string& path) {
+          if (!n.isMap()) return;
+          for (const auto& kv : n.pairs()) {
+            if (!kv.key.isScalar()) continue;
+            step.at[path + "." + kv.key.text()] = r.at(kv.key.mark());
+            keys(kv.value, path + "." + kv.key.text());
+          }
+        };
+    if (const yaml::Node n = field("deploy"); n.isDefined()) {
+      step.at["deploy"] = r.at(n.mark());
+      keys(n, "deploy");
+    }
     if (!field("input").isDefined()) r.problem(node, subject, "'input' is missing");
   } else if (kind == "foreach") {
     step.kind = ArcaflowStep::Kind::kForeach;

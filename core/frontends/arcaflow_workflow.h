@@ -19,6 +19,7 @@
 #define PLUGBOARD_CORE_FRONTENDS_ARCAFLOW_WORKFLOW_H_
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,10 @@ struct ArcaflowStep {
   std::shared_ptr<const ArcaflowWorkflow> sub;
   // As written (values may be tagged): null when not given.
   Json input, deploy, wait_for, enabled, stop_if, closure_wait_timeout, items;
+  // Where `deploy` and `closure_wait_timeout` are written, and each key inside `deploy`,
+  // by dotted path ("deploy", "deploy.deployment.host.NetworkMode",
+  // "closure_wait_timeout"): for the messages of what reads them.
+  std::map<std::string, SourceRef> at;
   std::vector<std::string> depends_on;  // steps it waits for, sorted, each once
   SourceRef where;
 };

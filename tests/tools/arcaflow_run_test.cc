@@ -349,13 +349,22 @@ TEST_F(ArcaflowRunWorkflowTest, TakesTheEnginesConfig) {
   EXPECT_NE(r.err.find("deployers.image: deployer_name 'docker' runs with podman here"),
             std::string::npos)
       << r.err;
+  // A deployment type the engine has no deployers for.
+  dir_.write("config.yaml", "deployers:\n  vm:\n    deployer_name: podman\n");
+  r = run("text: hi\nn: 1\n", {"--config", config});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("config.yaml: deployers.vm is not a deployment type (image, python)"),
+            std::string::npos)
+      << r.err;
   dir_.write("config.yaml", "loglevel: error\n");
   r = run("text: hi\nn: 1\n", {"--config", config});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("config.yaml: unknown key 'loglevel'"), std::string::npos) << r.err;
   // The podman deployer's NetworkMode is the container's network (the examples suite runs
   // config-file with it); one that is no string is exit 1, naming it.
-  dir_.write("config.yaml", "deployers:\n  image:\n    deployment:\n      host:\n        NetworkMode: [host]\n");
+  dir_.write("config.yaml",
+             "deployers:\n  image:\n    deployer_name: podman\n    deployment:\n      host:\n"
+             "        NetworkMode: [host]\n");
   r = run("text: hi\nn: 1\n", {"--config", config});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("deployers.image.deployment.host.NetworkMode must be a string"),
@@ -398,6 +407,132 @@ outputs:
   EXPECT_NE(r.out.find("    waited_ms: "), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("waited_ms: \""), std::string::npos) << r.out;  // a number
   EXPECT_NE(r.out.find("output_id: success\n"), std::string::npos) << r.out;
+}
+
+TEST_F(ArcaflowRunWorkflowTest, ClosureWaitTimeoutDecidesHowLongACancelledStepIsWaitedFor) {
+  // Two steps that take 1.5 s to answer a cancel, both stopped once `quick` ended: the one
+  // waited for 100 ms is killed, the one waited for 20 s answers, and its answer is kept.
+  // Each closure wait is its own process (the atp deployer's cancel_grace is a plugin's):
+  // the kill does not reach the patient step.
+  const std::string workflow = std::string(kNoInput) + R"(steps:
+  short:
+    plugin: {src: counted, deployment_type: python}
+    step: linger
+    input: {ms: 30000, answer_ms: 1500}
+    closure_wait_timeout: 100
+    stop_if: !expr $.steps.quick.outputs
+  patient:
+    plugin: {src: counted, deployment_type: python}
+    step: linger
+    input: {ms: 30000, answer_ms: 1500}
+    closure_wait_timeout: 20000
+    stop_if: !expr $.steps.quick.outputs
+  quick:
+    plugin: {src: counted, deployment_type: python}
+    step: sleep
+    input: {ms: 500}
+outputs:
+  success:
+    kept: !expr $.steps.patient.outputs.cancelled.waited_ms
+)";
+  const auto r = run("{}\n", {"--parallel", "4", "--output", "json"}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["output_id"], "success") << j;
+  EXPECT_TRUE(j["output_data"]["kept"].is_number_integer()) << j;
+  EXPECT_NE(r.out.find("did not answer a cancel within 100ms and was killed"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("within 20s"), std::string::npos) << r.out;
+  // quick (the default wait), short and patient: three processes.
+  EXPECT_EQ(readFile(dir_ / "starts"), "start\nstart\nstart\n");
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AStepsDeployAndClosureWaitAreCheckedBeforeAnythingStarts) {
+  const std::string head = std::string(kNoInput) + R"(steps:
+  a:
+    plugin: {src: counted, deployment_type: python}
+    step: echo
+    input: {text: hi}
+)";
+  const std::string tail = "outputs:\n  success:\n    text: !expr $.steps.a.outputs.success.text\n";
+  const std::string file = (dir_ / "workflow.yaml").string();
+  // A key the python deployer's configuration does not have: where it is written.
+  auto r = run("{}\n", {}, head + "    deploy:\n      deployer_name: python\n      pythonpath: /x\n" + tail);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(file + ":15:7: step 'a': deploy.pythonpath is not a key of the python "
+                              "deployer's configuration (pythonPath, workdir, pythonSemver, "
+                              "modulePullPolicy)"),
+            std::string::npos)
+      << r.err;
+  // A deployer of another deployment type, and none.
+  r = run("{}\n", {}, head + "    deploy:\n      deployer_name: podman\n" + tail);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(file + ":14:7: step 'a': deploy.deployer_name 'podman' is not a deployer "
+                              "of python plugins (python)"),
+            std::string::npos)
+      << r.err;
+  r = run("{}\n", {}, head + "    deploy:\n      pythonPath: /usr/bin/python3\n" + tail);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(file + ":14:7: step 'a': deploy has no deployer_name (python)"),
+            std::string::npos)
+      << r.err;
+  // A value plugboard maps, or the whole deploy, given by an expression: read before the
+  // run, so it must be written out.
+  r = run("{}\n", {},
+          head + "    deploy:\n      deployer_name: python\n      pythonPath: !expr $.input\n" + tail);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(file + ":15:7: step 'a': deploy.pythonPath must be a string"),
+            std::string::npos)
+      << r.err;
+  r = run("{}\n", {}, head + "    deploy: !expr $.input\n" + tail);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find(file + ":13:13: step 'a': deploy must be a mapping with deployer_name "
+                              "(python), written out"),
+            std::string::npos)
+      << r.err;
+  // A closure wait that is no number of milliseconds.
+  for (const char* bad : {"-1", "soon", "!expr $.input"}) {
+    r = run("{}\n", {}, head + "    closure_wait_timeout: " + bad + "\n" + tail);
+    EXPECT_EQ(r.exit_code, 1) << bad << r.out << r.err;
+    EXPECT_NE(r.err.find(file + ":13:27: step 'a': closure_wait_timeout must be an integer of "
+                                "milliseconds, at least 0"),
+              std::string::npos)
+        << bad << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
+}
+
+TEST_F(ArcaflowRunWorkflowTest, AStepsPythonDeployGivesItsInterpreter) {
+  // pythonPath is the interpreter the step's plugin runs with: one that does not exist
+  // fails that step's start, naming it, and the config's deployers.python does the same
+  // for every python step; a step's own deploy replaces the config's.
+  std::string workflow = std::string(kNoInput) + R"(steps:
+  a:
+    plugin: {src: fix, deployment_type: python}
+    step: echo
+    input: {text: hi}
+    deploy:
+      deployer_name: python
+      pythonPath: /nonexistent/python3
+outputs:
+  success:
+    text: !expr $.steps.a.outputs.success.text
+)";
+  auto r = run("{}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/python3"), std::string::npos) << r.err;
+  const std::string config = dir_.write(
+      "config.yaml", "deployers:\n  python:\n    deployer_name: python\n    pythonPath: /nonexistent/py\n");
+  r = run("{}\n", {"--config", config}, workflow);
+  EXPECT_NE(r.err.find("/nonexistent/python3"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("/nonexistent/py\n"), std::string::npos) << r.err;
+  workflow.replace(workflow.find("    deploy:"), workflow.find("outputs:") - workflow.find("    deploy:"), "");
+  r = run("{}\n", {"--config", config}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/py"), std::string::npos) << r.err;
+  r = run("{}\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 TEST_F(ArcaflowRunWorkflowTest, OneOfTakesTheOptionThatResolvesAndOptionalsAreLeftOut) {

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -140,6 +141,90 @@ TEST_F(ArcaflowValidateTest, ACachedSchemaChecksTheInputsWithoutStartingAPluginO
   EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("(values from $.input not checked: no --input)"), std::string::npos)
       << r.out;
+  EXPECT_EQ(podmanCalls(), "");
+}
+
+TEST_F(ArcaflowValidateTest, AStepsDeployReachesPodmanForThatStepOnly) {
+  // `hosted` shares the host's network (its deploy's NetworkMode), `plain` has podman's
+  // default here (none): two containers of one image. docker and kubernetes run with
+  // podman here, a line says so, and their options that do not apply are named; with no
+  // option that applies, they share `plain`'s container.
+  const std::string image = kFixtureImage;
+  const std::string step = "    plugin: {src: " + image + ", deployment_type: image}\n    step: echo\n";
+  const std::string workflow = dir_.write("workflow.yaml", R"(version: v0.2.0
+input: {root: In, objects: {In: {id: In, properties: {}}}}
+steps:
+  hosted:
+)" + step + R"(    input: {text: hosted}
+    deploy:
+      deployer_name: podman
+      deployment:
+        host:
+          NetworkMode: host
+  plain:
+)" + step + R"(    input: {text: plain}
+  docked:
+)" + step + R"(    input: {text: docked}
+    deploy: {deployer_name: docker}
+  kube:
+)" + step + R"(    input: {text: kube}
+    deploy:
+      deployer_name: kubernetes
+      connection: !expr $.steps.plain.outputs.success.text
+      pod: {metadata: {namespace: default}}
+outputs:
+  success:
+    texts:
+      - !expr $.steps.hosted.outputs.success.text
+      - !expr $.steps.plain.outputs.success.text
+      - !expr $.steps.docked.outputs.success.text
+      - !expr $.steps.kube.outputs.success.text
+)");
+  podmanCalls();
+  const auto r = plugboard({"run", workflow, "--parallel", "4"}, options_);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "output_data:\n    texts:\n        - hosted\n        - plain\n        - docked\n"
+            "        - kube\noutput_id: success\n")
+      << r.err;
+  EXPECT_NE(r.err.find(workflow + ":21:14: step 'docked': deploy: deployer_name 'docker' runs "
+                                  "with podman here (plugboard's atp deployer)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("step 'kube': deploy: deployer_name 'kubernetes' runs with podman here"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("step 'kube': deploy: not used here (plugboard's atp deployer): "
+                       "connection, pod"),
+            std::string::npos)
+      << r.err;
+  // The containers podman ran: one per distinct deploy.
+  const std::string calls = podmanCalls();
+  std::vector<std::string> runs;
+  for (std::size_t at = 0, end; (end = calls.find('\n', at)) != std::string::npos; at = end + 1) {
+    const std::string line = calls.substr(at, end - at);
+    if (line.find(" run ") != std::string::npos && line.find(image) != std::string::npos)
+      runs.push_back(line);
+  }
+  ASSERT_EQ(runs.size(), 2u) << calls;
+  const bool host_first = runs[0].find("--network host ") != std::string::npos;
+  EXPECT_NE(runs[host_first ? 0 : 1].find("--network host "), std::string::npos) << calls;
+  EXPECT_NE(runs[host_first ? 1 : 0].find("--network none "), std::string::npos) << calls;
+}
+
+TEST_F(ArcaflowValidateTest, AnUnknownDeployKeyIsNamedWhereItIsWritten) {
+  std::string text = validatedWorkflow(kFixtureImage, 3);
+  text.replace(text.find("    step: echo\n"), 15,
+               "    step: echo\n    deploy:\n      deployer_name: podman\n      deployment:\n"
+               "        host:\n          NetworkMod: host\n");
+  const std::string file = dir_.write("workflow.yaml", text);
+  auto r = validate(file);
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  EXPECT_NE(r.err.find(file + ":28:11: step 'b': deploy.deployment.host.NetworkMod is not a key "
+                              "of the podman deployer's configuration at deployment.host (Binds, "
+                              "NetworkMode, "),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(podmanCalls(), "");
 }
 

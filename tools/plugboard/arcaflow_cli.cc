@@ -2,11 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/runtime/exports.h"
 #include "tools/plugboard/cli.h"
@@ -24,15 +29,154 @@ std::filesystem::path inContext(const po::variables_map& vm, const std::filesyst
   return std::filesystem::path(vm["context"].as<std::string>()) / file;
 }
 
+// The engine's deployers, as its deployer registry knows them: a deployer configuration
+// (the config file's `deployers.KIND`, a step's `deploy`) is the registry's
+// DeployConfigSchema of the deployment type, a one_of on `deployer_name` of that type's
+// deployers, each an object whose unknown keys its schema refuses (the deployers'
+// schema.go: arcaflow-engine-deployer-podman, -docker, -kubernetes, -python). Each
+// object checked here by its dotted path ("" the top); what lies deeper is not checked.
+struct EngineDeployer {
+  const char* name;
+  const char* kind;  // the deployment type: image or python
+  std::vector<std::pair<std::string, std::vector<std::string>>> objects;
+};
+
+const std::vector<EngineDeployer>& engineDeployers() {
+  static const std::vector<std::string> kContainer = {"Hostname", "Domainname", "User", "Env",
+                                                      "NetworkDisabled", "MacAddress"};
+  static const std::vector<std::string> kHost = {
+      "NetworkMode", "PortBindings", "CapAdd",    "CapDrop",    "CgroupnsMode",
+      "Dns",         "DnsOptions",   "DnsSearch", "ExtraHosts", "Privileged"};
+  static const std::vector<EngineDeployer> kDeployers = [] {
+    std::vector<std::string> podman_host = kHost;
+    podman_host.insert(podman_host.begin(), "Binds");
+    return std::vector<EngineDeployer>{
+        {"podman",
+         "image",
+         {{"", {"deployment", "podman"}},
+          {"deployment", {"container", "host", "imagePullPolicy", "imagePlatform"}},
+          {"deployment.container", kContainer},
+          {"deployment.host", podman_host},
+          {"podman", {"path", "containerNamePrefix", "rngSeed", "connectionName"}}}},
+        {"docker",
+         "image",
+         {{"", {"connection", "deployment", "timeouts"}},
+          {"connection", {"host", "cacert", "cert", "key"}},
+          {"deployment",
+           {"container", "host", "network", "platform", "imagePullPolicy", "startDelayMS"}},
+          {"deployment.container", kContainer},
+          {"deployment.host", kHost},
+          {"timeouts", {"http"}}}},
+        {"kubernetes", "image", {{"", {"connection", "pod", "timeouts"}}}},
+        {"python", "python", {{"", {"pythonPath", "workdir", "pythonSemver", "modulePullPolicy"}}}},
+    };
+  }();
+  return kDeployers;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+// An engine deployer configuration `config` of deployment type `kind` as the atp
+// deployer's options: the one place they are mapped, for the config file and for a step.
+// deployment.host.NetworkMode (podman's and docker's HostConfig, as podman's --network:
+// "host" shares the host's network namespace) is `network`; python's pythonPath is the
+// interpreter, `python`. docker and kubernetes run with podman here (a line says so);
+// the other keys of a deployer's schema are accepted and not used (a line names them).
+// Messages: `where(path)` is where the key at dotted `path` is written ("" the config
+// itself), `subject` what holds it ("" or "step 'a': "), `root` its name ("deploy",
+// "deployers.image"). Nullopt after printing why.
+std::optional<core::Json> atpOptionsOf(const core::Json& config, const std::string& kind,
+                                       const std::string& subject, const std::string& root,
+                                       const std::function<std::string(const std::string&)>& where) {
+  std::vector<std::string> names;
+  for (const auto& d : engineDeployers())
+    if (kind == d.kind) names.push_back(d.name);
+  const auto fail = [&](const std::string& path, const std::string& message) {
+    std::cerr << where(path) << ": " << subject << root << (path.empty() ? "" : "." + path)
+              << " " << message << "\n";
+    return std::nullopt;
+  };
+  const auto written = [](const core::Json& v) { return core::arcaflowTag(v).empty(); };
+  if (!config.is_object() || !written(config))
+    return fail("", "must be a mapping with deployer_name (" + joined(names) +
+                        "), written out: plugboard reads it before the run");
+  const auto name_it = config.find("deployer_name");
+  if (name_it == config.end()) return fail("", "has no deployer_name (" + joined(names) + ")");
+  if (!name_it->is_string() || !written(*name_it))
+    return fail("deployer_name", "must be one of " + joined(names));
+  const std::string name = name_it->get<std::string>();
+  const EngineDeployer* deployer = nullptr;
+  for (const auto& d : engineDeployers())
+    if (kind == d.kind && name == d.name) deployer = &d;
+  if (deployer == nullptr)
+    return fail("deployer_name", "'" + name + "' is not a deployer of " + kind +
+                                     " plugins (" + joined(names) + ")");
+  if (name == "docker" || name == "kubernetes") {
+    std::cerr << "plugboard: " << where("deployer_name") << ": " << subject << root
+              << ": deployer_name '" << name << "' runs with podman here (plugboard's atp deployer)\n";
+  }
+  // What maps onto the atp deployer's options, by dotted path.
+  const std::map<std::string, std::string> mapped =
+      kind == "python" ? std::map<std::string, std::string>{{"pythonPath", "python"}}
+      : name == "kubernetes"
+          ? std::map<std::string, std::string>{}
+          : std::map<std::string, std::string>{{"deployment.host.NetworkMode", "network"}};
+  core::Json options = core::Json::object();
+  std::vector<std::string> unused;
+  std::function<bool(const core::Json&, const std::string&)> walk =
+      [&](const core::Json& object, const std::string& at) -> bool {
+    const std::vector<std::string>* keys = nullptr;
+    for (const auto& [path, allowed] : deployer->objects)
+      if (path == at) keys = &allowed;
+    for (const auto& [key, value] : object.items()) {
+      if (at.empty() && key == "deployer_name") continue;
+      const std::string path = at.empty() ? key : at + "." + key;
+      if (std::find(keys->begin(), keys->end(), key) == keys->end()) {
+        fail(path, "is not a key of the " + name + " deployer's configuration" +
+                       (at.empty() ? "" : " at " + at) + " (" + joined(*keys) + ")");
+        return false;
+      }
+      if (auto m = mapped.find(path); m != mapped.end()) {
+        if (!value.is_string() || value.get<std::string>().empty() || !written(value)) {
+          fail(path, "must be a string");
+          return false;
+        }
+        options[m->second] = value.get<std::string>();
+        continue;
+      }
+      const bool checked = std::any_of(deployer->objects.begin(), deployer->objects.end(),
+                                       [&](const auto& o) { return o.first == path; });
+      if (checked && value.is_object() && written(value)) {
+        if (!walk(value, path)) return false;
+      } else {
+        unused.push_back(path);
+      }
+    }
+    return true;
+  };
+  if (!walk(config, "")) return std::nullopt;
+  if (!unused.empty()) {
+    std::cerr << "plugboard: " << where("") << ": " << subject << root
+              << ": not used here (plugboard's atp deployer): " << joined(unused) << "\n";
+  }
+  return options;
+}
+
+// The engine's config file's deployers as the atp deployer's options, by deployment type.
+struct EngineDeployOptions {
+  core::Json image = core::Json::object();
+  core::Json python = core::Json::object();
+};
+
 // The engine's config file (config/config.go: log, deployers, plugins, logged_outputs)
-// applied to plugboard's config: log.level; deployers of images run with podman here
-// (docker and kubernetes are said to, in one line each); python plugins run with the atp
-// deployer's interpreter. False after printing why.
-// `image_options` gets the atp deployer's options the image deployer's settings map to:
-// deployment.host.NetworkMode (the podman deployer's HostConfig, as podman's --network:
-// "host" shares the host's network namespace) is its `network`.
+// applied to plugboard's config: log.level; `deployers` as atpOptionsOf() maps them.
+// False after printing why.
 bool applyEngineConfig(const std::filesystem::path& file, std::string& level,
-                       core::Json& image_options) {
+                       EngineDeployOptions& deploy) {
   auto read = core::readArcaflowInput(file);  // YAML, typed as the engine reads it
   if (!read) {
     std::cerr << read.error().message() << "\n";
@@ -52,27 +196,15 @@ bool applyEngineConfig(const std::filesystem::path& file, std::string& level,
     } else if (key == "deployers") {
       if (!value.is_object()) continue;
       for (const auto& [kind, deployer] : value.items()) {
-        const std::string name = deployer.is_object() && deployer.contains("deployer_name") &&
-                                         deployer["deployer_name"].is_string()
-                                     ? deployer["deployer_name"].get<std::string>()
-                                     : std::string();
-        if (kind == "image" && (name == "docker" || name == "kubernetes")) {
-          std::cerr << "plugboard: " << file.string() << ": deployers.image: deployer_name '"
-                    << name << "' runs with podman here (plugboard's atp deployer)\n";
+        if (kind != "image" && kind != "python") {
+          std::cerr << file.string() << ": deployers." << kind
+                    << " is not a deployment type (image, python)\n";
+          return false;
         }
-        if (kind != "image" || !deployer.is_object()) continue;
-        const core::Json deployment = deployer.value("deployment", core::Json::object());
-        const core::Json host =
-            deployment.is_object() ? deployment.value("host", core::Json()) : core::Json();
-        if (!host.is_object()) continue;
-        if (auto mode = host.find("NetworkMode"); mode != host.end()) {
-          if (!mode->is_string() || mode->get<std::string>().empty()) {
-            std::cerr << file.string()
-                      << ": deployers.image.deployment.host.NetworkMode must be a string\n";
-            return false;
-          }
-          image_options["network"] = mode->get<std::string>();
-        }
+        auto options = atpOptionsOf(deployer, kind, "", "deployers." + kind,
+                                    [&](const std::string&) { return file.string(); });
+        if (!options) return false;
+        (kind == "image" ? deploy.image : deploy.python) = std::move(*options);
       }
     } else if (key != "plugins" && key != "logged_outputs") {
       std::cerr << file.string() << ": unknown key '" << key
@@ -81,6 +213,78 @@ bool applyEngineConfig(const std::filesystem::path& file, std::string& level,
     }
   }
   return true;
+}
+
+// The engine's default closure wait (internal/step/plugin/provider.go
+// defaultClosureTimeout), which is the atp deployer's default cancel_grace.
+constexpr long long kDefaultClosureWaitMs = 5000;
+
+// The atp deployer's options of each plugin step's template, by template name as
+// arcaflowModel() names them ("STEP", "FOREACH/STEP"): the step's own `deploy`, else the
+// config file's for its deployment type (provider.go provideDeployInput: a step's deploy
+// replaces the local deployer's configuration, for that step only), with its
+// closure_wait_timeout (provider.go closureTimeoutSchema: milliseconds, at least 0) as
+// `cancel_grace` when it is not the default. Steps whose options differ run in processes
+// of their own (the launcher keeps one per plugin and options). Nullopt after printing why.
+std::optional<std::map<std::string, core::Json>> stepDeployOptions(
+    const core::ArcaflowWorkflow& workflow, const EngineDeployOptions& config) {
+  std::map<std::string, core::Json> out;
+  std::function<bool(const core::ArcaflowWorkflow&, const std::string&)> collect =
+      [&](const core::ArcaflowWorkflow& wf, const std::string& prefix) -> bool {
+    for (const auto& s : wf.steps) {
+      if (s.kind == core::ArcaflowStep::Kind::kForeach) {
+        if (s.sub && !collect(*s.sub, prefix + s.id + "/")) return false;
+        continue;
+      }
+      const auto where = [&](const std::string& path) {
+        auto it = s.at.find(path.empty() ? "deploy" : "deploy." + path);
+        if (it == s.at.end()) it = s.at.find("deploy");
+        return (it != s.at.end() ? it->second : s.where).text();
+      };
+      const std::string subject = "step '" + s.id + "': ";
+      core::Json options = s.deployment_type == "python" ? config.python : config.image;
+      if (!s.deploy.is_null()) {
+        auto own = atpOptionsOf(s.deploy, s.deployment_type, subject, "deploy", where);
+        if (!own) return false;
+        options = std::move(*own);
+      }
+      if (!s.closure_wait_timeout.is_null()) {
+        const core::Json& v = s.closure_wait_timeout;
+        std::optional<long long> ms;
+        if (v.is_number_integer()) {
+          ms = v.get<long long>();
+        } else if (v.is_string()) {
+          const std::string& text = v.get_ref<const std::string&>();
+          long long n = 0;
+          auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+          if (ec == std::errc() && end == text.data() + text.size() && !text.empty()) ms = n;
+        }
+        if (!ms || *ms < 0) {
+          const auto at = s.at.find("closure_wait_timeout");
+          std::cerr << (at != s.at.end() ? at->second : s.where).text() << ": step '" << s.id
+                    << "': closure_wait_timeout must be an integer of milliseconds, at least 0"
+                    << (core::arcaflowTag(v).empty()
+                            ? ""
+                            : ", written out: plugboard reads it before the run")
+                    << "\n";
+          return false;
+        }
+        if (*ms != kDefaultClosureWaitMs) options["cancel_grace"] = std::to_string(*ms) + "ms";
+      }
+      if (!options.empty()) out[prefix + s.id] = std::move(options);
+    }
+    return true;
+  };
+  if (!collect(workflow, "")) return std::nullopt;
+  return out;
+}
+
+// Each step's options (stepDeployOptions()) on its template of `model`.
+void applyStepOptions(core::WorkflowModel& model, const std::map<std::string, core::Json>& options) {
+  for (auto& t : model.templates) {
+    if (t.kind != core::Template::Kind::kPlugin) continue;
+    if (auto it = options.find(t.name); it != options.end()) t.plugin.deploy_options = it->second;
+  }
 }
 
 bool isYamlFile(const std::filesystem::path& file) {
@@ -92,10 +296,10 @@ bool isYamlFile(const std::filesystem::path& file) {
 // config.yaml (applied by applyEngineConfig(), then taken off `vm`) or plugboard's own
 // TOML. Nullopt after printing why.
 std::optional<core::Config> arcaflowSettings(po::variables_map& vm, std::string& engine_level,
-                                             core::Json& image_options, bool& engine_file) {
+                                             EngineDeployOptions& deploy, bool& engine_file) {
   if (vm.count("config") && isYamlFile(vm["config"].as<std::string>())) {
     const std::filesystem::path config_file = inContext(vm, vm["config"].as<std::string>());
-    if (!applyEngineConfig(config_file, engine_level, image_options)) return std::nullopt;
+    if (!applyEngineConfig(config_file, engine_level, deploy)) return std::nullopt;
     vm.erase("config");
     engine_file = true;
   }
@@ -167,13 +371,16 @@ int validateArcaflow(const po::variables_map& given_vm) {
   // The steps' inputs against their plugins' schemas, as a TOML workflow's args are: read
   // from the atp deployer's schema cache, a plugin started only when its schema is not there.
   std::string engine_level;
-  core::Json image_options = core::Json::object();
+  EngineDeployOptions deploy;
   bool engine_file = false;
-  auto config = arcaflowSettings(vm, engine_level, image_options, engine_file);
+  auto config = arcaflowSettings(vm, engine_level, deploy, engine_file);
   if (!config) return kArcaflowInvalid;
+  const auto step_options = stepDeployOptions(*load.workflow, deploy);
+  if (!step_options) return kArcaflowInvalid;
   std::map<std::string, std::string> images;
   if (!addImagePlugins(*load.workflow, file, *config, images)) return kArcaflowInvalid;
-  const core::WorkflowModel model = core::arcaflowModel(*load.workflow);
+  core::WorkflowModel model = core::arcaflowModel(*load.workflow);
+  applyStepOptions(model, *step_options);
   const std::filesystem::path context = vm.count("context")
                                             ? std::filesystem::path(vm["context"].as<std::string>())
                                             : std::filesystem::current_path();
@@ -234,10 +441,12 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   input = core::typedArcaflowInput(*load.workflow, std::move(input));
   // --config: the engine's config.yaml, or plugboard's own (TOML).
   std::string engine_level;
-  core::Json image_options = core::Json::object();
+  EngineDeployOptions deploy;
   bool engine_file = false;
-  auto config = arcaflowSettings(vm, engine_level, image_options, engine_file);
+  auto config = arcaflowSettings(vm, engine_level, deploy, engine_file);
   if (!config) return kArcaflowInvalid;
+  const auto step_options = stepDeployOptions(*load.workflow, deploy);
+  if (!step_options) return kArcaflowInvalid;
   if (engine_file && !engine_level.empty() &&
       !(vm.count("log-level") && !vm["log-level"].defaulted()))
     configureLogging(engine_level, config->log_format);
@@ -250,14 +459,8 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
                                             : std::filesystem::current_path();
   auto values = std::make_shared<const core::ArcaflowValues>(workflow, context);
   model.values = values;
-  // The engine config's image deployer settings, on each image step's plugin.
-  if (!image_options.empty()) {
-    for (auto& t : model.templates) {
-      if (t.kind == core::Template::Kind::kPlugin &&
-          images.contains(t.plugin.key + "@" + t.plugin.version))
-        t.plugin.deploy_options = image_options;
-    }
-  }
+  // Each step's deploy (or the engine config's) and closure wait, on its template.
+  applyStepOptions(model, *step_options);
 
   const auto cancel_target = handleSignals("the run");
   // Every step's plugin found before anything runs (the engine loads every schema first).
