@@ -21,6 +21,8 @@ echo
 echo
 "$build_dir/plugboard" run examples/arcaflow.toml --plugins "$build_dir/plugins" --registry examples/registry.toml
 echo
+"$build_dir/plugboard" run examples/arcaflow/workflow.yaml --input examples/arcaflow/input.yaml --registry examples/registry.toml
+echo
 ./tools/plugin-image.sh "$build_dir/plugins/hello.so" localhost/plugboard/hello:1.2.0 --host "$build_dir/plugboard-host"
 "$build_dir/plugboard" run examples/containers.toml --plugins "$build_dir/plugins" --registry examples/registry.toml
 echo

@@ -259,6 +259,31 @@ class ArcaflowRunWorkflowTest : public ::testing::Test {
   TempDir dir_;
 };
 
+TEST_F(ArcaflowRunWorkflowTest, TheBundledExampleRunsAndValidatesAsTheReadmeSays) {
+  // README.md and tools/demo.sh: examples/arcaflow/workflow.yaml with its input, the
+  // welcome plugin from examples/registry.toml; run from the source directory.
+  const std::string example = (sourceDir() / "examples" / "arcaflow").string();
+  const std::string registry = (sourceDir() / "examples" / "registry.toml").string();
+  RunOptions options;
+  options.env = {"XDG_CACHE_HOME=" + (dir_ / "cache").string()};
+  auto r = plugboard({"run", example + "/workflow.yaml", "--input", example + "/input.yaml",
+                      "--registry", registry},
+                     options);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "output_data:\n"
+            "    message: \"Welcome, Ada!\"\n"
+            "    words: 2\n"
+            "output_id: success\n")
+      << r.err;
+  r = plugboard({"validate", example + "/workflow.yaml", "--input", example + "/input.yaml",
+                 "--registry", registry},
+                options);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("the steps' inputs fit their plugins' schemas"), std::string::npos)
+      << r.out;
+}
+
 TEST_F(ArcaflowRunWorkflowTest, PrintsTheSuccessOutputWithTypedValues) {
   const auto r = run("text: hi\nn: 3\n");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
