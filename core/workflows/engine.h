@@ -68,6 +68,9 @@ struct NodeIO {
   // {"parameters":[{name,value}], "result", "exitCode"} (members present only when set);
   // null when empty.
   Json toJson() const;
+  // toJson().dump(2)'s text appended to `out`, as it would be at an indent of `base`
+  // spaces (the parameters' lines further in); REQUIRES: !empty().
+  void appendJson(std::string& out, std::size_t base) const;
 };
 
 struct NodeStatus {
@@ -89,6 +92,9 @@ struct NodeStatus {
   std::string deployer;  // the deployer that ran it ("native", "process" ...)
   LogLines logs;         // what the plugin logged during a leaf's calls (the last ones)
   Json toJson() const;  // as Argo's NodeStatus (started/finished as RFC 3339 when given)
+  // toJson().dump(2)'s text appended to `out`, at an indent of `base` spaces, without
+  // building the JSON value.
+  void appendJson(std::string& out, std::size_t base) const;
 };
 
 struct RunResult {

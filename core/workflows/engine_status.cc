@@ -109,6 +109,49 @@ void writeDumped(std::FILE* out, const Json& value, int level) {
   std::fwrite(indented.data(), 1, indented.size(), out);
 }
 
+// Appends `text` as a JSON string, as dump() writes it: printable ASCII as it is, anything
+// else (escapes, UTF-8, and what is not UTF-8: dump() throws on it) by dump() itself.
+void appendString(std::string& out, std::string_view text) {
+  for (unsigned char c : text) {
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+      out += Json(text).dump();
+      return;
+    }
+  }
+  out += '"';
+  out += text;
+  out += '"';
+}
+
+// Writes an object's members as dump(2) does at an indent of `base` spaces: each member
+// on its own line, ",\n" between, the closing brace on a line of its own.
+class ObjectText {
+ public:
+  ObjectText(std::string& out, std::size_t base) : out_(out), base_(base) { out_ += '{'; }
+  // Starts a member: its value is appended next (at an indent of base() + 2).
+  std::string& member(std::string_view key) {
+    out_ += first_ ? "\n" : ",\n";
+    first_ = false;
+    out_.append(base_ + 2, ' ');
+    out_ += '"';
+    out_ += key;  // the keys are ASCII names
+    out_ += "\": ";
+    return out_;
+  }
+  void close() {
+    if (!first_) {
+      out_ += '\n';
+      out_.append(base_, ' ');
+    }
+    out_ += '}';
+  }
+
+ private:
+  std::string& out_;
+  std::size_t base_;
+  bool first_ = true;
+};
+
 }  // namespace
 
 const std::string* NodeIO::parameter(std::string_view name) const {
@@ -129,6 +172,59 @@ Json NodeIO::toJson() const {
   if (result) j["result"] = *result;
   if (exit_code) j["exitCode"] = *exit_code;
   return j;
+}
+
+void NodeIO::appendJson(std::string& out, std::size_t base) const {
+  // toJson()'s members in their order as a JSON object sorts them.
+  ObjectText o(out, base);
+  if (exit_code) appendString(o.member("exitCode"), *exit_code);
+  if (!parameters.empty()) {
+    o.member("parameters") += "[\n";
+    bool first = true;
+    for (const auto& [n, v] : parameters) {
+      if (!first) out += ",\n";
+      first = false;
+      out.append(base + 4, ' ');
+      ObjectText p(out, base + 4);
+      appendString(p.member("name"), n);
+      appendString(p.member("value"), v);
+      p.close();
+    }
+    out += '\n';
+    out.append(base + 2, ' ');
+    out += ']';
+  }
+  if (result) appendString(o.member("result"), *result);
+  o.close();
+}
+
+void NodeStatus::appendJson(std::string& out, std::size_t base) const {
+  // toJson()'s members in their order as a JSON object sorts them.
+  ObjectText o(out, base);
+  if (!boundary_id.empty()) appendString(o.member("boundaryID"), boundary_id);
+  if (!children.empty()) {
+    o.member("children") += "[\n";
+    for (std::size_t i = 0; i < children.size(); ++i) {
+      if (i > 0) out += ",\n";
+      out.append(base + 4, ' ');
+      appendString(out, children[i]);
+    }
+    out += '\n';
+    out.append(base + 2, ' ');
+    out += ']';
+  }
+  appendString(o.member("displayName"), display_name);
+  if (finished) appendString(o.member("finishedAt"), rfc3339(*finished));
+  appendString(o.member("id"), id);
+  if (!inputs.empty()) inputs.appendJson(o.member("inputs"), base + 2);
+  if (!message.empty()) appendString(o.member("message"), message);
+  appendString(o.member("name"), name);
+  if (!outputs.empty()) outputs.appendJson(o.member("outputs"), base + 2);
+  appendString(o.member("phase"), nodePhaseName(phase));
+  if (started) appendString(o.member("startedAt"), rfc3339(*started));
+  if (!template_name.empty()) appendString(o.member("templateName"), template_name);
+  appendString(o.member("type"), nodeTypeName(type));
+  o.close();
 }
 
 Json NodeStatus::toJson() const {
@@ -185,14 +281,18 @@ void RunResult::writeStatusJson(std::FILE* out, int level) const {
     const std::string node_in((level + 2) * 2, ' ');
     std::fputc('{', out);
     bool first_node = true;
+    std::string text;  // a node's, written at once (as text: building its JSON value and
+                       // dumping it was a sixth of a large YAML run's CPU)
     for (std::size_t i = 0; i < sorted.size(); ++i) {
       if (i + 1 < sorted.size() && sorted[i + 1]->id == sorted[i]->id) continue;
-      std::fputs(first_node ? "\n" : ",\n", out);
+      text.clear();
+      text += first_node ? "\n" : ",\n";
       first_node = false;
-      std::fputs(node_in.c_str(), out);
-      writeDumped(out, Json(sorted[i]->id), 0);
-      std::fputs(": ", out);
-      writeDumped(out, sorted[i]->toJson(), level + 2);
+      text += node_in;
+      appendString(text, sorted[i]->id);
+      text += ": ";
+      sorted[i]->appendJson(text, node_in.size());
+      std::fwrite(text.data(), 1, text.size(), out);
     }
     std::fputc('\n', out);
     std::fputs(in.c_str(), out);

@@ -54,9 +54,12 @@ StepReporter::StepReporter(const WorkflowModel& model, RunObserver* observer)
     : observer_(observer), entry_(model.entrypoint), exit_(model.on_exit) {
   const auto tasks = tomlSteps(model);
   steps_.resize(tasks.size());
+  // With an observer, each step's status is kept as it changes (the observer is told of
+  // it); without one, only what the end's nodes cannot tell is (Step's logs, plugin...).
+  if (observer_ != nullptr) statuses_.resize(tasks.size());
   index_.reserve(tasks.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) {
-    steps_[i].status.id = tasks[i]->name;
+    if (observer_ != nullptr) statuses_[i].id = tasks[i]->name;
     steps_[i].task = tasks[i];
     index_.emplace(tasks[i]->name, i);
   }
@@ -68,61 +71,137 @@ void StepReporter::nodeChanged(const NodeStatus& node) {
   const std::string_view name = node.display_name;
   auto it = index_.find(name.substr(0, name.find('(')));
   if (it == index_.end()) return;
-  update(steps_[it->second], node);
+  update(it->second, node);
 }
 
-void StepReporter::update(Step& step, const NodeStatus& node) {
-  StepStatus& s = step.status;
+void StepReporter::update(std::size_t i, const NodeStatus& node) {
+  Step& step = steps_[i];
+  if (observer_ == nullptr) {
+    // No observer: the step's leaves are followed (their calls, logs and plugin as they
+    // come), its task's node is read from the result at the end.
+    if (node.type != NodeType::kPlugin) return;
+    leafChanged(step, step.logs, node);
+    if (!node.plugin.empty()) step.plugin = nameAt(node.plugin);
+    if (!node.deployer.empty()) step.deployer = nameAt(node.deployer);
+    return;
+  }
+  StepStatus& s = statuses_[i];
   const StepPhase before = s.phase;
   const std::string message_before = s.message;
   if (node.type == NodeType::kPlugin) {
-    const std::size_t id = idHash(node.id);
-    auto leaf = std::find_if(step.leaves.begin(), step.leaves.end(),
-                             [&](const auto& l) { return l.id == id; });
-    if (leaf == step.leaves.end()) leaf = step.leaves.insert(leaf, Step::Leaf{id});
-    leaf->calls = node.calls;
-    s.logs.appendSince(node.logs, leaf->logs_seen);
-    leaf->logs_seen = node.logs.total();
-    s.attempts = static_cast<int>(step.leaves.size());
-    s.calls = 0;
-    for (const auto& l : step.leaves) s.calls += l.calls;
+    leafChanged(step, s.logs, node);
+    countLeaves(step, s);
     if (!node.plugin.empty()) s.plugin = node.plugin;
     if (!node.deployer.empty()) s.deployer = node.deployer;
   }
   // The task's node: the one named as the step (a retry's attempts and a loop's items
   // are named "id(0)", "id(0:a)").
   if (node.display_name == s.id) {
-    step.task_node = idHash(node.id);
-    step.task_type = node.type;
-    s.phase = stepPhase(node.phase);
-    s.message = node.message;
-    s.started = node.started;
-    s.finished = node.finished;
-    if (s.phase == StepPhase::kSucceeded) s.outputs = stepOutputs(node.outputs);
-    step.omitted = node.phase == NodePhase::kOmitted;
-    if (step.omitted) {
-      // The first dependency that did not end as Argo's `depends` needs (Succeeded, or
-      // Skipped by its `when`).
-      for (const auto& d : step.task->depends_on) {
-        const Step& other = steps_[index_.at(d)];
-        const StepStatus& dep = other.status;
-        if (dep.phase == StepPhase::kSucceeded ||
-            (dep.phase == StepPhase::kSkipped && !other.omitted))
-          continue;
-        s.message = "dependency '" + d + "' " + std::string(stepPhaseName(dep.phase));
-        break;
-      }
-    }
+    taskChanged(step, s, node);
+    if (step.omitted) omittedBecause(step, s);
   }
   if (observer_ != nullptr && (s.phase != before || s.message != message_before))
     observer_->stepChanged(s);
+}
+
+void StepReporter::leafChanged(Step& step, LogLines& logs, const NodeStatus& node) {
+  const std::size_t id = idHash(node.id);
+  Step::Leaf* leaf = nullptr;
+  if (step.first.id == 0 || step.first.id == id) {
+    leaf = &step.first;
+  } else {
+    auto it = std::find_if(step.more.begin(), step.more.end(),
+                           [&](const auto& l) { return l.id == id; });
+    leaf = it != step.more.end() ? &*it : &step.more.emplace_back();
+  }
+  leaf->id = id;
+  leaf->calls = node.calls;
+  logs.appendSince(node.logs, leaf->logs_seen);
+  leaf->logs_seen = node.logs.total();
+}
+
+void StepReporter::countLeaves(const Step& step, StepStatus& s) {
+  if (step.first.id == 0) return;  // no leaf yet
+  s.attempts = 1 + static_cast<int>(step.more.size());
+  s.calls = step.first.calls;
+  for (const auto& l : step.more) s.calls += l.calls;
+}
+
+void StepReporter::taskChanged(Step& step, StepStatus& s, const NodeStatus& node) {
+  step.task_node = idHash(node.id);
+  step.task_type = node.type;
+  s.phase = stepPhase(node.phase);
+  s.message = node.message;
+  s.started = node.started;
+  s.finished = node.finished;
+  if (s.phase == StepPhase::kSucceeded) s.outputs = stepOutputs(node.outputs);
+  step.omitted = node.phase == NodePhase::kOmitted;
+}
+
+void StepReporter::omittedBecause(const Step& step, StepStatus& s) const {
+  // The first dependency that did not end as Argo's `depends` needs (Succeeded, or
+  // Skipped by its `when`).
+  for (const auto& d : step.task->depends_on) {
+    const std::size_t j = index_.at(d);
+    const StepStatus& dep = statuses_[j];
+    if (dep.phase == StepPhase::kSucceeded ||
+        (dep.phase == StepPhase::kSkipped && !steps_[j].omitted))
+      continue;
+    s.message = "dependency '" + d + "' " + std::string(stepPhaseName(dep.phase));
+    break;
+  }
+}
+
+std::uint32_t StepReporter::nameAt(const std::string& name) {
+  for (std::uint32_t i = 1; i < names_.size(); ++i) {
+    if (names_[i] == name) return i;
+  }
+  names_.push_back(name);
+  return static_cast<std::uint32_t>(names_.size() - 1);
 }
 
 void StepReporter::tick() {
   if (observer_ != nullptr) observer_->tick();
 }
 
-RunReport StepReporter::report(const RunResult& result) {
+void StepReporter::fromResult(RunResult& result) {
+  statuses_.resize(steps_.size());
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    Step& step = steps_[i];
+    StepStatus& s = statuses_[i];
+    s.id = step.task->name;
+    countLeaves(step, s);
+    s.logs = std::move(step.logs);
+    s.plugin = names_[step.plugin];
+    s.deployer = names_[step.deployer];
+  }
+  // Each task's node as it ended (the engine tells every change of a node, so its last
+  // state is the one an observer was told last), then the omitted tasks' reasons, once
+  // every dependency's phase is known. Unless a looped or retried step's children are
+  // read below, no node is read again: what each holds goes once read, so that the
+  // statuses made here take its place instead of adding to the run's peak.
+  const auto ownDag = [&](const NodeStatus& node) {
+    return node.template_name == entry_ || (!exit_.empty() && node.template_name == exit_);
+  };
+  const bool nodes_read_again =
+      std::any_of(result.nodes.begin(), result.nodes.end(), [&](const NodeStatus& node) {
+        return (node.type == NodeType::kTaskGroup || node.type == NodeType::kRetry) &&
+               !ownDag(node) && index_.count(node.display_name) != 0;
+      });
+  for (auto& node : result.nodes) {
+    if (!ownDag(node)) {
+      auto it = index_.find(node.display_name);
+      if (it != index_.end()) taskChanged(steps_[it->second], statuses_[it->second], node);
+    }
+    if (!nodes_read_again) node = NodeStatus{};
+  }
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    if (steps_[i].omitted) omittedBecause(steps_[i], statuses_[i]);
+  }
+}
+
+RunReport StepReporter::report(RunResult&& result) {
+  if (observer_ == nullptr) fromResult(result);
   RunReport report;
   report.workflow = result.workflow;
   report.cancelled = result.cancelled;
@@ -144,10 +223,9 @@ RunReport StepReporter::report(const RunResult& result) {
     for (const auto& n : result.nodes) by_id.emplace(idHash(n.id), &n);
   }
   const auto now = std::chrono::steady_clock::now();
-  report.steps.reserve(steps_.size());
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     Step& step = steps_[i];
-    StepStatus& s = step.status;
+    StepStatus& s = statuses_[i];
     auto task = by_id.find(step.task_node);
     if (task != by_id.end() && task->second->type == NodeType::kTaskGroup &&
         s.phase == StepPhase::kSucceeded) {
@@ -185,8 +263,9 @@ RunReport StepReporter::report(const RunResult& result) {
     }
     if (observer_ != nullptr && (s.phase != phase_before || s.message != message_before))
       observer_->stepChanged(s);
-    report.steps.push_back(std::move(s));
   }
+  report.steps = std::move(statuses_);
+  statuses_.clear();
   return report;
 }
 

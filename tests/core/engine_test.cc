@@ -363,14 +363,20 @@ TEST_F(EngineTest, StatusJsonIsShapedAsArgosWorkflowStatus) {
 }
 
 TEST_F(EngineTest, WrittenStatusIsTheTextOfStatusJson) {
-  // Nodes of every kind of member (children, messages, inputs, outputs, a failure), ids in
-  // an order other than the nodes', and the status written one level in.
+  // Nodes of every kind of member (children, messages, inputs, outputs, a result, an exit
+  // code, a failure), text JSON escapes or leaves as it is (quotes, control characters,
+  // UTF-8), ids in an order other than the nodes', and the status written one level in.
   leaves_.plan("bad", {LeafAnswer::failed("it broke\n\"badly\"")});
+  leaves_.plan("flip", {LeafAnswer::ok({{"result", "h\u00e9ads\\"}, {"exitCode", "0"}})});
   auto r = run(workflow(
-      "main", {steps("main", {{call("hi", "say", {{"message", "x"}}), call("b", "bad")},
+      "main", {steps("main", {{call("hi", "say", {{"message", "x\t\u00fc\u0001 \x7f/"}}),
+                               call("b", "bad"), call("flip", "flip")},
                               {call("again", "say", {{"message", "y"}})}}),
-               leaf("say", {"message"}, {output("message")}), leaf("bad")}));
-  ASSERT_GE(r.nodes.size(), 4u);
+               leaf("say", {"message"}, {output("message")}), leaf("bad"), leaf("flip")}));
+  ASSERT_GE(r.nodes.size(), 5u);
+  EXPECT_TRUE(std::any_of(r.nodes.begin(), r.nodes.end(), [](const core::NodeStatus& n) {
+    return n.outputs.result.has_value() && n.outputs.exit_code.has_value();
+  }));
   for (int level : {0, 1}) {
     std::FILE* f = std::tmpfile();
     r.writeStatusJson(f, level);

@@ -278,6 +278,65 @@ depends = ["broken"]
   EXPECT_NE(r.out.find(": 0 of 2 steps succeeded\n"), std::string::npos) << r.out;
 }
 
+TEST_F(RunOutputTest, TheJsonReportTellsRetriesItemsAndSkippedChainsAsTheTextDoes) {
+  // With --output json and no terminal nothing watches the steps as they go: the report is
+  // told from the run's nodes at the end. Both ways must say the same of every step.
+  const std::string wf = dir_.write("wf.toml", R"(name = "wf"
+[[steps]]
+id = "bad"
+plugin = "fail"
+retry = { limit = 2, backoff = "1ms" }
+[[steps]]
+id = "after-bad"
+plugin = "echo"
+args = { text = "${steps.bad.outputs.parameters.text}" }
+depends = ["bad"]
+[[steps]]
+id = "after-after"
+plugin = "echo"
+args = { text = "${steps.after-bad.outputs.parameters.text}" }
+depends = ["after-bad"]
+[[steps]]
+id = "loop"
+plugin = "echo"
+items = ["x", "y"]
+args = { text = "${item}" }
+[[steps]]
+id = "one"
+plugin = "echo"
+args = { text = "h\u00e9" }
+)");
+  auto r = plugboard({"run", wf, "--plugins", dir_.plugins(), "--output", "json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+  const Json report = Json::parse(r.out);
+  const Json bad = reportStep(report, "bad");
+  EXPECT_EQ(bad["phase"], "Failed");
+  EXPECT_EQ(bad["attempts"], 3);
+  EXPECT_EQ(bad["calls"], 3);
+  EXPECT_EQ(bad["plugin"], "fail@1.0.0");
+  EXPECT_EQ(bad["deployer"], "native");
+  EXPECT_EQ(reportStep(report, "after-bad")["phase"], "Skipped");
+  EXPECT_EQ(reportStep(report, "after-bad")["message"], "dependency 'bad' Failed");
+  EXPECT_EQ(reportStep(report, "after-after")["message"], "dependency 'after-bad' Skipped");
+  EXPECT_EQ(reportStep(report, "after-after")["attempts"], 0);
+  EXPECT_EQ(reportStep(report, "after-after")["plugin"], "");
+  const Json loop = reportStep(report, "loop");
+  EXPECT_EQ(loop["phase"], "Succeeded");
+  EXPECT_EQ(loop["attempts"], 2);
+  EXPECT_EQ(loop["outputs"]["parameters"]["text"], (Json{"x", "y"}));
+  const Json one = reportStep(report, "one");
+  EXPECT_EQ(one["outputs"]["parameters"]["text"], "h\u00e9");
+  EXPECT_EQ(one["plugin"], "echo@1.0.0");
+
+  auto text = plugboard({"run", wf, "--plugins", dir_.plugins()});
+  EXPECT_EQ(text.exit_code, 1) << text.err << text.out;
+  EXPECT_NE(text.out.find("step after-bad: Skipped: dependency 'bad' Failed\n"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("step after-after: Skipped: dependency 'after-bad' Skipped\n"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST_F(RunOutputTest, AnArgoWorkflowsTreeNamesTheDeployerOfEachPluginNode) {
   auto r = plugboard({"run", example("argo/hello-dag.yaml"), "--plugins", pluginDir().string(),
                       "--param", "who=Ada"});

@@ -188,15 +188,14 @@ int cmdRun(const Args& args) {
   // the resident memory of a 100,000-step run). Smaller ones keep an arena per thread. The
   // workers start later, with the run.
   // (Steps, not templates: steps calling the same plugin share one template.)
-  const std::vector<const core::TemplateCall*> steps_in_order = core::tomlSteps(prepared->model);
-  if (steps_in_order.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
+  std::vector<std::string> ids;  // the steps' ids in file order
+  for (const core::TemplateCall* s : core::tomlSteps(prepared->model)) ids.push_back(s->name);
+  if (ids.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
 
   const bool json = *output == "json";
   // JSON keeps standard output for the report; the live lines go to a terminal's standard
   // error then (and nothing when it is not one).
   const bool shown = !json || isatty(STDERR_FILENO);
-  std::vector<std::string> ids;
-  for (const core::TemplateCall* s : steps_in_order) ids.push_back(s->name);
   const std::string logs_of = vm.count("logs") ? vm["logs"].as<std::string>() : "";
   if (!logs_of.empty() && std::find(ids.begin(), ids.end(), logs_of) == ids.end()) {
     cancel_target->release();
@@ -206,6 +205,7 @@ int cmdRun(const Args& args) {
   }
   if (!shown) ids.clear();
   ProgressDisplay display(ids, json ? shown : isatty(STDOUT_FILENO) != 0, json ? stderr : stdout);
+  ids = {};  // the display keeps what it needs of them
   // The TOML workflow runs on the engine as the model its front end made; the steps are
   // told from the engine's nodes.
   core::DispatchedLeafCalls calls(runtime->dispatcher());
@@ -222,7 +222,11 @@ int cmdRun(const Args& args) {
   } else {
     result = engine.run(prepared->model, prepared->inputs);
   }
-  const core::RunReport report = steps.report(result);
+  // The run's own state is freed now; give its pages back before the report is made
+  // beside the nodes, so that the report's arrays take their place rather than adding to
+  // the peak.
+  malloc_trim(0);
+  const core::RunReport report = steps.report(std::move(result));
   cancel_target->release();
   display.close();
   if (json) {
