@@ -245,13 +245,18 @@ RunReport StepReporter::report(RunResult&& result) {
     const StepPhase phase_before = s.phase;
     const std::string message_before = s.message;
     // A retried step that gave up: its last attempt's reason says more than Argo's "No
-    // more retries left" on the retry node.
+    // more retries left" on the retry node. Its children are its attempts, named
+    // "<retry node>(N)", and, as in Argo's dags, the tasks that depend on it.
     if (task != by_id.end() && task->second->type == NodeType::kRetry &&
-        (s.phase == StepPhase::kFailed || s.phase == StepPhase::kError) &&
-        !task->second->children.empty()) {
-      if (auto last = by_id.find(idHash(task->second->children.back()));
-          last != by_id.end() && !last->second->message.empty())
-        s.message = last->second->message;
+        (s.phase == StepPhase::kFailed || s.phase == StepPhase::kError)) {
+      const std::string attempt_prefix = task->second->name + "(";
+      const auto& children = task->second->children;
+      for (auto child = children.rbegin(); child != children.rend(); ++child) {
+        auto c = by_id.find(idHash(*child));
+        if (c == by_id.end() || !c->second->name.starts_with(attempt_prefix)) continue;
+        if (!c->second->message.empty()) s.message = c->second->message;
+        break;
+      }
     }
     if (result.cancelled && !isTerminal(s.phase)) {
       s.phase = StepPhase::kSkipped;

@@ -315,6 +315,9 @@ args = { text = "h\u00e9" }
   EXPECT_EQ(bad["calls"], 3);
   EXPECT_EQ(bad["plugin"], "fail@1.0.0");
   EXPECT_EQ(bad["deployer"], "native");
+  // Its last attempt's reason, not that of the task that depends on it.
+  EXPECT_EQ(bad["message"].get<std::string>().find("omitted"), std::string::npos) << bad;
+  EXPECT_NE(bad["message"].get<std::string>().find("fail"), std::string::npos) << bad;
   EXPECT_EQ(reportStep(report, "after-bad")["phase"], "Skipped");
   EXPECT_EQ(reportStep(report, "after-bad")["message"], "dependency 'bad' Failed");
   EXPECT_EQ(reportStep(report, "after-after")["message"], "dependency 'after-bad' Skipped");
