@@ -343,6 +343,40 @@ bool addImagePlugins(const core::ArcaflowWorkflow& workflow, const std::filesyst
   return true;
 }
 
+// What `validate` and `run` make of a workflow before anything starts: plugboard's
+// configuration (arcaflowSettings()), each image step's plugin in its registry
+// (addImagePlugins()), and the model with each step's deploy options and closure wait on
+// its template (stepDeployOptions()). Nullopt after printing why.
+struct ArcaflowPlan {
+  core::Config config;
+  std::string engine_level;  // the engine config's log.level, if one was given
+  bool engine_file = false;  // --config named the engine's config.yaml
+  core::WorkflowModel model;
+};
+std::optional<ArcaflowPlan> planArcaflow(po::variables_map& vm,
+                                         const core::ArcaflowWorkflow& workflow,
+                                         const std::filesystem::path& file) {
+  ArcaflowPlan plan;
+  EngineDeployOptions deploy;
+  auto config = arcaflowSettings(vm, plan.engine_level, deploy, plan.engine_file);
+  if (!config) return std::nullopt;
+  const auto step_options = stepDeployOptions(workflow, deploy);
+  if (!step_options) return std::nullopt;
+  std::map<std::string, std::string> images;  // name@version -> src
+  if (!addImagePlugins(workflow, file, *config, images)) return std::nullopt;
+  plan.config = std::move(*config);
+  plan.model = core::arcaflowModel(workflow);
+  applyStepOptions(plan.model, *step_options);
+  return plan;
+}
+
+// The directory relative files of the workflow are read from: --context, else the
+// working directory.
+std::filesystem::path contextDir(const po::variables_map& vm) {
+  return vm.count("context") ? std::filesystem::path(vm["context"].as<std::string>())
+                             : std::filesystem::current_path();
+}
+
 }  // namespace
 
 std::filesystem::path arcaflowWorkflowFile(const po::variables_map& vm) {
@@ -370,22 +404,12 @@ int validateArcaflow(const po::variables_map& given_vm) {
   }
   // The steps' inputs against their plugins' schemas, as a TOML workflow's args are: read
   // from the atp deployer's schema cache, a plugin started only when its schema is not there.
-  std::string engine_level;
-  EngineDeployOptions deploy;
-  bool engine_file = false;
-  auto config = arcaflowSettings(vm, engine_level, deploy, engine_file);
-  if (!config) return kArcaflowInvalid;
-  const auto step_options = stepDeployOptions(*load.workflow, deploy);
-  if (!step_options) return kArcaflowInvalid;
-  std::map<std::string, std::string> images;
-  if (!addImagePlugins(*load.workflow, file, *config, images)) return kArcaflowInvalid;
-  core::WorkflowModel model = core::arcaflowModel(*load.workflow);
-  applyStepOptions(model, *step_options);
-  const std::filesystem::path context = vm.count("context")
-                                            ? std::filesystem::path(vm["context"].as<std::string>())
-                                            : std::filesystem::current_path();
+  auto plan = planArcaflow(vm, *load.workflow, file);
+  if (!plan) return kArcaflowInvalid;
+  const core::Config* config = &plan->config;
+  const core::WorkflowModel& model = plan->model;
   const auto known =
-      core::arcaflowKnownInputs(*load.workflow, input ? &*input : nullptr, context);
+      core::arcaflowKnownInputs(*load.workflow, input ? &*input : nullptr, contextDir(vm));
   const auto cancel_target = handleSignals("the check");
   auto prepared = prepareModelRun(*config, model, core::Json::object(), cancel_target.get());
   if (!prepared) return kArcaflowInvalid;
@@ -440,27 +464,16 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   }
   input = core::typedArcaflowInput(*load.workflow, std::move(input));
   // --config: the engine's config.yaml, or plugboard's own (TOML).
-  std::string engine_level;
-  EngineDeployOptions deploy;
-  bool engine_file = false;
-  auto config = arcaflowSettings(vm, engine_level, deploy, engine_file);
-  if (!config) return kArcaflowInvalid;
-  const auto step_options = stepDeployOptions(*load.workflow, deploy);
-  if (!step_options) return kArcaflowInvalid;
-  if (engine_file && !engine_level.empty() &&
+  auto plan = planArcaflow(vm, *load.workflow, file);
+  if (!plan) return kArcaflowInvalid;
+  const core::Config* config = &plan->config;
+  if (plan->engine_file && !plan->engine_level.empty() &&
       !(vm.count("log-level") && !vm["log-level"].defaulted()))
-    configureLogging(engine_level, config->log_format);
-  std::map<std::string, std::string> images;  // name@version -> src
-  if (!addImagePlugins(*load.workflow, file, *config, images)) return kArcaflowInvalid;
+    configureLogging(plan->engine_level, config->log_format);
+  core::WorkflowModel& model = plan->model;
   auto workflow = std::make_shared<const core::ArcaflowWorkflow>(*load.workflow);
-  core::WorkflowModel model = core::arcaflowModel(*workflow);
-  const std::filesystem::path context = vm.count("context")
-                                            ? std::filesystem::path(vm["context"].as<std::string>())
-                                            : std::filesystem::current_path();
-  auto values = std::make_shared<const core::ArcaflowValues>(workflow, context);
+  auto values = std::make_shared<const core::ArcaflowValues>(workflow, contextDir(vm));
   model.values = values;
-  // Each step's deploy (or the engine config's) and closure wait, on its template.
-  applyStepOptions(model, *step_options);
 
   const auto cancel_target = handleSignals("the run");
   // Every step's plugin found before anything runs (the engine loads every schema first).
