@@ -29,6 +29,13 @@ std::filesystem::path inContext(const po::variables_map& vm, const std::filesyst
   return std::filesystem::path(vm["context"].as<std::string>()) / file;
 }
 
+// The directory relative files of the workflow are read from: --context, else the
+// working directory.
+std::filesystem::path contextDir(const po::variables_map& vm) {
+  return vm.count("context") ? std::filesystem::path(vm["context"].as<std::string>())
+                             : std::filesystem::current_path();
+}
+
 // The engine's deployers, as its deployer registry knows them: a deployer configuration
 // (the config file's `deployers.KIND`, a step's `deploy`) is the registry's
 // DeployConfigSchema of the deployment type, a one_of on `deployer_name` of that type's
@@ -368,13 +375,6 @@ std::optional<ArcaflowPlan> planArcaflow(po::variables_map& vm,
   plan.model = core::arcaflowModel(workflow);
   applyStepOptions(plan.model, *step_options);
   return plan;
-}
-
-// The directory relative files of the workflow are read from: --context, else the
-// working directory.
-std::filesystem::path contextDir(const po::variables_map& vm) {
-  return vm.count("context") ? std::filesystem::path(vm["context"].as<std::string>())
-                             : std::filesystem::current_path();
 }
 
 }  // namespace
