@@ -121,16 +121,23 @@ void appendNested(std::string& out, const Json& value, int depth) {
 }  // namespace
 
 void RunReport::writeJson(std::FILE* out) const {
+  writeJson(out, steps.size(), [&](std::size_t i) -> const StepStatus& { return steps[i]; });
+}
+
+void RunReport::writeJson(std::FILE* out, std::size_t count,
+                          const std::function<const StepStatus&(std::size_t)>& step) const {
   // Members in nlohmann's order (sorted by name), as toJson().dump(2) writes them.
   std::string text = "{\n  \"abandoned_calls\": " + std::to_string(abandoned) +
                      ",\n  \"cancelled\": " + (cancelled ? "true" : "false") +
                      ",\n  \"duration_ms\": " + std::to_string(duration.count()) +
                      ",\n  \"outputs\": ";
   appendNested(text, outputs, 1);
-  text += std::string(",\n  \"steps\": ") + (steps.empty() ? "[]" : "[");
+  text += std::string(",\n  \"steps\": ") + (count == 0 ? "[]" : "[");
   const auto now = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const StepStatus& s = steps[i];
+  bool all_succeeded = true;
+  for (std::size_t i = 0; i < count; ++i) {
+    const StepStatus& s = step(i);
+    all_succeeded = all_succeeded && s.phase == StepPhase::kSucceeded;
     text += i == 0 ? "\n    {\n" : ",\n    {\n";
     text += "      \"attempts\": " + std::to_string(s.attempts) + ",\n";
     text += "      \"calls\": " + std::to_string(s.calls) + ",\n";
@@ -149,8 +156,9 @@ void RunReport::writeJson(std::FILE* out) const {
     std::fwrite(text.data(), 1, text.size(), out);
     text.clear();
   }
-  if (!steps.empty()) text += "\n  ]";
-  text += std::string(",\n  \"succeeded\": ") + (succeeded() ? "true" : "false") +
+  const bool succeeded = !cancelled && (phase.empty() ? all_succeeded : phase == "Succeeded");
+  if (count != 0) text += "\n  ]";
+  text += std::string(",\n  \"succeeded\": ") + (succeeded ? "true" : "false") +
           ",\n  \"workflow\": " + quoted(workflow) + "\n}";
   std::fwrite(text.data(), 1, text.size(), out);
 }

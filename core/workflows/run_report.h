@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,6 +75,11 @@ struct RunReport {
   // Writes toJson().dump(2) to `out`, a step at a time: the report's JSON is never held
   // in memory whole. Text that is not UTF-8 is written with U+FFFD in its place.
   void writeJson(std::FILE* out) const;
+  // The same text with `count` steps made one at a time by `step(i)` (`steps` is not
+  // read), so that a caller need not hold every step's status at once; "succeeded" is
+  // succeeded()'s answer over the steps made.
+  void writeJson(std::FILE* out, std::size_t count,
+                 const std::function<const StepStatus&(std::size_t)>& step) const;
 };
 
 // What a run tells while it goes on: each step's status as it changes.

@@ -55,42 +55,47 @@ StepReporter::StepReporter(const WorkflowModel& model, RunObserver* observer)
   const auto tasks = tomlSteps(model);
   steps_.resize(tasks.size());
   // With an observer, each step's status is kept as it changes (the observer is told of
-  // it); without one, only what the end's nodes cannot tell is (Step's logs, plugin...).
-  if (observer_ != nullptr) statuses_.resize(tasks.size());
-  index_.reserve(tasks.size());
+  // it); without one, nothing is kept until the end's nodes are read.
+  if (observer_ != nullptr) {
+    statuses_.resize(tasks.size());
+    leaves_.resize(tasks.size());
+  }
+  by_step_id_.resize(tasks.size());
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     if (observer_ != nullptr) statuses_[i].id = tasks[i]->name;
     steps_[i].task = tasks[i];
-    index_.emplace(tasks[i]->name, i);
+    by_step_id_[i] = static_cast<std::uint32_t>(i);
   }
+  std::sort(by_step_id_.begin(), by_step_id_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return tasks[a]->name < tasks[b]->name;
+  });
+}
+
+std::size_t StepReporter::find(std::string_view id) const {
+  auto it = std::lower_bound(by_step_id_.begin(), by_step_id_.end(), id, [&](std::uint32_t i, std::string_view v) {
+    return std::string_view(steps_[i].task->name) < v;
+  });
+  if (it == by_step_id_.end() || steps_[*it].task->name != id) return std::string_view::npos;
+  return *it;
 }
 
 void StepReporter::nodeChanged(const NodeStatus& node) {
+  if (observer_ == nullptr) return;  // read from the result at the end
   if (node.template_name == entry_ || (!exit_.empty() && node.template_name == exit_))
     return;  // the workflow's own dags
   const std::string_view name = node.display_name;
-  auto it = index_.find(name.substr(0, name.find('(')));
-  if (it == index_.end()) return;
-  update(it->second, node);
+  const std::size_t i = find(name.substr(0, name.find('(')));
+  if (i != std::string_view::npos) update(i, node);
 }
 
 void StepReporter::update(std::size_t i, const NodeStatus& node) {
   Step& step = steps_[i];
-  if (observer_ == nullptr) {
-    // No observer: the step's leaves are followed (their calls, logs and plugin as they
-    // come), its task's node is read from the result at the end.
-    if (node.type != NodeType::kPlugin) return;
-    leafChanged(step, step.logs, node);
-    if (!node.plugin.empty()) step.plugin = nameAt(node.plugin);
-    if (!node.deployer.empty()) step.deployer = nameAt(node.deployer);
-    return;
-  }
   StepStatus& s = statuses_[i];
   const StepPhase before = s.phase;
   const std::string message_before = s.message;
   if (node.type == NodeType::kPlugin) {
-    leafChanged(step, s.logs, node);
-    countLeaves(step, s);
+    leafChanged(leaves_[i], s.logs, node);
+    countLeaves(leaves_[i], s);
     if (!node.plugin.empty()) s.plugin = node.plugin;
     if (!node.deployer.empty()) s.deployer = node.deployer;
   }
@@ -100,19 +105,18 @@ void StepReporter::update(std::size_t i, const NodeStatus& node) {
     taskChanged(step, s, node);
     if (step.omitted) omittedBecause(step, s);
   }
-  if (observer_ != nullptr && (s.phase != before || s.message != message_before))
-    observer_->stepChanged(s);
+  if (s.phase != before || s.message != message_before) observer_->stepChanged(s);
 }
 
-void StepReporter::leafChanged(Step& step, LogLines& logs, const NodeStatus& node) {
+void StepReporter::leafChanged(Leaves& leaves, LogLines& logs, const NodeStatus& node) {
   const std::size_t id = idHash(node.id);
-  Step::Leaf* leaf = nullptr;
-  if (step.first.id == 0 || step.first.id == id) {
-    leaf = &step.first;
+  Leaves::Leaf* leaf = nullptr;
+  if (leaves.first.id == 0 || leaves.first.id == id) {
+    leaf = &leaves.first;
   } else {
-    auto it = std::find_if(step.more.begin(), step.more.end(),
+    auto it = std::find_if(leaves.more.begin(), leaves.more.end(),
                            [&](const auto& l) { return l.id == id; });
-    leaf = it != step.more.end() ? &*it : &step.more.emplace_back();
+    leaf = it != leaves.more.end() ? &*it : &leaves.more.emplace_back();
   }
   leaf->id = id;
   leaf->calls = node.calls;
@@ -120,88 +124,110 @@ void StepReporter::leafChanged(Step& step, LogLines& logs, const NodeStatus& nod
   leaf->logs_seen = node.logs.total();
 }
 
-void StepReporter::countLeaves(const Step& step, StepStatus& s) {
-  if (step.first.id == 0) return;  // no leaf yet
-  s.attempts = 1 + static_cast<int>(step.more.size());
-  s.calls = step.first.calls;
-  for (const auto& l : step.more) s.calls += l.calls;
+void StepReporter::countLeaves(const Leaves& leaves, StepStatus& s) {
+  if (leaves.first.id == 0) return;  // no leaf yet
+  s.attempts = 1 + static_cast<int>(leaves.more.size());
+  s.calls = leaves.first.calls;
+  for (const auto& l : leaves.more) s.calls += l.calls;
+}
+
+void StepReporter::taskSeen(Step& step, const NodeStatus& node) {
+  step.task_node = idHash(node.id);
+  step.task_type = node.type;
+  step.phase = stepPhase(node.phase);
+  step.omitted = node.phase == NodePhase::kOmitted;
 }
 
 void StepReporter::taskChanged(Step& step, StepStatus& s, const NodeStatus& node) {
-  step.task_node = idHash(node.id);
-  step.task_type = node.type;
-  s.phase = stepPhase(node.phase);
+  taskSeen(step, node);
+  s.phase = step.phase;
   s.message = node.message;
   s.started = node.started;
   s.finished = node.finished;
   if (s.phase == StepPhase::kSucceeded) s.outputs = stepOutputs(node.outputs);
-  step.omitted = node.phase == NodePhase::kOmitted;
 }
 
 void StepReporter::omittedBecause(const Step& step, StepStatus& s) const {
   // The first dependency that did not end as Argo's `depends` needs (Succeeded, or
   // Skipped by its `when`).
   for (const auto& d : step.task->depends_on) {
-    const std::size_t j = index_.at(d);
-    const StepStatus& dep = statuses_[j];
-    if (dep.phase == StepPhase::kSucceeded ||
-        (dep.phase == StepPhase::kSkipped && !steps_[j].omitted))
+    const std::size_t j = find(d);
+    if (j == std::string_view::npos) continue;  // not a step: the front end names only steps
+    const Step& dep = steps_[j];
+    if (dep.phase == StepPhase::kSucceeded || (dep.phase == StepPhase::kSkipped && !dep.omitted))
       continue;
     s.message = "dependency '" + d + "' " + std::string(stepPhaseName(dep.phase));
     break;
   }
 }
 
-std::uint32_t StepReporter::nameAt(const std::string& name) {
-  for (std::uint32_t i = 1; i < names_.size(); ++i) {
-    if (names_[i] == name) return i;
-  }
-  names_.push_back(name);
-  return static_cast<std::uint32_t>(names_.size() - 1);
-}
-
 void StepReporter::tick() {
   if (observer_ != nullptr) observer_->tick();
 }
 
-void StepReporter::fromResult(RunResult& result) {
-  statuses_.resize(steps_.size());
-  for (std::size_t i = 0; i < steps_.size(); ++i) {
-    Step& step = steps_[i];
-    StepStatus& s = statuses_[i];
-    s.id = step.task->name;
-    countLeaves(step, s);
-    s.logs = std::move(step.logs);
-    s.plugin = names_[step.plugin];
-    s.deployer = names_[step.deployer];
+StepReporter::StepNodes StepReporter::stepNodes(const RunResult& result) {
+  StepNodes lists;
+  lists.first.assign(steps_.size(), StepNodes::kNone);
+  lists.next.assign(result.nodes.size(), StepNodes::kNone);
+  std::vector<std::uint32_t> last(steps_.size(), StepNodes::kNone);
+  for (std::uint32_t n = 0; n < result.nodes.size(); ++n) {
+    const NodeStatus& node = result.nodes[n];
+    if (node.template_name == entry_ || (!exit_.empty() && node.template_name == exit_))
+      continue;  // the workflow's own dags
+    const std::string_view name = node.display_name;
+    const std::size_t i = find(name.substr(0, name.find('(')));
+    if (i == std::string_view::npos) continue;
+    (last[i] == StepNodes::kNone ? lists.first[i] : lists.next[last[i]]) = n;
+    last[i] = n;
+    if (name != steps_[i].task->name) continue;
+    taskSeen(steps_[i], node);  // the task's node: its last state is the end's
+    if (node.type == NodeType::kTaskGroup || node.type == NodeType::kRetry) lists.read_again = true;
   }
-  // Each task's node as it ended (the engine tells every change of a node, so its last
-  // state is the one an observer was told last), then the omitted tasks' reasons, once
-  // every dependency's phase is known. Unless a looped or retried step's children are
-  // read below, no node is read again: what each holds goes once read, so that the
-  // statuses made here take its place instead of adding to the run's peak.
-  const auto ownDag = [&](const NodeStatus& node) {
-    return node.template_name == entry_ || (!exit_.empty() && node.template_name == exit_);
-  };
-  const bool nodes_read_again =
-      std::any_of(result.nodes.begin(), result.nodes.end(), [&](const NodeStatus& node) {
-        return (node.type == NodeType::kTaskGroup || node.type == NodeType::kRetry) &&
-               !ownDag(node) && index_.count(node.display_name) != 0;
-      });
-  for (auto& node : result.nodes) {
-    if (!ownDag(node)) {
-      auto it = index_.find(node.display_name);
-      if (it != index_.end()) taskChanged(steps_[it->second], statuses_[it->second], node);
-    }
-    if (!nodes_read_again) node = NodeStatus{};
-  }
-  for (std::size_t i = 0; i < steps_.size(); ++i) {
-    if (steps_[i].omitted) omittedBecause(steps_[i], statuses_[i]);
-  }
+  return lists;
 }
 
-RunReport StepReporter::report(RunResult&& result) {
-  if (observer_ == nullptr) fromResult(result);
+void StepReporter::statusFromNodes(std::size_t i, StepStatus& s, RunResult& result,
+                                   const StepNodes& nodes) {
+  // The step's leaves (one per attempt or item: attempts, calls, logs and the plugin that
+  // answered last) and its task's node (the one named as the step), in the order they
+  // were made; then, if a dependency did not succeed, which one. Unless a looped or
+  // retried step's children are read later, what each node holds goes once read, so
+  // that the status takes its place instead of adding to the run's peak.
+  Step& step = steps_[i];
+  s.id = step.task->name;
+  for (auto n = nodes.first[i]; n != StepNodes::kNone; n = nodes.next[n]) {
+    NodeStatus& node = result.nodes[n];
+    if (node.type == NodeType::kPlugin) {
+      ++s.attempts;
+      s.calls += node.calls;
+      if (s.logs.empty() && !nodes.read_again) {
+        s.logs = std::move(node.logs);
+      } else {
+        s.logs.append(node.logs);
+      }
+      if (!node.plugin.empty()) s.plugin = node.plugin;
+      if (!node.deployer.empty()) s.deployer = node.deployer;
+    }
+    if (node.display_name == s.id) taskChanged(step, s, node);
+    if (!nodes.read_again) node = NodeStatus{};
+  }
+  if (step.omitted) omittedBecause(step, s);
+}
+
+StepReporter::NodesById StepReporter::nodesById(const RunResult& result) const {
+  // A map of every node would be the largest thing a run of plain steps holds: only when
+  // a step needs it.
+  NodesById by_id;
+  if (std::any_of(steps_.begin(), steps_.end(), [](const Step& s) {
+        return s.task_type == NodeType::kTaskGroup || s.task_type == NodeType::kRetry;
+      })) {
+    by_id.reserve(result.nodes.size());
+    for (const auto& n : result.nodes) by_id.emplace(idHash(n.id), &n);
+  }
+  return by_id;
+}
+
+RunReport StepReporter::head(const RunResult& result) const {
   RunReport report;
   report.workflow = result.workflow;
   report.cancelled = result.cancelled;
@@ -212,66 +238,90 @@ RunReport StepReporter::report(RunResult&& result) {
     for (const auto& p : result.outputs["parameters"])
       report.outputs[p["name"].get<std::string>()] = p["value"];
   }
-  // A looped step's outputs: each parameter gathered over its items, in item order; a
-  // retried step's message from its last attempt. The nodes by id only when a step needs
-  // them (a map of every node would be the largest thing a run of plain steps holds).
-  std::unordered_map<std::size_t, const NodeStatus*> by_id;
-  if (std::any_of(steps_.begin(), steps_.end(), [](const Step& s) {
-        return s.task_type == NodeType::kTaskGroup || s.task_type == NodeType::kRetry;
-      })) {
-    by_id.reserve(result.nodes.size());
-    for (const auto& n : result.nodes) by_id.emplace(idHash(n.id), &n);
+  return report;
+}
+
+RunReport StepReporter::report(RunResult&& result) {
+  RunReport report = head(result);
+  if (observer_ == nullptr) {
+    const StepNodes nodes = stepNodes(result);
+    statuses_.resize(steps_.size());
+    for (std::size_t i = 0; i < steps_.size(); ++i) statusFromNodes(i, statuses_[i], result, nodes);
   }
+  const NodesById by_id = nodesById(result);
   const auto now = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < steps_.size(); ++i) {
-    Step& step = steps_[i];
-    StepStatus& s = statuses_[i];
-    auto task = by_id.find(step.task_node);
-    if (task != by_id.end() && task->second->type == NodeType::kTaskGroup &&
-        s.phase == StepPhase::kSucceeded) {
-      std::vector<std::pair<std::string, Json>> gathered;  // name -> its items' values
-      std::unordered_map<std::string_view, std::size_t> at;
-      for (const auto& child : task->second->children) {
-        auto c = by_id.find(idHash(child));
-        if (c == by_id.end()) continue;
-        for (const auto& [name, value] : c->second->outputs.parameters) {
-          auto [it, added] = at.emplace(name, gathered.size());
-          if (added) gathered.emplace_back(name, Json::array());
-          gathered[it->second].second.push_back(value);
-        }
-      }
-      s.outputs.set(std::move(gathered));
-    }
-    const StepPhase phase_before = s.phase;
-    const std::string message_before = s.message;
-    // A retried step that gave up: its last attempt's reason says more than Argo's "No
-    // more retries left" on the retry node. Its children are its attempts, named
-    // "<retry node>(N)", and, as in Argo's dags, the tasks that depend on it.
-    if (task != by_id.end() && task->second->type == NodeType::kRetry &&
-        (s.phase == StepPhase::kFailed || s.phase == StepPhase::kError)) {
-      const std::string attempt_prefix = task->second->name + "(";
-      const auto& children = task->second->children;
-      for (auto child = children.rbegin(); child != children.rend(); ++child) {
-        auto c = by_id.find(idHash(*child));
-        if (c == by_id.end() || !c->second->name.starts_with(attempt_prefix)) continue;
-        if (!c->second->message.empty()) s.message = c->second->message;
-        break;
-      }
-    }
-    if (result.cancelled && !isTerminal(s.phase)) {
-      s.phase = StepPhase::kSkipped;
-      s.message = "the run was cancelled";
-    } else if (result.cancelled && s.phase == StepPhase::kFailed &&
-               s.message == kCancelledMessage) {
-      s.phase = StepPhase::kCancelled;
-      s.message = "cancelled while running (after " + formatElapsed(s.elapsed(now)) + ")";
-    }
-    if (observer_ != nullptr && (s.phase != phase_before || s.message != message_before))
-      observer_->stepChanged(s);
-  }
+  for (std::size_t i = 0; i < steps_.size(); ++i) finish(i, statuses_[i], by_id, result.cancelled, now);
   report.steps = std::move(statuses_);
   statuses_.clear();
   return report;
+}
+
+RunReport StepReporter::writeJson(RunResult&& result, std::FILE* out) {
+  if (observer_ != nullptr) {  // the statuses are already held
+    RunReport report = this->report(std::move(result));
+    report.writeJson(out);
+    report.steps.clear();
+    return report;
+  }
+  RunReport report = head(result);
+  const StepNodes nodes = stepNodes(result);
+  const NodesById by_id = nodesById(result);
+  const auto now = std::chrono::steady_clock::now();
+  StepStatus current;
+  report.writeJson(out, steps_.size(), [&](std::size_t i) -> const StepStatus& {
+    current = StepStatus{};
+    statusFromNodes(i, current, result, nodes);
+    finish(i, current, by_id, result.cancelled, now);
+    return current;
+  });
+  return report;
+}
+
+void StepReporter::finish(std::size_t i, StepStatus& s, const NodesById& by_id, bool cancelled,
+                          std::chrono::steady_clock::time_point now) {
+  const Step& step = steps_[i];
+  auto task = by_id.find(step.task_node);
+  // A looped step's outputs: each parameter gathered over its items, in item order.
+  if (task != by_id.end() && task->second->type == NodeType::kTaskGroup &&
+      s.phase == StepPhase::kSucceeded) {
+    std::vector<std::pair<std::string, Json>> gathered;  // name -> its items' values
+    std::unordered_map<std::string_view, std::size_t> at;
+    for (const auto& child : task->second->children) {
+      auto c = by_id.find(idHash(child));
+      if (c == by_id.end()) continue;
+      for (const auto& [name, value] : c->second->outputs.parameters) {
+        auto [it, added] = at.emplace(name, gathered.size());
+        if (added) gathered.emplace_back(name, Json::array());
+        gathered[it->second].second.push_back(value);
+      }
+    }
+    s.outputs.set(std::move(gathered));
+  }
+  const StepPhase phase_before = s.phase;
+  const std::string message_before = s.message;
+  // A retried step that gave up: its last attempt's reason says more than Argo's "No
+  // more retries left" on the retry node. Its children are its attempts, named
+  // "<retry node>(N)", and, as in Argo's dags, the tasks that depend on it.
+  if (task != by_id.end() && task->second->type == NodeType::kRetry &&
+      (s.phase == StepPhase::kFailed || s.phase == StepPhase::kError)) {
+    const std::string attempt_prefix = task->second->name + "(";
+    const auto& children = task->second->children;
+    for (auto child = children.rbegin(); child != children.rend(); ++child) {
+      auto c = by_id.find(idHash(*child));
+      if (c == by_id.end() || !c->second->name.starts_with(attempt_prefix)) continue;
+      if (!c->second->message.empty()) s.message = c->second->message;
+      break;
+    }
+  }
+  if (cancelled && !isTerminal(s.phase)) {
+    s.phase = StepPhase::kSkipped;
+    s.message = "the run was cancelled";
+  } else if (cancelled && s.phase == StepPhase::kFailed && s.message == kCancelledMessage) {
+    s.phase = StepPhase::kCancelled;
+    s.message = "cancelled while running (after " + formatElapsed(s.elapsed(now)) + ")";
+  }
+  if (observer_ != nullptr && (s.phase != phase_before || s.message != message_before))
+    observer_->stepChanged(s);
 }
 
 }  // namespace plugboard::core

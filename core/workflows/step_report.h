@@ -7,9 +7,10 @@
 // is not kept for the run). StepReporter watches the engine's nodes and keeps each step's StepStatus (the
 // task's node for phase, message, outputs and times; its leaves for attempts, calls and
 // the plugin that answered), telling a RunObserver (the progress display) of each change,
-// and makes the RunReport `plugboard run` prints. Without an observer it follows only the
-// leaves as they go and reads the tasks' nodes from the run's result at the end, so that
-// a large run does not hold a status per step beside the engine's nodes. The rules of the words: a task omitted
+// and makes the RunReport `plugboard run` prints. Without an observer it follows nothing
+// as the run goes and reads every step's nodes from the run's result at the end, so that
+// a large run holds little per step beside the engine's nodes (its task and the
+// task's node, hashed). The rules of the words: a task omitted
 // because a dependency did not succeed says "dependency 'X' <phase>" (shown after its phase:
 // "Skipped: dependency 'X' Failed"); when the run is cancelled, a step in flight is
 // Cancelled and one not started is Skipped ("the run was cancelled").
@@ -18,7 +19,9 @@
 #ifndef PLUGBOARD_CORE_WORKFLOWS_STEP_REPORT_H_
 #define PLUGBOARD_CORE_WORKFLOWS_STEP_REPORT_H_
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -45,6 +48,10 @@ class StepReporter final : public EngineObserver {
   // The run's report, from the engine's result. Once: the steps' statuses move into it,
   // and what the report takes of the result's nodes may be taken from them.
   RunReport report(RunResult&& result);
+  // report(result).writeJson(out)'s text, without holding every step's status at once:
+  // without an observer, each step's status is made from the result's nodes as it is
+  // written, and its nodes go then. Returns the report without its steps (its outcome).
+  RunReport writeJson(RunResult&& result, std::FILE* out);
 
  private:
   // What the reporter keeps of a step besides its status (kept apart, so that the
@@ -55,10 +62,13 @@ class StepReporter final : public EngineObserver {
     // step until its end); ids are already unique by a hash of their names.
     std::size_t task_node = 0;  // the task's node id, hashed (0: none seen)
     NodeType task_type = NodeType::kPlugin;  // and its type
+    StepPhase phase = StepPhase::kPending;   // and its phase
     bool omitted = false;   // skipped because a dependency did not succeed (not by `when`)
-    // The step's leaves (one per attempt or item): node id, calls made, and how many of
-    // its log lines the step has. The id is hashed, as task_node is. The first in place
-    // (most steps have one), the others in `more`.
+  };
+  // With an observer, a step's leaves (one per attempt or item) as they go: node id
+  // (hashed, as task_node is), calls made, and how many of its log lines the step has. The
+  // first in place (most steps have one), the others in `more`.
+  struct Leaves {
     struct Leaf {
       std::size_t id = 0;
       int calls = 0;
@@ -66,25 +76,42 @@ class StepReporter final : public EngineObserver {
     };
     Leaf first;
     std::vector<Leaf> more;
-    // Without an observer: what the step's leaves told of it while the run went on (the
-    // rest of its status is read from the result's nodes at the end); the plugin and the
-    // deployer as positions in names_ (0: none), as most steps name the same ones.
-    LogLines logs;
-    std::uint32_t plugin = 0, deployer = 0;
   };
+  // The result's nodes of each step (a step's id, or its id and a parenthesis, names
+  // them), in the order they were made: first[step] and next[node] are positions in
+  // result.nodes, kNone ends a list.
+  struct StepNodes {
+    static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+    std::vector<std::uint32_t> first, next;
+    bool read_again = false;  // a looped or retried step's children are read by id later
+  };
+  using NodesById = std::unordered_map<std::size_t, const NodeStatus*>;
+  // Lists each step's nodes and tells each Step of its task's node.
+  StepNodes stepNodes(const RunResult& result);
+  // Step i's status from its nodes (whose contents go unless read again).
+  void statusFromNodes(std::size_t i, StepStatus& s, RunResult& result, const StepNodes& nodes);
+  // The nodes by id when a step needs them (a looped or retried one); empty otherwise.
+  NodesById nodesById(const RunResult& result) const;
+  // What the end adds to step i's status: a loop's gathered outputs, a retry's last
+  // reason, the words of a cancelled run; the observer is told of a change.
+  void finish(std::size_t i, StepStatus& s, const NodesById& by_id, bool cancelled,
+              std::chrono::steady_clock::time_point now);
+  RunReport head(const RunResult& result) const;  // the report without its steps
   void update(std::size_t step, const NodeStatus& node);
-  static void leafChanged(Step& step, LogLines& logs, const NodeStatus& node);
-  static void countLeaves(const Step& step, StepStatus& s);
+  static void leafChanged(Leaves& leaves, LogLines& logs, const NodeStatus& node);
+  static void countLeaves(const Leaves& leaves, StepStatus& s);
+  static void taskSeen(Step& step, const NodeStatus& node);
   static void taskChanged(Step& step, StepStatus& s, const NodeStatus& node);
   void omittedBecause(const Step& step, StepStatus& s) const;
-  void fromResult(RunResult& result);
-  std::uint32_t nameAt(const std::string& name);  // its position in names_, added if new
+  // The position in steps_ of the step named `id` (a step's id, or a node's display name
+  // up to its first parenthesis); npos: none.
+  std::size_t find(std::string_view id) const;
 
   RunObserver* observer_;
   std::vector<Step> steps_;          // in file order
   std::vector<StepStatus> statuses_;  // steps_[i]'s status (with an observer: as it goes)
-  std::vector<std::string> names_{""};  // plugins and deployers that steps name
-  std::unordered_map<std::string_view, std::size_t> index_;  // step id (the model's) -> position
+  std::vector<Leaves> leaves_;        // steps_[i]'s leaves (with an observer only)
+  std::vector<std::uint32_t> by_step_id_;  // positions in steps_, ordered by the steps' ids
   std::string entry_, exit_;  // the workflow's own dags' templates
 };
 

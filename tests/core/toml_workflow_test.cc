@@ -3,9 +3,12 @@
 #include "core/frontends/toml_workflow.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <functional>
 
 #include <gtest/gtest.h>
 
+#include "core/workflows/step_report.h"
 #include "tests/core/engine_harness.h"
 
 namespace plugboard::testing {
@@ -18,6 +21,32 @@ core::WorkflowModel modelOf(const std::string& text) {
 }
 
 using TomlModelTest = EngineTest;
+
+// What `write` writes to a file.
+std::string written(const std::function<void(std::FILE*)>& write) {
+  std::FILE* f = std::tmpfile();
+  write(f);
+  std::rewind(f);
+  std::string text;
+  for (int c; (c = std::fgetc(f)) != EOF;) text += static_cast<char>(c);
+  std::fclose(f);
+  return text;
+}
+
+// The report `plugboard run --output json` writes a step at a time (each step's status
+// made from the nodes as it is written) is the one made whole.
+void expectStreamedReportIsWhole(const core::WorkflowModel& model, const core::RunResult& r) {
+  core::StepReporter whole(model, nullptr), streamed(model, nullptr);
+  core::RunResult copy = r;
+  const std::string want =
+      written([&](std::FILE* f) { whole.report(std::move(copy)).writeJson(f); });
+  core::RunReport outcome;
+  const std::string got =
+      written([&](std::FILE* f) { outcome = streamed.writeJson(core::RunResult(r), f); });
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(outcome.steps.empty());
+  EXPECT_EQ(outcome.succeeded(), r.phase == NodePhase::kSucceeded);
+}
 
 TEST_F(TomlModelTest, StepsBecomeADagOfPluginTemplatesWithTags) {
   const auto model = modelOf(R"(name = "wf"
@@ -163,6 +192,69 @@ retry = { limit = 2, backoff = "1h", factor = 1e9 }
   const Millis hour = std::chrono::hours(1);
   EXPECT_EQ(leaves_.times("flaky"),
             (std::vector<Millis>{Millis(0), hour, hour + core::kMaxDuration}));
+}
+
+TEST_F(TomlModelTest, TheReportWrittenAStepAtATimeIsTheReportMadeWhole) {
+  // Plain steps (their nodes go as each is written): one fails, one is omitted because
+  // of it, one is skipped by its `when`, one passes an output on.
+  leaves_.plan("bad", {LeafAnswer::failed("boom")});
+  auto r = run(modelOf(R"(name = "wf"
+[[steps]]
+id = "a"
+plugin = "p"
+args = { text = "hi" }
+[[steps]]
+id = "b"
+plugin = "p"
+args = { text = "${steps.a.outputs.parameters.text}" }
+depends = ["a"]
+[[steps]]
+id = "bad"
+plugin = "q"
+[[steps]]
+id = "after"
+plugin = "p"
+depends = ["bad"]
+[[steps]]
+id = "never"
+plugin = "p"
+when = "1 == 2"
+)"));
+  EXPECT_EQ(r.phase, NodePhase::kFailed);
+  {
+    SCOPED_TRACE("plain steps");
+    expectStreamedReportIsWhole(model_, r);
+  }
+  const std::string plain = written([&](std::FILE* f) {
+    core::StepReporter(model_, nullptr).writeJson(core::RunResult(r), f);
+  });
+  EXPECT_NE(plain.find("\"message\": \"dependency 'bad' Failed\""), std::string::npos) << plain;
+  EXPECT_NE(plain.find("\"message\": \"boom\""), std::string::npos) << plain;
+
+  // A loop (its items' outputs gathered) and a retry that gives up (its last attempt's
+  // reason): their nodes are read by id.
+  leaves_.plan("flaky", {LeafAnswer::failed("one"), LeafAnswer::failed("two")});
+  r = run(modelOf(R"(name = "wf"
+[[steps]]
+id = "each"
+plugin = "p"
+items = ["x", "y"]
+args = { text = "${item}" }
+[[steps]]
+id = "flaky"
+plugin = "q"
+retry = { limit = 1 }
+)"));
+  {
+    SCOPED_TRACE("a loop and a retry");
+    expectStreamedReportIsWhole(model_, r);
+  }
+  const std::string read_again = written([&](std::FILE* f) {
+    core::StepReporter(model_, nullptr).writeJson(core::RunResult(r), f);
+  });
+  EXPECT_NE(read_again.find("\"message\": \"two\""), std::string::npos) << read_again;
+  EXPECT_NE(read_again.find("\"attempts\": 2"), std::string::npos) << read_again;
+  EXPECT_NE(read_again.find("\"y\""), std::string::npos) << read_again;
 }
 
 }  // namespace

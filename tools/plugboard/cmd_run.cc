@@ -205,7 +205,8 @@ int cmdRun(const Args& args) {
   }
   if (!shown) ids.clear();
   ProgressDisplay display(ids, json ? shown : isatty(STDOUT_FILENO) != 0, json ? stderr : stdout);
-  ids = {};  // the display keeps what it needs of them
+  // The display keeps what it needs of them; their memory goes (`ids = {}` would keep it).
+  std::vector<std::string>().swap(ids);
   // The TOML workflow runs on the engine as the model its front end made; the steps are
   // told from the engine's nodes.
   core::DispatchedLeafCalls calls(runtime->dispatcher());
@@ -226,14 +227,24 @@ int cmdRun(const Args& args) {
   // beside the nodes, so that the report's arrays take their place rather than adding to
   // the peak.
   malloc_trim(0);
-  const core::RunReport report = steps.report(std::move(result));
-  cancel_target->release();
-  display.close();
-  if (json) {
-    report.writeJson(stdout);
+  core::RunReport report;
+  if (json && !shown) {
+    // Nothing else is shown: each step's status is made as it is written, so that the
+    // report never holds a status per step beside the nodes.
+    cancel_target->release();
+    report = steps.writeJson(std::move(result), stdout);
     std::fputc('\n', stdout);
+    display.close();
   } else {
-    printSummary(report, logs_of);
+    report = steps.report(std::move(result));
+    cancel_target->release();
+    display.close();
+    if (json) {
+      report.writeJson(stdout);
+      std::fputc('\n', stdout);
+    } else {
+      printSummary(report, logs_of);
+    }
   }
   const int status = report.cancelled ? kExitCancelled : report.succeeded() ? kExitOk : kExitFailed;
   return endRun(*runtime, status, report.abandoned);
