@@ -181,7 +181,6 @@ WorkflowModel tomlModel(const Workflow& wf) {
   main.fail_fast = false;  // the TOML rule: independent branches go on after a failure
   Template exit = main;
   exit.name = freeName(wf, "exit");
-  model.templates.reserve(wf.steps.size() + 2);
   model.templates.push_back(Template{});  // main, filled below
   std::size_t exits = 0;
   for (const auto& step : wf.steps) exits += step.exit;
@@ -199,7 +198,7 @@ WorkflowModel tomlModel(const Workflow& wf) {
     auto [it, added] = shared.emplace(sharingKey(t), model.templates.size());
     if (added) {
       t.plugin.args = task.plugin_args;
-      model.templates.push_back(std::move(t));  // reserved: no template moves
+      model.templates.push_back(std::move(t));
     } else if (task.plugin_args == model.templates[it->second].plugin.args) {
       task.plugin_args = Json();
     }
