@@ -1,6 +1,8 @@
 #include "core/frontends/toml_workflow.h"
 
+#include <initializer_list>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/workflows/substitution.h"
@@ -21,18 +23,29 @@ std::string literal(std::string_view text) {
   }
 }
 
+// `parts` as one string of their length: a tag per step lives for the run, and `+`
+// would leave each with the spare room of its growth.
+std::string joined(std::initializer_list<std::string_view> parts) {
+  std::size_t size = 0;
+  for (auto p : parts) size += p.size();
+  std::string out;
+  out.reserve(size);
+  for (auto p : parts) out += p;
+  return out;
+}
+
 std::string tagOf(const Reference& r) {
   switch (r.kind) {
     case Reference::Kind::kInput:
-      return "{{workflow.parameters." + r.input + "}}";
+      return joined({"{{workflow.parameters.", r.input, "}}"});
     case Reference::Kind::kWorkflowName:
       return "{{workflow.name}}";
     case Reference::Kind::kWorkflowStatus:
       return "{{workflow.status}}";
     case Reference::Kind::kStepOutput:
-      return "{{tasks." + r.step + ".outputs.parameters." + r.output + "}}";
+      return joined({"{{tasks.", r.step, ".outputs.parameters.", r.output, "}}"});
     case Reference::Kind::kItem:
-      return r.output.empty() ? "{{item}}" : "{{item." + r.output + "}}";
+      return r.output.empty() ? "{{item}}" : joined({"{{item.", r.output, "}}"});
   }
   return {};
 }
