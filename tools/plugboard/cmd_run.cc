@@ -27,8 +27,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr std::size_t kOneArenaSteps = 10'000;
-
 std::string plural(int n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -183,14 +181,11 @@ int cmdRun(const Args& args) {
   // large workflow's peak memory is that of the parse or of the run, not of both (the
   // calls allocate on the workers, whose malloc arenas would not reuse them).
   malloc_trim(0);
-  // A large workflow: one malloc arena for the whole process, so that what the calls keep
-  // reuses the memory the parse freed instead of growing an arena per worker (about 8% of
-  // the resident memory of a 100,000-step run). Smaller ones keep an arena per thread. The
-  // workers start later, with the run.
-  // (Steps, not templates: steps calling the same plugin share one template.)
+  // Every thread keeps its malloc arena: one arena for the whole process (once used from
+  // 10,000 steps on) made the engine and the workers wait on its lock for no memory saved
+  // (docs/performance.md, "Per-step cost, eighth pass").
   std::vector<std::string> ids;  // the steps' ids in file order
   for (const core::TemplateCall* s : core::tomlSteps(prepared->model)) ids.push_back(s->name);
-  if (ids.size() >= kOneArenaSteps) mallopt(M_ARENA_MAX, 1);
 
   const bool json = *output == "json";
   // JSON keeps standard output for the report; the live lines go to a terminal's standard
