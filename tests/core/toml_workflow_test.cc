@@ -34,8 +34,8 @@ std::string written(const std::function<void(std::FILE*)>& write) {
 }
 
 // The report `plugboard run --output json` writes a step at a time (each step's status
-// made from the nodes as it is written) is the one made whole.
-void expectStreamedReportIsWhole(const core::WorkflowModel& model, const core::RunResult& r) {
+// made from the nodes as it is written), which must be the one made whole.
+std::string streamedReport(const core::WorkflowModel& model, const core::RunResult& r) {
   core::StepReporter whole(model, nullptr), streamed(model, nullptr);
   core::RunResult copy = r;
   const std::string want =
@@ -46,6 +46,7 @@ void expectStreamedReportIsWhole(const core::WorkflowModel& model, const core::R
   EXPECT_EQ(got, want);
   EXPECT_TRUE(outcome.steps.empty());
   EXPECT_EQ(outcome.succeeded(), r.phase == NodePhase::kSucceeded);
+  return got;
 }
 
 TEST_F(TomlModelTest, StepsBecomeADagOfPluginTemplatesWithTags) {
@@ -221,13 +222,7 @@ plugin = "p"
 when = "1 == 2"
 )"));
   EXPECT_EQ(r.phase, NodePhase::kFailed);
-  {
-    SCOPED_TRACE("plain steps");
-    expectStreamedReportIsWhole(model_, r);
-  }
-  const std::string plain = written([&](std::FILE* f) {
-    core::StepReporter(model_, nullptr).writeJson(core::RunResult(r), f);
-  });
+  const std::string plain = streamedReport(model_, r);
   EXPECT_NE(plain.find("\"message\": \"dependency 'bad' Failed\""), std::string::npos) << plain;
   EXPECT_NE(plain.find("\"message\": \"boom\""), std::string::npos) << plain;
 
@@ -245,13 +240,7 @@ id = "flaky"
 plugin = "q"
 retry = { limit = 1 }
 )"));
-  {
-    SCOPED_TRACE("a loop and a retry");
-    expectStreamedReportIsWhole(model_, r);
-  }
-  const std::string read_again = written([&](std::FILE* f) {
-    core::StepReporter(model_, nullptr).writeJson(core::RunResult(r), f);
-  });
+  const std::string read_again = streamedReport(model_, r);
   EXPECT_NE(read_again.find("\"message\": \"two\""), std::string::npos) << read_again;
   EXPECT_NE(read_again.find("\"attempts\": 2"), std::string::npos) << read_again;
   EXPECT_NE(read_again.find("\"y\""), std::string::npos) << read_again;
