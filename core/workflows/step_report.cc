@@ -105,6 +105,7 @@ void StepReporter::update(std::size_t i, const NodeStatus& node) {
     taskChanged(step, s, node);
     if (step.omitted) omittedBecause(step, s);
   }
+  lastAttemptsReason(step, s, leaves_[i].last_message);
   if (s.phase != before || s.message != message_before) observer_->stepChanged(s);
 }
 
@@ -120,6 +121,8 @@ void StepReporter::leafChanged(Leaves& leaves, LogLines& logs, const NodeStatus&
   }
   leaf->id = id;
   leaf->calls = node.calls;
+  if (leaf == (leaves.more.empty() ? &leaves.first : &leaves.more.back()))
+    leaves.last_message = node.message;
   logs.appendSince(node.logs, leaf->logs_seen);
   leaf->logs_seen = node.logs.total();
 }
@@ -145,6 +148,17 @@ void StepReporter::taskChanged(Step& step, StepStatus& s, const NodeStatus& node
   s.started = node.started;
   s.finished = node.finished;
   if (s.phase == StepPhase::kSucceeded) s.outputs = stepOutputs(node.outputs);
+}
+
+void StepReporter::lastAttemptsReason(const Step& step, StepStatus& s,
+                                      const std::string& last_leaf_message) {
+  // Its last attempt's reason says more than Argo's "No more retries left" on the retry
+  // node; its attempts are its leaves, the last made last.
+  if (step.task_type == NodeType::kRetry &&
+      (s.phase == StepPhase::kFailed || s.phase == StepPhase::kError) &&
+      !last_leaf_message.empty()) {
+    s.message = last_leaf_message;
+  }
 }
 
 void StepReporter::omittedBecause(const Step& step, StepStatus& s) const {
@@ -181,7 +195,7 @@ StepReporter::StepNodes StepReporter::stepNodes(const RunResult& result) {
     last[i] = n;
     if (name != steps_[i].task->name) continue;
     taskSeen(steps_[i], node);  // the task's node: its last state is the end's
-    if (node.type == NodeType::kTaskGroup || node.type == NodeType::kRetry) lists.read_again = true;
+    if (node.type == NodeType::kTaskGroup) lists.read_again = true;
   }
   return lists;
 }
@@ -195,9 +209,11 @@ void StepReporter::statusFromNodes(std::size_t i, StepStatus& s, RunResult& resu
   // that the status takes its place instead of adding to the run's peak.
   Step& step = steps_[i];
   s.id = step.task->name;
+  std::string last_leaf_message;
   for (auto n = nodes.first[i]; n != StepNodes::kNone; n = nodes.next[n]) {
     NodeStatus& node = result.nodes[n];
     if (node.type == NodeType::kPlugin) {
+      last_leaf_message = node.message;
       ++s.attempts;
       s.calls += node.calls;
       if (s.logs.empty() && !nodes.read_again) {
@@ -211,6 +227,7 @@ void StepReporter::statusFromNodes(std::size_t i, StepStatus& s, RunResult& resu
     if (node.display_name == s.id) taskChanged(step, s, node);
     if (!nodes.read_again) node = NodeStatus{};
   }
+  lastAttemptsReason(step, s, last_leaf_message);
   if (step.omitted) omittedBecause(step, s);
 }
 
@@ -218,9 +235,8 @@ StepReporter::NodesById StepReporter::nodesById(const RunResult& result) const {
   // A map of every node would be the largest thing a run of plain steps holds: only when
   // a step needs it.
   NodesById by_id;
-  if (std::any_of(steps_.begin(), steps_.end(), [](const Step& s) {
-        return s.task_type == NodeType::kTaskGroup || s.task_type == NodeType::kRetry;
-      })) {
+  if (std::any_of(steps_.begin(), steps_.end(),
+                  [](const Step& s) { return s.task_type == NodeType::kTaskGroup; })) {
     by_id.reserve(result.nodes.size());
     for (const auto& n : result.nodes) by_id.emplace(idHash(n.id), &n);
   }
@@ -299,20 +315,6 @@ void StepReporter::finish(std::size_t i, StepStatus& s, const NodesById& by_id, 
   }
   const StepPhase phase_before = s.phase;
   const std::string message_before = s.message;
-  // A retried step that gave up: its last attempt's reason says more than Argo's "No
-  // more retries left" on the retry node. Its children are its attempts, named
-  // "<retry node>(N)", and, as in Argo's dags, the tasks that depend on it.
-  if (task != by_id.end() && task->second->type == NodeType::kRetry &&
-      (s.phase == StepPhase::kFailed || s.phase == StepPhase::kError)) {
-    const std::string attempt_prefix = task->second->name + "(";
-    const auto& children = task->second->children;
-    for (auto child = children.rbegin(); child != children.rend(); ++child) {
-      auto c = by_id.find(idHash(*child));
-      if (c == by_id.end() || !c->second->name.starts_with(attempt_prefix)) continue;
-      if (!c->second->message.empty()) s.message = c->second->message;
-      break;
-    }
-  }
   if (cancelled && !isTerminal(s.phase)) {
     s.phase = StepPhase::kSkipped;
     s.message = "the run was cancelled";

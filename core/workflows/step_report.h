@@ -67,7 +67,7 @@ class StepReporter final : public EngineObserver {
   };
   // With an observer, a step's leaves (one per attempt or item) as they go: node id
   // (hashed, as task_node is), calls made, and how many of its log lines the step has. The
-  // first in place (most steps have one), the others in `more`.
+  // first in place (most steps have one), the others in `more`; the newest one's message.
   struct Leaves {
     struct Leaf {
       std::size_t id = 0;
@@ -76,6 +76,7 @@ class StepReporter final : public EngineObserver {
     };
     Leaf first;
     std::vector<Leaf> more;
+    std::string last_message;
   };
   // The result's nodes of each step (a step's id, or its id and a parenthesis, names
   // them), in the order they were made: first[step] and next[node] are positions in
@@ -83,17 +84,17 @@ class StepReporter final : public EngineObserver {
   struct StepNodes {
     static constexpr std::uint32_t kNone = ~std::uint32_t{0};
     std::vector<std::uint32_t> first, next;
-    bool read_again = false;  // a looped or retried step's children are read by id later
+    bool read_again = false;  // a looped step's items are read by id later
   };
   using NodesById = std::unordered_map<std::size_t, const NodeStatus*>;
   // Lists each step's nodes and tells each Step of its task's node.
   StepNodes stepNodes(const RunResult& result);
   // Step i's status from its nodes (whose contents go unless read again).
   void statusFromNodes(std::size_t i, StepStatus& s, RunResult& result, const StepNodes& nodes);
-  // The nodes by id when a step needs them (a looped or retried one); empty otherwise.
+  // The nodes by id when a step needs them (a looped one); empty otherwise.
   NodesById nodesById(const RunResult& result) const;
-  // What the end adds to step i's status: a loop's gathered outputs, a retry's last
-  // reason, the words of a cancelled run; the observer is told of a change.
+  // What the end adds to step i's status: a loop's gathered outputs, the words of a
+  // cancelled run; the observer is told of a change.
   void finish(std::size_t i, StepStatus& s, const NodesById& by_id, bool cancelled,
               std::chrono::steady_clock::time_point now);
   RunReport head(const RunResult& result) const;  // the report without its steps
@@ -102,6 +103,9 @@ class StepReporter final : public EngineObserver {
   static void countLeaves(const Leaves& leaves, StepStatus& s);
   static void taskSeen(Step& step, const NodeStatus& node);
   static void taskChanged(Step& step, StepStatus& s, const NodeStatus& node);
+  // A retried step that gave up says its last attempt's reason (`last_leaf_message`).
+  static void lastAttemptsReason(const Step& step, StepStatus& s,
+                                 const std::string& last_leaf_message);
   void omittedBecause(const Step& step, StepStatus& s) const;
   // The position in steps_ of the step named `id` (a step's id, or a node's display name
   // up to its first parenthesis); npos: none.

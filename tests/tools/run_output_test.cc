@@ -338,6 +338,12 @@ args = { text = "h\u00e9" }
   EXPECT_NE(text.out.find("step after-after: Skipped: dependency 'after-bad' Skipped\n"),
             std::string::npos)
       << text.out;
+  // The retried step that gave up is told once as it ends, with its last attempt's
+  // reason (not first with the retry's "No more retries left", then again).
+  const auto failed = text.out.find("step bad: Failed");
+  ASSERT_NE(failed, std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("step bad: Failed", failed + 1), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("No more retries left"), std::string::npos) << text.out;
 }
 
 TEST_F(RunOutputTest, AnArgoWorkflowsTreeNamesTheDeployerOfEachPluginNode) {
