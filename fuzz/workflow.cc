@@ -1,7 +1,8 @@
 // fuzz/workflow.cc: a workflow file as `run` and `validate` read it: the file's own checks
 // (core/workflows/workflow.h), the input values, and the checks against installed plugins
 // (core/workflows/workflow_check.h), here a catalog of manifests with schemas, aliases and
-// declared outputs, so that the fuzzer reaches every check without plugin files.
+// declared outputs, so that the fuzzer reaches every check without plugin files; and the
+// file read a step at a time against the same file read whole.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "core/workflows/workflow.h"
 #include "core/workflows/workflow_check.h"
 #include "fuzz/support.h"
+#include "tests/support/workflow_dump.h"
 
 namespace {
 
@@ -50,7 +52,14 @@ const core::Catalog& catalog() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const auto loaded = core::parseWorkflow(plugboard::fuzz::asText(data, size), "fuzz.toml");
+  const std::string_view text = plugboard::fuzz::asText(data, size);
+  const auto loaded = core::parseWorkflow(text, "fuzz.toml");
+  // Read a step at a time or whole, the file gives the same workflow and problems.
+  const std::string whole =
+      plugboard::testing::workflowDump(
+          core::parseWorkflow(text, "fuzz.toml", core::WorkflowReading::kWhole))
+          .dump();
+  FUZZ_CHECK(plugboard::testing::workflowDump(loaded).dump() == whole);
   for (const auto& p : loaded.problems) FUZZ_CHECK(!p.oneLine().empty());
   if (!loaded.workflow) {
     FUZZ_CHECK(!loaded.problems.empty());

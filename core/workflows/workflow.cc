@@ -17,8 +17,29 @@
 namespace plugboard::core {
 namespace {
 
-SourcePos posOf(const toml::source_region& src) {
-  return {static_cast<int>(src.begin.line), static_cast<int>(src.begin.column)};
+// Where each line reading `[[steps]]` (spaces and a comment allowed) begins.
+std::vector<std::size_t> stepHeaders(std::string_view text) {
+  std::vector<std::size_t> out;
+  auto blanks = [&](std::size_t i) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    return i;
+  };
+  auto word = [&](std::size_t i, std::string_view w) {
+    return text.substr(i, w.size()) == w ? i + w.size() : std::string_view::npos;
+  };
+  for (std::size_t line = 0; line < text.size();) {
+    std::size_t i = word(blanks(line), "[[");
+    if (i != std::string_view::npos) i = word(blanks(i), "steps");
+    if (i != std::string_view::npos) i = word(blanks(i), "]]");
+    if (i != std::string_view::npos) {
+      i = blanks(i);
+      if (i == text.size() || text[i] == '\n' || text[i] == '\r' || text[i] == '#') out.push_back(line);
+    }
+    const std::size_t end = text.find('\n', line);
+    if (end == std::string_view::npos) break;
+    line = end + 1;
+  }
+  return out;
 }
 
 bool isValidStepId(std::string_view id) {
@@ -36,51 +57,122 @@ class Parser {
  public:
   explicit Parser(std::string file) : file_(std::move(file)) {}
 
-  // `owned`, when set, holds `text` and is freed once the TOML is parsed.
+  // The whole file as one TOML document. `owned`, when set, holds `text` and is freed
+  // once the TOML is parsed.
   LoadedWorkflow parse(std::string_view text, std::string* owned = nullptr) {
-    LoadedWorkflow result;
     toml::table root;
     try {
       root = toml::parse(text, file_);
       if (owned != nullptr) std::string().swap(*owned);
     } catch (const toml::parse_error& e) {
       problem(posOf(e.source()), "", "TOML syntax error: " + std::string(e.description()));
+      LoadedWorkflow result;
       result.problems = std::move(problems_);
       return result;
     }
     Workflow wf;
     wf.file = file_;
+    std::set<std::string> keys;
     for (auto&& [key, node] : root) {
-      const std::string k(key.str());
-      if (k == "name") {
-        wf.name = string(node, "", "name");
-      } else if (k == "description") {
-        wf.description = string(node, "", "description");
-      } else if (k == "inputs") {
-        parseInputs(node, wf);
-      } else if (k == "steps") {
-        parseSteps(node, wf);
-      } else if (k == "outputs") {
-        parseOutputs(node, wf);
-      } else {
-        problem(posOf(key.source()), "",
-                "unknown key '" + k + "' (expected name, description, inputs, steps, outputs)");
-      }
+      keys.insert(std::string(key.str()));
+      topLevel(key, node, wf);
     }
-    if (wf.name.empty() && !root.contains("name")) problem({1, 1}, "", "the workflow has no 'name'");
-    if (wf.steps.empty() && !root.contains("steps")) {
+    return finish(std::move(wf), keys);
+  }
+
+  // The file read a `[[steps]]` table at a time (`heads`: where each such line begins),
+  // each piece's TOML freed before the next is parsed: a large workflow's TOML tree (~1.5
+  // KB a step) is never whole in memory. The same workflow and problems as parse(), or
+  // nullopt where the pieces cannot tell that they read as the whole file would: a piece
+  // that is not TOML alone (the file's syntax error, or a `[[steps]]` line inside a
+  // multi-line string or array), a piece with more or less than its one step, or a
+  // top-level key in two pieces (a table continued after the steps).
+  std::optional<LoadedWorkflow> parseInPieces(std::string_view text,
+                                              const std::vector<std::size_t>& heads) {
+    Workflow wf;
+    wf.file = file_;
+    // Exactly one step a piece: the steps never move (index_ views their ids).
+    wf.steps.reserve(heads.size());
+    index_.reserve(heads.size());
+    std::set<std::string> keys;
+    std::size_t lines = 0;  // before the piece
+    for (std::size_t i = 0; i <= heads.size(); ++i) {
+      const std::size_t begin = i == 0 ? 0 : heads[i - 1];
+      const std::string_view piece =
+          text.substr(begin, (i < heads.size() ? heads[i] : text.size()) - begin);
+      toml::table root;
+      try {
+        root = toml::parse(piece, file_);
+      } catch (const toml::parse_error&) {
+        return std::nullopt;
+      }
+      if (i > 0) {
+        const auto* steps = root.get_as<toml::array>("steps");
+        if (steps == nullptr || steps->size() != 1 || !steps->is_array_of_tables()) return std::nullopt;
+      } else if (root.contains("steps")) {
+        return std::nullopt;
+      }
+      line_offset_ = static_cast<int>(lines);
+      for (auto&& [key, node] : root) {
+        const bool added = keys.insert(std::string(key.str())).second;
+        if (!added && key.str() != "steps") return std::nullopt;
+        topLevel(key, node, wf);
+      }
+      lines += static_cast<std::size_t>(std::count(piece.begin(), piece.end(), '\n'));
+    }
+    line_offset_ = 0;
+    return finish(std::move(wf), keys);
+  }
+
+ private:
+  // A top-level key; its problems are told in the order of the keys, as toml++ keeps
+  // them (sorted), however the file was read.
+  void topLevel(const toml::key& key, toml::node& node, Workflow& wf) {
+    const std::string k(key.str());
+    key_ = &keyed_[k];
+    if (k == "name") {
+      wf.name = string(node, "", "name");
+    } else if (k == "description") {
+      wf.description = string(node, "", "description");
+    } else if (k == "inputs") {
+      parseInputs(node, wf);
+    } else if (k == "steps") {
+      parseSteps(node, wf);
+    } else if (k == "outputs") {
+      parseOutputs(node, wf);
+    } else {
+      problem(posOf(key.source()), "",
+              "unknown key '" + k + "' (expected name, description, inputs, steps, outputs)");
+    }
+    key_ = nullptr;
+  }
+
+  // What the whole workflow tells, after its keys (`keys`: those the file has).
+  LoadedWorkflow finish(Workflow wf, const std::set<std::string>& keys) {
+    for (auto& [key, problems] : keyed_) {
+      problems_.insert(problems_.end(), std::make_move_iterator(problems.begin()),
+                       std::make_move_iterator(problems.end()));
+    }
+    keyed_.clear();
+    if (wf.name.empty() && !keys.contains("name")) problem({1, 1}, "", "the workflow has no 'name'");
+    if (wf.steps.empty() && !keys.contains("steps")) {
       problem({1, 1}, "", "the workflow has no steps; add at least one [[steps]] table");
     }
     checkGraph(wf);
     checkOutputs(wf);
+    LoadedWorkflow result;
     result.workflow = std::move(wf);
     result.problems = std::move(problems_);
     return result;
   }
 
- private:
+  // A position in the file: the piece being read starts `line_offset_` lines in.
+  SourcePos posOf(const toml::source_region& src) const {
+    return {static_cast<int>(src.begin.line) + line_offset_, static_cast<int>(src.begin.column)};
+  }
+
   void problem(SourcePos pos, const std::string& step, std::string message) {
-    problems_.push_back({file_, pos, step, std::move(message)});
+    (key_ != nullptr ? *key_ : problems_).push_back({file_, pos, step, std::move(message)});
   }
 
   std::string string(const toml::node& node, const std::string& step, const std::string& key) {
@@ -174,8 +266,12 @@ class Parser {
       problem(posOf(node.source()), "", "'steps' must be an array of tables: write each step as [[steps]]");
       return;
     }
-    wf.steps.reserve(array->size());
-    index_.reserve(array->size());
+    // Room for them all (parseInPieces() made it for every piece's step): index_ views the
+    // steps' ids, so the steps must never move.
+    if (wf.steps.capacity() < wf.steps.size() + array->size()) {
+      wf.steps.reserve(wf.steps.size() + array->size());
+      index_.reserve(wf.steps.size() + array->size());
+    }
     for (auto&& element : *array) {
       const auto& table = *element.as_table();
       WorkflowStep step;
@@ -477,6 +573,9 @@ class Parser {
 
   std::string file_;
   std::vector<WorkflowProblem> problems_;
+  std::map<std::string, std::vector<WorkflowProblem>> keyed_;  // a top-level key's, until finish()
+  std::vector<WorkflowProblem>* key_ = nullptr;                // the key being read's
+  int line_offset_ = 0;
   std::unordered_map<std::string_view, std::size_t> index_;  // step ids: the first with each
 };
 
@@ -511,8 +610,29 @@ Expected<std::vector<Reference>> stepReferences(const WorkflowStep& step) {
   return refs;
 }
 
-LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label) {
-  return Parser(file_label).parse(text);
+namespace {
+
+// `owned`, when set, holds `text` and is freed once read.
+LoadedWorkflow read(std::string_view text, const std::string& file_label, WorkflowReading reading,
+                    std::string* owned) {
+  if (reading == WorkflowReading::kByStep) {
+    if (auto pieces = parseWorkflowByStep(text, file_label)) return std::move(*pieces);
+  }
+  return Parser(file_label).parse(text, owned);
+}
+
+}  // namespace
+
+std::optional<LoadedWorkflow> parseWorkflowByStep(std::string_view text,
+                                                  const std::string& file_label) {
+  const auto heads = stepHeaders(text);
+  if (heads.empty()) return std::nullopt;
+  return Parser(file_label).parseInPieces(text, heads);
+}
+
+LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label,
+                             WorkflowReading reading) {
+  return read(text, file_label, reading, nullptr);
 }
 
 LoadedWorkflow loadWorkflow(const std::filesystem::path& file) {
@@ -527,7 +647,7 @@ LoadedWorkflow loadWorkflow(const std::filesystem::path& file) {
     result.problems.push_back({file.string(), {}, "", std::move(why)});
     return result;
   }
-  return Parser(file.string()).parse(*text, &*text);
+  return read(*text, file.string(), WorkflowReading::kByStep, &*text);
 }
 
 }  // namespace plugboard::core

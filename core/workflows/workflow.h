@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -109,8 +110,20 @@ struct LoadedWorkflow {
 // holds the malformed one ("args: ...", "parameters: ...", "when: ...", "items: ...").
 Expected<std::vector<Reference>> stepReferences(const WorkflowStep& step);
 
-LoadedWorkflow loadWorkflow(const std::filesystem::path& file);
-LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label);
+// How a text is read: a `[[steps]]` table at a time where it can be (the TOML tree of one
+// step in memory at once, not of the whole file), else whole; or whole. Both give the same
+// workflow and problems (kWhole is there to show it).
+enum class WorkflowReading { kByStep, kWhole };
+
+LoadedWorkflow loadWorkflow(const std::filesystem::path& file);  // kByStep
+LoadedWorkflow parseWorkflow(std::string_view text, const std::string& file_label,
+                             WorkflowReading reading = WorkflowReading::kByStep);
+// The text read a step at a time; nullopt where it cannot tell that this reads as the
+// whole file would: no `[[steps]]` line, a TOML syntax error, a `[[steps]]` line inside a
+// multi-line string, a piece with other than one step, or a top-level table that goes on
+// after the steps begin (whole reading then reports or merges it).
+std::optional<LoadedWorkflow> parseWorkflowByStep(std::string_view text,
+                                                  const std::string& file_label);
 
 }  // namespace plugboard::core
 

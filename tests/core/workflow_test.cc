@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/base/read_file.h"
 #include "tests/support/paths.h"
+#include "tests/support/workflow_dump.h"
 
 namespace plugboard::core {
 namespace {
@@ -149,6 +151,120 @@ TEST(WorkflowTest, ALongChainIsCheckedStepByStep) {
   EXPECT_EQ(problemsOf(text.c_str()),
             std::vector<std::string>{"wf.toml:" + std::to_string(5 * n) +
                                      ":1: step 'loop': depends on itself"});
+}
+
+// Read a step at a time, a file gives what it gives read whole: the same steps, values,
+// positions and problems, in the same order. `by_step` says whether it can be read so.
+void expectReadAlike(const std::string& text, bool by_step, const std::string& label) {
+  SCOPED_TRACE(label);
+  const auto whole = testing::workflowDump(parseWorkflow(text, label, WorkflowReading::kWhole));
+  const auto pieces = parseWorkflowByStep(text, label);
+  EXPECT_EQ(pieces.has_value(), by_step);
+  if (pieces) EXPECT_EQ(testing::workflowDump(*pieces).dump(1), whole.dump(1));
+  EXPECT_EQ(testing::workflowDump(parseWorkflow(text, label)).dump(1), whole.dump(1));
+}
+
+TEST(WorkflowTest, AFileReadAStepAtATimeReadsAsTheWholeFile) {
+  // Problems in several keys and steps, told in the same order.
+  expectReadAlike(R"(name = "x"
+colour = "red"
+[inputs]
+who = { default = "me", colour = 1 }
+[[steps]]
+id = "a"
+plugin = "echo"
+argz = {}
+depends = ["ghost"]
+args = { text = "${inputs.nobody} ${steps.b.outputs.parameters.x}" }
+[[steps]]
+id = "a"
+plugin = "bad name!"
+[[steps]]  # the last one
+id = "c"
+timeout = "soon"
+[steps.args]
+text = "${item}"
+[steps.parameters]
+n = 1
+[outputs]
+out = "${steps.zz.outputs.parameters.x}"
+"bad name!" = "x"
+)", true, "problems.toml");
+  // A [[steps]] line inside multi-line strings is text, not a step.
+  expectReadAlike(R"(name = "x"
+[[steps]]
+id = "a"
+plugin = "echo"
+[steps.args]
+text = """
+[[steps]]
+id = "b"
+"""
+more = '''
+[[steps]]
+'''
+[[steps]]
+id = "c"
+plugin = "echo"
+)", false, "strings.toml");
+  // A syntax error in the third step: the whole file's error, with its line.
+  expectReadAlike(R"(name = "x"
+[[steps]]
+id = "a"
+plugin = "echo"
+[[steps]]
+id = "b"
+plugin = "echo"
+[[steps]]
+id = "c"
+plugin =
+)", false, "syntax.toml");
+  // A table the prelude opens and a later piece goes on with: merged, as whole.
+  expectReadAlike(R"(name = "x"
+[inputs]
+a = 1
+[[steps]]
+id = "a"
+plugin = "echo"
+[inputs.b]
+default = 2
+)", false, "inputs.toml");
+  // Steps also given another way, or two steps in one piece: read whole.
+  expectReadAlike(R"(name = "x"
+steps = []
+[[steps]]
+id = "a"
+plugin = "echo"
+)", false, "static.toml");
+  expectReadAlike(R"(name = "x"
+[[steps]]
+id = "a"
+plugin = "echo"
+[["steps"]]
+id = "b"
+plugin = "echo"
+)", false, "quoted.toml");
+  // No name, no prelude; spaces, a comment, CRLF and a byte-order mark.
+  expectReadAlike("[[steps]]\nid = \"a\"\nplugin = \"echo\"\n", true, "bare.toml");
+  expectReadAlike("\xEF\xBB\xBFname = \"x\"\r\n[[ steps ]]\t# one\r\nid = \"a\"\r\n"
+                  "plugin = \"echo\"\r\n  [[steps]]\r\nid = \"b\"\r\nplugin = \"echo\"\r\n"
+                  "depends = [\"a\", \"a\"]\r\n", true, "crlf.toml");
+  // Every example and fuzzing seed.
+  for (const char* dir : {"examples", "fuzz/corpus/workflow"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(testing::sourceDir() / dir)) {
+      if (entry.path().extension() != ".toml") continue;
+      auto text = readTextFile(entry.path(), "workflow");
+      ASSERT_TRUE(text.ok()) << entry.path();
+      SCOPED_TRACE(entry.path().string());
+      const auto whole = testing::workflowDump(
+          parseWorkflow(*text, entry.path().string(), WorkflowReading::kWhole));
+      EXPECT_EQ(testing::workflowDump(parseWorkflow(*text, entry.path().string())).dump(1),
+                whole.dump(1));
+      if (text->find("[[steps]]") != std::string::npos && whole["problems"].empty()) {
+        EXPECT_TRUE(parseWorkflowByStep(*text, entry.path().string()).has_value());
+      }
+    }
+  }
 }
 
 TEST(WorkflowTest, ChecksReferences) {

@@ -177,9 +177,10 @@ int cmdRun(const Args& args) {
   }
   // The run needs only the model: the parsed file goes now, before the run's nodes grow.
   prepared->workflow = core::Workflow{};
-  // Parsing freed the file's TOML tree step by step; give those pages back, so that a
-  // large workflow's peak memory is that of the parse or of the run, not of both (the
-  // calls allocate on the workers, whose malloc arenas would not reuse them).
+  // A file read whole (one the reading a step at a time could not take) freed the tree
+  // of all its TOML; give those pages back, so that its peak memory is that of the parse
+  // or of the run, not of both (the calls allocate on the workers, whose malloc arenas
+  // would not reuse them). Read a step at a time, there is little to give back.
   malloc_trim(0);
   // Every thread keeps its malloc arena: one arena for the whole process (once used from
   // 10,000 steps on) made the engine and the workers wait on its lock for no memory saved
