@@ -1,3 +1,6 @@
+// Reading a TOML workflow file: toml++ parses it a [[steps]] table at a time where the
+// pieces read as the whole file would, else whole; the Parser makes the steps and tells
+// every problem with its file, line and step (docs/decisions.md, "Workflow files").
 #include "core/workflows/workflow.h"
 
 #include <algorithm>
