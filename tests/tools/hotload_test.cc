@@ -143,6 +143,30 @@ TEST_F(HotLoadTest, NoWatchLeavesThePluginsAsTheyWereAtTheStart) {
   EXPECT_EQ(answering(client, "echo"), "");
 }
 
+// The line serve starts with names where it picks changes up from: the plugin
+// directories, the registry's files, both, or nothing with --no-watch.
+TEST_F(HotLoadTest, TheFirstLineSaysWhatIsWatched) {
+  installByMove(plugin("hello"), "hello.so");
+  writeFile(tmp_ / "registry.toml",
+            "[plugins.echo.\"1.0.0\"]\nnative = \"" + plugin("echo").string() + "\"\n");
+  const std::string registry = (tmp_ / "registry.toml").string();
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"--plugins", dir().string()}, "1 plugins on ADDRESS, watching the plugin directories\n"},
+      {{"--registry", registry}, "1 plugins on ADDRESS, watching the registry's files\n"},
+      {{"--plugins", dir().string(), "--registry", registry},
+       "2 plugins on ADDRESS, watching the plugin directories and the registry's files\n"},
+      {{"--plugins", dir().string(), "--no-watch"}, "1 plugins on ADDRESS\n"},
+  };
+  for (const auto& [args, line] : cases) {
+    ServeProcess serve(args);
+    std::string expected = "plugboard: serving " + line;
+    expected.replace(expected.find("ADDRESS"), 7,
+                     "http://127.0.0.1:" + std::to_string(serve.port()));
+    EXPECT_TRUE(serve.waitForOutput(expected)) << serve.output();
+    EXPECT_EQ(serve.stop(), 0);
+  }
+}
+
 TEST_F(HotLoadTest, AnOldVersionIsListedAsDrainingWhileItsCallRuns) {
   installByMove(fixture("scripted"), "scripted.so");
   ServeProcess serve({"--plugins", dir().string(), "--log-level", "info"});

@@ -134,8 +134,18 @@ int cmdServe(const Args& args) {
     return kExitFailed;
   }
   const std::size_t count = runtime.current()->catalog().entries().size();
+  // Changes are picked up from the plugin directories and from the registry (its file and
+  // its artifacts' directories): the line names those there are.
+  std::string watching;
+  if (watch) {
+    if (!config->plugin_dirs.empty() || config->registry.empty()) watching = "the plugin directories";
+    if (!config->registry.empty()) {
+      watching += std::string(watching.empty() ? "" : " and ") + "the registry's files";
+    }
+    watching = ", watching " + watching;
+  }
   std::printf("plugboard: serving %zu plugins on http://%s%s\n", count, bound->c_str(),
-              watch ? ", watching the plugin directories" : "");
+              watching.c_str());
   std::fflush(stdout);
   spdlog::info("listening on {} with {} plugins{}", *bound, count,
                server_options.token.empty() ? "" : ", bearer token required");
