@@ -33,6 +33,15 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# Rootful podman's --userns=auto takes each container's ids from user "containers"'s range
+# (podman's convention): with it, root in a workflow's container is no root on the host
+# (docs/security.md, "What a workflow can reach"). Added once, where missing.
+if [ "$(id -u)" -eq 0 ]; then
+  for f in /etc/subuid /etc/subgid; do
+    grep -q '^containers:' "$f" 2>/dev/null || echo 'containers:2147483647:2147483647' >>"$f"
+  done
+fi
+
 # Plugin files and directories must not be group- or world-writable (the runtime refuses
 # them), so build with a umask that does not make them so.
 umask 022

@@ -174,7 +174,7 @@ bool TemplateReader::readKind(const yaml::Node& node, Template& t, const std::st
   const yaml::Node body = member(node, kind);
   if (kind == "container" || kind == "script") {
     t.kind = kind == "container" ? Template::Kind::kContainer : Template::Kind::kScript;
-    readContainer(body, t, kind == "script", path + kind, subject);
+    readContainer(body, node, t, kind == "script", path + kind, subject);
   } else if (kind == "plugin") {
     t.kind = Template::Kind::kPlugin;
     readPlugin(body, t, path + kind, subject);
@@ -211,12 +211,31 @@ void TemplateReader::readPlugin(const yaml::Node& node, Template& t, const std::
   t.plugin.poll = true;
 }
 
-void TemplateReader::readContainer(const yaml::Node& node, Template& t, bool script,
-                                   const std::string& path, const std::string& subject) {
+void TemplateReader::readContainer(const yaml::Node& node, const yaml::Node& tmpl, Template& t,
+                                   bool script, const std::string& path,
+                                   const std::string& subject) {
   if (!yaml_.checkFields(node, path, subject, kContainerFields)) return;
   ContainerRun& c = *t.container;
   c.image = yaml_.text(node, "image", path, subject);
   if (c.image.empty()) yaml_.problem(node, subject, path + ".image may not be empty");
+  // A value with a tag is checked once substituted, by the deployer that runs it.
+  if (!c.image.empty() && c.image.find("{{") == std::string::npos) {
+    if (Status st = host::checkImageReference(c.image); !st)
+      yaml_.problem(member(node, "image"), subject, path + ".image: " + st.error().message());
+  }
+  const yaml::Node security = member(node, "securityContext");
+  const yaml::Node pod_security = member(tmpl, "securityContext");
+  if (security.isDefined() || pod_security.isDefined()) {
+    const Json container_json = security.isDefined() ? toJson(security) : Json();
+    const Json pod_json = pod_security.isDefined() ? toJson(pod_security) : Json();
+    if (auto read = host::readSecurityContext(&container_json, &pod_json, ceiling_, path,
+                                              "the configuration's [containment] templates "
+                                              "allows more");
+        !read) {
+      yaml_.problem(security.isDefined() ? security : pod_security, subject,
+                    read.error().message());
+    }
+  }
   c.command = yaml_.strings(node, "command", path, subject);
   c.args = yaml_.strings(node, "args", path, subject);
   c.working_dir = yaml_.text(node, "workingDir", path, subject);
@@ -233,7 +252,11 @@ void TemplateReader::readContainer(const yaml::Node& node, Template& t, bool scr
     std::string at = path + ".env[" + std::to_string(i) + "]";
     if (!yaml_.checkFields(env[i], at, subject, {{"name", "value"}, {}})) continue;
     std::string name = yaml_.text(env[i], "name", at, subject);
-    if (name.empty()) yaml_.problem(env[i], subject, at + ".name is required");
+    if (name.empty()) {
+      yaml_.problem(env[i], subject, at + ".name is required");
+    } else if (Status st = host::checkEnvName(name); !st) {
+      yaml_.problem(env[i], subject, at + ".name: " + st.error().message());
+    }
     c.env.emplace_back(name, yaml_.text(env[i], "value", at, subject));
   }
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <plugboard/host/containment.h>
+
 #include "core/frontends/argo_yaml.h"
 #include "core/workflows/model.h"
 
@@ -26,8 +28,10 @@ class TemplateReader {
   // `prefix`: "" for a Workflow's own templates, "<workflow-template>/" for those of a
   // WorkflowTemplate reached through templateRef (their calls of `template: x` mean
   // "<workflow-template>/x"). Names the templates called go to `wanted`.
-  TemplateReader(ArgoYaml& yaml, std::string prefix, std::vector<WantedTemplate>* wanted)
-      : yaml_(yaml), prefix_(std::move(prefix)), wanted_(wanted) {}
+  // `ceiling`: the most a container or script template's securityContext may ask for.
+  TemplateReader(ArgoYaml& yaml, std::string prefix, std::vector<WantedTemplate>* wanted,
+                 host::PodSecurity ceiling = host::PodSecurity::kBaseline)
+      : yaml_(yaml), prefix_(std::move(prefix)), wanted_(wanted), ceiling_(ceiling) {}
 
   // `path` names the node in messages ("spec.templates[2]"). nullopt: not even a name, or
   // a kind refused. `name`: the name of an inline template (which has none of its own).
@@ -51,7 +55,9 @@ class TemplateReader {
                 const std::string& subject);
   void readPlugin(const yaml::Node& node, Template& t, const std::string& path,
                   const std::string& subject);
-  void readContainer(const yaml::Node& node, Template& t, bool script, const std::string& path,
+  // `tmpl`: the template's node, whose securityContext is its pod's.
+  void readContainer(const yaml::Node& node, const yaml::Node& tmpl, Template& t, bool script,
+                     const std::string& path,
                      const std::string& subject);
   void readOutputs(const yaml::Node& node, Template& t, const std::string& path,
                    const std::string& subject);
@@ -76,6 +82,7 @@ class TemplateReader {
   ArgoYaml& yaml_;
   std::string prefix_;
   std::vector<WantedTemplate>* wanted_;
+  host::PodSecurity ceiling_;
   std::string owner_;  // the template being read
   std::vector<Template> inlined_;
 };

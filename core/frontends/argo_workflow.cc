@@ -67,7 +67,7 @@ class DocumentReader {
         options_(options),
         model_(model),
         problems_(problems),
-        templates_(yaml, "", &wanted_) {}
+        templates_(yaml, "", &wanted_, options.containment.templates) {}
 
   void read(const yaml::Node& doc, bool workflow_template) {
     yaml_.checkFields(doc, "", "", {{"apiVersion", "kind", "metadata", "spec"}, {}});
@@ -234,6 +234,21 @@ class DocumentReader {
         yaml.problem(p, "", at + ".spec.sidecar.container with an image is required");
         continue;
       }
+      const std::string cat = at + ".spec.sidecar.container";
+      if (Status st = host::checkImageReference(member(container, "image").text()); !st) {
+        yaml.problem(member(container, "image"), "", cat + ".image: " + st.error().message());
+        continue;
+      }
+      if (const yaml::Node security = member(container, "securityContext"); security.isDefined()) {
+        const Json security_json = argo::toJson(security);
+        if (auto read = host::readSecurityContext(
+                &security_json, nullptr, options_.containment.plugins, cat,
+                "the configuration's [containment] executor_plugins allows more");
+            !read) {
+          yaml.problem(security, "", read.error().message());
+          continue;
+        }
+      }
       model_.executor_plugins.push_back(Json{{"apiVersion", kApiVersion},
                                              {"kind", "ExecutorPlugin"},
                                              {"metadata", argo::toJson(member(p, "metadata"))},
@@ -264,7 +279,7 @@ class DocumentReader {
     ArgoYaml& yaml = *found->yaml;
     const yaml::Node wft_spec = member(found->node, "spec");
     if (!yaml.checkFields(wft_spec, "spec", "", kSpecFields)) return false;
-    TemplateReader reader(yaml, "", &wanted_);
+    TemplateReader reader(yaml, "", &wanted_, options_.containment.templates);
     readSpec(yaml, reader, wft_spec, true);
     return true;
   }
@@ -304,7 +319,8 @@ class DocumentReader {
         yaml_.problem(w.where, w.subject, what + " not found: " + why);
         continue;
       }
-      TemplateReader reader(*found->yaml, w.name.substr(0, slash + 1), &wanted_);
+      TemplateReader reader(*found->yaml, w.name.substr(0, slash + 1), &wanted_,
+                            options_.containment.templates);
       if (auto t = reader.read(found->node, found->path)) model_.templates.push_back(std::move(*t));
       for (auto& inlined : reader.takeInlined()) model_.templates.push_back(std::move(inlined));
     }

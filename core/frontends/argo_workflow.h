@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/launch/placement.h"
 #include "core/workflows/model.h"
 
 namespace plugboard::core {
@@ -34,6 +35,8 @@ struct ArgoReadOptions {
   // Where the WorkflowTemplates of `templateRef`s are (*.yaml, *.yml in it and below, one or more
   // documents each); empty: a templateRef is a problem.
   std::filesystem::path templates_dir;
+  // The ceilings of a container template's and an executor plugin's securityContext.
+  ContainmentPolicy containment;
 };
 
 struct ArgoWorkflowLoad {

@@ -89,7 +89,7 @@ LoadedModel loadModel(const std::filesystem::path& file, const ModelSource& sour
     return loaded;
   }
   ArgoWorkflowLoad argo =
-      loadArgoWorkflow(file, ArgoReadOptions{source.entrypoint, source.templates_dir});
+      loadArgoWorkflow(file, ArgoReadOptions{source.entrypoint, source.templates_dir, source.containment});
   return LoadedModel{std::move(argo.model), std::move(argo.problems)};
 }
 

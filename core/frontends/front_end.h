@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/base/expected.h"
+#include "core/launch/placement.h"
 #include "core/launch/registry.h"
 #include "core/workflows/model.h"
 
@@ -25,6 +26,7 @@ namespace plugboard::core {
 struct ModelSource {
   std::string entrypoint;               // a WorkflowTemplate's, or to override the file's
   std::filesystem::path templates_dir;  // WorkflowTemplates that templateRef names
+  ContainmentPolicy containment;        // what a securityContext may ask for
 };
 
 struct LoadedModel {

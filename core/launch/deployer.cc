@@ -24,7 +24,7 @@ bool allOf(const Json& v, bool object, auto pred) {
 
 }  // namespace
 
-Status checkDeployerOptions(const Manifest& deployer, const Json& options) {
+Status checkDeployerOptions(const Manifest& deployer, const Json& options, bool from_workflow) {
   if (!options.is_object()) return Error("deployer options must be a table");
   for (const auto& [key, value] : options.items()) {
     auto spec = deployer.config.find(key);
@@ -32,6 +32,12 @@ Status checkDeployerOptions(const Manifest& deployer, const Json& options) {
       std::vector<std::string> known;
       for (const auto& [k, _] : deployer.config.items()) known.push_back(k);
       return Error("deployer '" + deployer.name + "' has no option '" + key + "' (it takes: " + join(known) + ")");
+    }
+    if (from_workflow && !(spec->contains("step") && (*spec)["step"] == true)) {
+      return Error("deployer '" + deployer.name + "' option '" + key +
+                   "' may be set only in the configuration file ([deployers." + deployer.name +
+                   "] or [deploy]), not by a workflow step: a workflow gets no more than a "
+                   "container does");
     }
     const std::string type = spec->value("type", "");
     const auto isString = [](const Json& j) { return j.is_string(); };

@@ -68,8 +68,12 @@ class DeployerModule : public std::enable_shared_from_this<DeployerModule> {
 };
 
 // Checks per-step `options` against a deployer's manifest ("config": key -> {type}).
-// Errors name the key and say what was expected.
-Status checkDeployerOptions(const Manifest& deployer, const Json& options);
+// Errors name the key and say what was expected. `from_workflow`: the options are a
+// workflow step's, which may set only the options the manifest marks "step": true (those
+// that cannot reach the host: limits, timeouts, pull policy); every other option is the
+// configuration file's alone (docs/security.md).
+Status checkDeployerOptions(const Manifest& deployer, const Json& options,
+                            bool from_workflow = false);
 
 // The deployers of a runtime: a catalog of deployer modules, each loaded and created on
 // first use with its configuration from `configs` (by deployer name; {} when absent).

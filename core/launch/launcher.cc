@@ -35,10 +35,14 @@ std::string artifactDigest(const Json& artifact) {
   return artifact.dump();
 }
 
-// The artifact a deployer receives: the registry's, with the plugin it belongs to.
-Json withPlugin(const LaunchTarget& target) {
+// The artifact a deployer receives: the registry's, with the plugin it belongs to and the
+// ceiling of what it may start.
+Json withPlugin(const LaunchTarget& target, const ContainmentPolicy& containment) {
   Json artifact = target.artifact;
-  if (artifact.is_object()) artifact[host::kPluginMember] = target.plugin;
+  if (artifact.is_object()) {
+    artifact[host::kPluginMember] = target.plugin;
+    artifact[host::kContainmentMember] = host::toJson(containment.forKind(target.kind));
+  }
   return artifact;
 }
 
@@ -125,7 +129,7 @@ Expected<LaunchTarget> Launcher::place(const RegistryEntry& entry, const std::st
 Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
                                             const std::string& deployer_name,
                                             const Json& step_options, const Manifest* known,
-                                            bool apart) const {
+                                            bool apart, bool from_workflow) const {
   const std::string plugin = entry.name + "@" + entry.version.text();
   std::string name = deployer_name;
   Json options = step_options;
@@ -166,9 +170,16 @@ Expected<LaunchTarget> Launcher::placeEntry(const RegistryEntry& entry,
       for (const auto& e : deployers_->catalog().entries()) names.push_back(e.manifest.name);
       return Error("no deployer '" + name + "' (installed deployers: " + join(names) + ")");
     }
+    // A step's options are refused by what they are, whatever the plugin's artifacts.
+    if (from_workflow && !configured) {
+      if (Status st = checkDeployerOptions(deployer->manifest, options, true); !st)
+        return st.error();
+    }
     target = pick(*deployer);
     if (target) {
-      if (Status st = checkDeployerOptions(deployer->manifest, target->options); !st)
+      if (Status st = checkDeployerOptions(deployer->manifest, target->options,
+                                           from_workflow && !configured);
+          !st)
         return st.error();
     } else if (for_every_plugin) {
       // Not a plugin that deployer can run: the default order places it.
@@ -337,7 +348,8 @@ Expected<LaunchTarget> Launcher::place(const PluginRef& ref, const Catalog* cata
   const auto native = entry->artifacts.find("native");
   const bool from_directory = found != nullptr && native != entry->artifacts.end() &&
                               native->second.value("path", "") == found->file.string();
-  return placeEntry(*entry, ref.deployer, ref.options, from_directory ? &found->manifest : nullptr);
+  return placeEntry(*entry, ref.deployer, ref.options, from_directory ? &found->manifest : nullptr,
+                    false, ref.options_from_workflow);
 }
 
 std::shared_ptr<Launcher::Slot> Launcher::slotFor(const LaunchTarget& target) {
@@ -393,8 +405,8 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
   } else if (!module) {
     result = module.error();
   } else if (auto handle =
-                 (*module)->open(withPlugin(loading), target.options, options_.trust.rules(),
-                                 control);
+                 (*module)->open(withPlugin(loading, options_.containment), target.options,
+                                 options_.trust.rules(), control);
              !handle) {
     result = Error(target.describe() + ": " + handle.error().message(), handle.error().code());
   } else if (target.expected && !sameManifest((*handle)->manifest(), *target.expected)) {

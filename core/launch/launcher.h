@@ -67,6 +67,7 @@ struct PluginRef {
   std::string version;   // exact or a prefix; empty: the highest
   std::string deployer;  // empty: the configuration's [deploy], then the default order
   Json options = Json::object();
+  bool options_from_workflow = false;  // a workflow step's (checkDeployerOptions())
 };
 
 struct LaunchOptions {
@@ -82,6 +83,7 @@ struct LaunchOptions {
   // places it in-process on purpose: a poll must not let any installed plugin's code crash
   // the server.
   bool isolate_polls = false;
+  ContainmentPolicy containment;
 };
 
 class Launcher {
@@ -157,10 +159,11 @@ class Launcher {
   // place(entry, deployer, options) with the manifest of its native file `known` (already
   // read from a plugin directory, trust checked), or read now when null.
   // With `apart` (a poll in a server, LaunchOptions::isolate_polls), the default order
-  // passes over deployers that run plugins in-process.
+  // passes over deployers that run plugins in-process. `from_workflow`: `options` are a
+  // workflow step's (checkDeployerOptions()).
   Expected<LaunchTarget> placeEntry(const RegistryEntry& entry, const std::string& deployer,
                                     const Json& options, const Manifest* known,
-                                    bool apart = false) const;
+                                    bool apart = false, bool from_workflow = false) const;
 
   const std::shared_ptr<DeployerSet> deployers_;
   const std::shared_ptr<const Registry> registry_;

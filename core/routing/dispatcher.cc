@@ -153,7 +153,8 @@ Route Dispatcher::resolve(const RouteQuery& query) const {
   const auto ref = [&query] {
     return PluginRef{std::string(query.key), std::string(query.version),
                      std::string(query.deployer),
-                     query.options != nullptr ? *query.options : Json::object()};
+                     query.options != nullptr ? *query.options : Json::object(),
+                     query.options_from_workflow};
   };
   const auto placed = [&route](Expected<LaunchTarget> target) {
     if (target) {

@@ -141,6 +141,9 @@ struct RouteQuery {
   std::string_view rpc = "template.execute";
   std::string_view deployer;  // a workflow step's own deployer (`deploy =`); empty: none
   const Json* options = nullptr;  // that deployer's options; null: none
+  // Whether `options` are a workflow's (a step's `deploy =`), which may set only what the
+  // deployer's manifest allows a step (core/launch/deployer.h checkDeployerOptions()).
+  bool options_from_workflow = false;
   // Whether a name only the registry knows is placed and called by name, and a name
   // whose versions are different plugins refused (workflow steps, `plugboard call`).
   // Templates (serve, exec) reach registry plugins through the catalog instead: serve

@@ -275,6 +275,23 @@ Status readDeploy(const Reader& r, const toml::node& v, const std::string& key, 
       });
 }
 
+// A Pod Security Standard's name into `level`.
+template <host::PodSecurity ContainmentPolicy::*Level>
+Status readPodSecurity(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  constexpr std::string_view kLevels[] = {"restricted", "baseline", "privileged"};
+  std::string name;
+  if (Status st = r.oneOf(v, key, kLevels, name); !st) return st;
+  c.containment.*Level = *host::parsePodSecurity(name);
+  return Status::Ok();
+}
+
+constexpr ConfigKey kContainmentKeys[] = {
+    {"templates", readPodSecurity<&ContainmentPolicy::templates>},
+    {"executor_plugins", readPodSecurity<&ContainmentPolicy::plugins>},
+    {"user_namespaces", [](const Reader& r, const toml::node& v, const std::string& key,
+                           Config& c) { return r.boolean(v, key, c.containment.user_namespaces); }},
+};
+
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 constexpr std::string_view kLogFormats[] = {"text", "json"};
 
@@ -313,6 +330,7 @@ constexpr ConfigKey kKeys[] = {
     {"deployers", readDeployerOptions},
     {"registry", readPath<&Config::registry>},
     {"deploy", readDeploy},
+    {"containment", nullptr, kContainmentKeys},
     {"reload_debounce", readDuration<&Config::reload_debounce>},
 };
 

@@ -54,6 +54,8 @@ struct Config {
   // by lower-case plugin name, e.g. crashy = "process". Absent: the first deployer of
   // native plugins by priority (the in-process `native`).
   std::map<std::string, Placement> plugin_deploy;
+  // [containment]: what a container may get (core/launch/placement.h, docs/security.md).
+  ContainmentPolicy containment;
 };
 
 // The keys the file may hold, in the order error messages list them; the keys of a

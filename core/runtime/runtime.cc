@@ -10,16 +10,6 @@
 namespace plugboard::core {
 namespace {
 
-// What a step asks the dispatcher: the plugin it names, with the deployer it chooses.
-RouteQuery queryOf(const WorkflowStep& step) {
-  return {.key = step.plugin,
-          .version = step.version,
-          .rpc = step.rpc,
-          .deployer = step.deployer,
-          .options = &step.deploy_options,
-          .registry = true};
-}
-
 }  // namespace
 
 Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep_started,
@@ -44,7 +34,8 @@ Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep
   }
   return std::make_shared<Launcher>(
       std::move(deployers), std::move(registry),
-      LaunchOptions{config.trust, config.plugin_deploy, keep_started, isolate_polls});
+      LaunchOptions{config.trust, config.plugin_deploy, keep_started, isolate_polls,
+                    config.containment});
 }
 
 Runtime::Runtime(Config config, Catalog catalog, std::shared_ptr<const PluginSources> sources,
@@ -110,7 +101,7 @@ Status Runtime::deployersReady(const Workflow& workflow) {
   for (const auto& step : workflow.steps) {
     // Only a step placed through a deployer of its own, or a registry artifact, loads its
     // deployer here; a step that cannot be placed was reported by checkWorkflow.
-    const Route route = dispatcher_->resolve(queryOf(step));
+    const Route route = dispatcher_->resolve(routeQueryOf(step));
     if (route.kind != Route::Kind::kTarget) continue;
     if (auto module = launcher_->deployers().module(*route.target->deployer); !module) {
       problems += (problems.empty() ? "" : "\n") + workflow.file.string() + ": step '" + step.id +
@@ -122,7 +113,7 @@ Status Runtime::deployersReady(const Workflow& workflow) {
 }
 
 StepPlace Runtime::place(const WorkflowStep& step) const {
-  const Route route = dispatcher_->resolve(queryOf(step));
+  const Route route = dispatcher_->resolve(routeQueryOf(step));
   switch (route.kind) {
     case Route::Kind::kPlugin: {  // the plugin-directory file, placed when it loads
       auto target = launcher_->place(*route.entry, dispatcher_->sourceOf(*route.entry));

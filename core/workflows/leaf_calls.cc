@@ -29,6 +29,7 @@ RouteQuery routeQuery(const PluginCall& p) {
           .rpc = p.rpc,
           .deployer = p.deployer,
           .options = p.deploy_options.is_null() ? nullptr : &p.deploy_options,
+          .options_from_workflow = !p.deploy_options_configured,
           .registry = true};
 }
 
@@ -94,7 +95,8 @@ std::shared_ptr<const Route> DispatchedLeafCalls::pluginRoute(const LeafCall& ca
   // By what decides the route, not by template: a workflow whose steps call one plugin
   // (a TOML file has a template per step) resolves it once.
   std::string key = p.key + '\n' + p.version + '\n' + p.rpc + '\n' + p.deployer + '\n' +
-                    (p.deploy_options.empty() ? std::string() : p.deploy_options.dump());
+                    (p.deploy_options.empty() ? std::string() : p.deploy_options.dump()) +
+                    (p.deploy_options_configured ? "\n(configured)" : "");
   std::shared_ptr<const Route> route;
   {
     std::lock_guard lock(mu_);

@@ -40,7 +40,6 @@ RouteQuery routeQuery(const PluginCall& p);
 
 // The artifact kind of a deployer that runs container and script templates to their end,
 // and the artifact it is opened with.
-inline constexpr char kContainerRunKind[] = "container-run";
 Json containerRunArtifact();  // {"mode":"run-to-end"}
 
 // The first problem of `args` against the input schema `manifest` declares for `rpc`,

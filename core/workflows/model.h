@@ -211,6 +211,9 @@ struct PluginCall {  // an executor-plugin template: routed like serve's calls
   Json args = Json::object();  // the body under the key (may hold tags)
   std::string deployer;        // empty: the default order
   Json deploy_options;  // null: none (an empty object would cost an allocation per template)
+  // deploy_options are the operator's (an Arcaflow engine configuration file), not the
+  // workflow's: a workflow may set only what a deployer allows a step.
+  bool deploy_options_configured = false;
   bool poll = false;  // poll the plugins that provide `rpc` when `key` names none
 };
 

@@ -57,6 +57,16 @@ bool checkArgs(const std::string& rpc, const Json& args, const std::string& wher
 
 }  // namespace
 
+RouteQuery routeQueryOf(const WorkflowStep& step) {
+  return {.key = step.plugin,
+          .version = step.version,
+          .rpc = step.rpc,
+          .deployer = step.deployer,
+          .options = &step.deploy_options,
+          .options_from_workflow = true,
+          .registry = true};
+}
+
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& catalog,
                                            const Json& inputs, const Dispatcher* routes,
                                            const CheckStarts& starts) {
@@ -75,12 +85,7 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
     };
     const CatalogEntry* entry = catalog.find(step.plugin, step.version);
     if (routes != nullptr) {
-      const Route route = routes->resolve({.key = step.plugin,
-                                           .version = step.version,
-                                           .rpc = step.rpc,
-                                           .deployer = step.deployer,
-                                           .options = &step.deploy_options,
-                                           .registry = true});
+      const Route route = routes->resolve(routeQueryOf(step));
       if (route.kind == Route::Kind::kNone) {
         problems.push_back(
             {file, step.deployer.empty() ? step.pos : step.deploy_pos, step.id, route.reason});

@@ -40,6 +40,10 @@ struct CheckStarts {
   bool unstarted_is_problem = false;
 };
 
+// What a step asks the dispatcher: the plugin it names, with the deployer (and the options,
+// a workflow's) it chooses. The view lives as long as `step`.
+RouteQuery routeQueryOf(const WorkflowStep& step);
+
 // `inputs` are the resolved input values (resolveInputs()). `routes` (the dispatcher a run
 // uses) may be null: then a step with `deploy` is a problem.
 std::vector<WorkflowProblem> checkWorkflow(const Workflow& workflow, const Catalog& catalog,

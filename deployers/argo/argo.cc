@@ -344,6 +344,7 @@ class ArgoDeployer : public plugboard::Deployer {
     deployer_common::requireTrusted(s.sidecar.podman.binary,
                                     host::checkFile(s.sidecar.podman.binary, rules));
     deployer_common::checkImageFiles(spec->image, rules);
+    s.sidecar.containment = host::containmentOf(artifact, s.sidecar.containment);
     const std::string container =
         "plugboard-argo-" + run_id_ + "-" + spec->name + "-" + std::to_string(++sequence_);
     auto sidecar = std::make_unique<Sidecar>(*spec, s.sidecar, container, log(), cancel);
@@ -371,13 +372,13 @@ PLUGBOARD_DEPLOYER(plugboard::argo_deployer::ArgoDeployer, R"({
   "description": "Runs an Argo Workflows executor plugin (a plugin.yaml of kind ExecutorPlugin) from its sidecar image with podman, as Argo's agent pod would, and calls it over Argo's HTTP API; or calls a sidecar already running at a URL",
   "config": {
     )" PLUGBOARD_PODMAN_OPTIONS R"(,
-    "pull": {"type": "string", "description": "when to pull the image: never, if-not-present or always; default: the manifest's imagePullPolicy, else if-not-present"},
+    "pull": {"type": "string", "step": true, "description": "when to pull the image: never, if-not-present or always; default: the manifest's imagePullPolicy, else if-not-present"},
     "reach": {"type": "string", "description": "how the sidecar's port is reached: 'netns' (default), no network for the sidecar and sockets made in its network namespace (needs root); or 'publish', podman's default network with the port published on 127.0.0.1"},
     "ulimits": {"type": "string-list", "description": "podman --ulimit values; default nofile=1024:1024 and nproc=4096:4096"},
-    "env": {"type": "string-map", "description": "environment variables set in the sidecar, over the manifest's; required for those the manifest takes from valueFrom, such as secrets"},
+    "env": {"type": "string-map", "step": true, "description": "environment variables set in the sidecar, over the manifest's; required for those the manifest takes from valueFrom, such as secrets"},
     "args": {"type": "string-list", "description": "more podman run arguments, placed before the image"},
-    "start_timeout": {"type": "duration", "description": "how long the sidecar may take to open its port; default 30s"},
-    "tries": {"type": "integer", "description": "how often a call is sent while the sidecar answers 503 or cannot be reached; default 5, as Argo's agent"},
-    "backoff": {"type": "duration", "description": "the wait before the second try, doubled before each next one; default 1s"}
+    "start_timeout": {"type": "duration", "step": true, "description": "how long the sidecar may take to open its port; default 30s"},
+    "tries": {"type": "integer", "step": true, "description": "how often a call is sent while the sidecar answers 503 or cannot be reached; default 5, as Argo's agent"},
+    "backoff": {"type": "duration", "step": true, "description": "the wait before the second try, doubled before each next one; default 1s"}
   }
 })")

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include <plugboard/host/containment.h>
+
 namespace plugboard::argo_deployer {
 
 namespace {
@@ -86,6 +88,8 @@ host::Status readContainer(const Json& c, const std::string& path, SidecarSpec& 
   if (!command) return command.error();
   if (!args) return args.error();
   if (image->empty()) return Error(path + "image is empty");
+  if (host::Status st = host::checkImageReference(*image); !st)
+    return Error(path + "image: " + st.error().message());
   s.container_name = name->empty() ? s.name + "-executor-plugin" : *name;
   s.image = *image;
   s.pull_policy = *pull;
@@ -136,29 +140,8 @@ host::Status readContainer(const Json& c, const std::string& path, SidecarSpec& 
   const Json* security = find(c, "securityContext");
   if (security == nullptr || !security->is_object())
     return Error(path + "securityContext: security context is mandatory");
-  const std::string sc = path + "securityContext.";
-  const Json* uid = find(*security, "runAsUser");
-  const Json* gid = find(*security, "runAsGroup");
-  if ((uid != nullptr && !uid->is_number_integer()) ||
-      (gid != nullptr && !gid->is_number_integer()))
-    return Error(sc + "runAsUser and runAsGroup must be integers");
-  if (uid != nullptr) s.user = uid->dump() + (gid != nullptr ? ":" + gid->dump() : "");
-  if (const Json* v = find(*security, "runAsNonRoot"); v != nullptr)
-    s.run_as_non_root = v->is_boolean() && v->get<bool>();
-  if (s.run_as_non_root && uid != nullptr && uid->get<long long>() == 0)
-    return Error(sc + "runAsNonRoot is true and runAsUser is 0");
-  if (const Json* v = find(*security, "readOnlyRootFilesystem"); v != nullptr)
-    s.read_only_root = v->is_boolean() && v->get<bool>();
-  if (const Json* v = find(*security, "allowPrivilegeEscalation"); v != nullptr)
-    s.no_new_privileges = v->is_boolean() && !v->get<bool>();
-  if (const Json* caps = find(*security, "capabilities"); caps != nullptr) {
-    auto add = strings(*caps, "add", sc + "capabilities.");
-    auto drop = strings(*caps, "drop", sc + "capabilities.");
-    if (!add) return add.error();
-    if (!drop) return drop.error();
-    s.cap_add = std::move(*add);
-    s.cap_drop = std::move(*drop);
-  }
+  // What it asks for is checked against the ceiling the runtime gives (Sidecar).
+  s.security_context = *security;
   return host::Status::Ok();
 }
 

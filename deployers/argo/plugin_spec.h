@@ -30,11 +30,7 @@ struct SidecarSpec {
   int port = 0;        // the first containerPort
   std::string memory;  // resources.limits.memory, in bytes
   std::string cpus;    // resources.limits.cpu, in CPUs ("0.5")
-  std::string user;    // runAsUser[:runAsGroup]
-  bool run_as_non_root = false;
-  bool read_only_root = false;
-  bool no_new_privileges = false;  // allowPrivilegeEscalation: false
-  std::vector<std::string> cap_add, cap_drop;
+  Json security_context;  // spec.sidecar.container.securityContext, as written
   std::string version;      // annotation plugboard/version, else ""
   std::string description;  // annotation workflows.argoproj.io/description
   bool from_config_map = false;  // read from the ConfigMap `argo executor-plugin build` wrote

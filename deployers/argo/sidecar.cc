@@ -93,9 +93,17 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
                                name + " = \"...\" }");
     }
   }
+  auto security = host::readSecurityContext(
+      &spec_.security_context, nullptr, options_.containment.pod_security, "spec.sidecar.container",
+      "the configuration's [containment] executor_plugins allows more");
+  if (!security) throw std::runtime_error(who + ": " + security.error().message());
   // The token, as Argo's agent writes it; the directory is what /var/run/argo shows.
+  const bool own_user_namespace =
+      options_.containment.user_namespace && deployer_common::autoUserNamespaces();
   const std::string& root = token_root_.path();
-  const std::string dir = root + "/" + spec_.container_name;
+  // In a user namespace of its own, the sidecar's user is none of this machine's: the token
+  // is readable by all, in a directory whose name nobody else can list or guess.
+  const std::string dir = root + "/" + (own_user_namespace ? newToken() : spec_.container_name);
   const std::string file = dir + "/token";
   token_ = newToken();
   pidfile_ = root + "/pid";
@@ -106,7 +114,7 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
     std::ofstream out(file, std::ios::binary);
     out << token_;
   }
-  const bool root_user = ::geteuid() == 0;
+  const bool root_user = ::geteuid() == 0 && !own_user_namespace;
   // Owned by the agent's user and group 0, as in the pod; without root (rootless podman,
   // where this user is the container's root) readable by all instead.
   ::chmod(file.c_str(), root_user ? 0440 : 0444);
@@ -116,34 +124,33 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
     throw std::runtime_error(who + ": cannot give its token to user 8737: " + std::strerror(errno));
   }
 
-  std::vector<std::string> argv = options_.podman.global();
-  argv.insert(argv.end(), {"run", "--rm", "--name", container_, "--pidfile", pidfile_, "--pull",
-                           pullOf(spec_, options_), "--log-driver", "none"});
+  deployer_common::PodmanRun run(options_.podman);
+  run.flag("--rm")
+      .option("--name", container_)
+      .option("--pidfile", pidfile_)
+      .option("--pull", pullOf(spec_, options_))
+      .option("--log-driver", "none");
   if (options_.reach == "publish") {
     host_port_ = freeLoopbackPort();
-    argv.insert(argv.end(), {"--publish", "127.0.0.1:" + std::to_string(host_port_) + ":" +
-                                              std::to_string(spec_.port)});
+    run.option("--publish",
+               "127.0.0.1:" + std::to_string(host_port_) + ":" + std::to_string(spec_.port));
   } else {
-    argv.insert(argv.end(), {"--network", "none"});
+    run.option("--network", "none");
   }
-  for (const auto& u : options_.ulimits) argv.insert(argv.end(), {"--ulimit", u});
-  if (!spec_.memory.empty()) argv.insert(argv.end(), {"--memory", spec_.memory});
-  if (!spec_.cpus.empty()) argv.insert(argv.end(), {"--cpus", spec_.cpus});
-  if (!spec_.user.empty()) argv.insert(argv.end(), {"--user", spec_.user});
-  if (spec_.read_only_root) argv.push_back("--read-only");
-  if (spec_.no_new_privileges) argv.insert(argv.end(), {"--security-opt", "no-new-privileges"});
-  for (const auto& c : spec_.cap_drop) argv.insert(argv.end(), {"--cap-drop", c});
-  for (const auto& c : spec_.cap_add) argv.insert(argv.end(), {"--cap-add", c});
-  if (!spec_.working_dir.empty()) argv.insert(argv.end(), {"--workdir", spec_.working_dir});
+  for (const auto& u : options_.ulimits) run.option("--ulimit", u);
+  if (!spec_.memory.empty()) run.option("--memory", spec_.memory);
+  if (!spec_.cpus.empty()) run.option("--cpus", spec_.cpus);
+  if (!spec_.working_dir.empty()) run.option("--workdir", spec_.working_dir);
   std::map<std::string, std::string> env(spec_.env.begin(), spec_.env.end());
   for (const auto& [k, v] : options_.env) env[k] = v;
-  for (const auto& [k, v] : env) argv.insert(argv.end(), {"--env", k + "=" + v});
-  argv.insert(argv.end(), {"--volume", dir + ":/var/run/argo:ro"});
+  for (const auto& [k, v] : env) run.env(k, v);
+  run.option("--volume", dir + ":/var/run/argo:ro");
   // Kubernetes: command replaces the image's entrypoint and then its CMD is not used.
-  if (!spec_.command.empty()) argv.insert(argv.end(), {"--entrypoint", jsonList(spec_.command)});
-  argv.insert(argv.end(), options_.args.begin(), options_.args.end());
-  argv.push_back(spec_.image);
-  argv.insert(argv.end(), spec_.args.begin(), spec_.args.end());
+  if (!spec_.command.empty()) run.option("--entrypoint", jsonList(spec_.command));
+  run.contain(*security, options_.containment).operatorArgs(options_.args);
+  auto made = run.command(spec_.image, spec_.args);
+  if (!made) throw std::runtime_error(who + ": " + made.error().message());
+  const std::vector<std::string>& argv = *made;
 
   if (cancel.cancelled()) throw std::runtime_error(who + ": the start was cancelled");
   host::SpawnOptions so;

@@ -39,6 +39,7 @@
 #include "deployers/argo/http_client.h"
 #include "deployers/argo/plugin_spec.h"
 #include "deployers/common/podman.h"
+#include "deployers/common/podman_run.h"
 
 namespace plugboard::argo_deployer {
 
@@ -50,6 +51,9 @@ struct SidecarOptions {
   std::map<std::string, std::string> env;  // added to (or replacing) the manifest's
   std::vector<std::string> args;           // more `podman run` arguments
   std::chrono::milliseconds start_timeout{30000};
+  // What the runtime allows its securityContext (the artifact's containment): Kubernetes'
+  // restricted standard unless the operator widened it.
+  host::Containment containment{host::PodSecurity::kRestricted, true};
 };
 
 using deployer_common::TemporaryDirectory;

@@ -185,6 +185,7 @@ class AtpDeployer : public plugboard::Deployer {
     Digest digest;
     std::shared_ptr<deployer_common::Launch> launch;
     deployer_common::ContainerRunSettings podman_settings;
+    podman_settings.containment = host::containmentOf(artifact, podman_settings.containment);
     bool container = false;
     if (const std::string image = nonEmptyText(artifact, "image"); !image.empty()) {
       container = true;
@@ -352,8 +353,9 @@ class AtpDeployer : public plugboard::Deployer {
     log().debug("image '" + image + "': asking podman for its ID: " + stored.why);
     host::SpawnOptions o;
     o.program = podman.binary;
-    o.argv = podman.global();
-    o.argv.insert(o.argv.end(), {"image", "inspect", "--format", "{{.Id}}", image});
+    auto argv = deployer_common::podmanImageCommand(podman, {"image", "inspect", "--format={{.Id}}"}, image);
+    if (!argv) return std::nullopt;
+    o.argv = *std::move(argv);
     o.env = host::environmentWith({});
     auto spawned = host::spawn(o);
     if (!spawned) return std::nullopt;
@@ -391,9 +393,9 @@ PLUGBOARD_DEPLOYER(plugboard::atp_deployer::AtpDeployer, R"({
     )" PLUGBOARD_CONTAINER_RUN_OPTIONS R"(,
     "python": {"type": "string", "description": "the Python interpreter for module and file artifacts; default /usr/bin/python3"},
     "venv": {"type": "string", "description": "a virtualenv directory: its bin/python runs module and file artifacts, with VIRTUAL_ENV set"},
-    "step": {"type": "string", "description": "the Arcaflow step that template.execute runs; default: the only step, when the plugin has one"},
-    "success_outputs": {"type": "string-list", "description": "output ids that mean success; default [\"success\"]; any other output fails the step"},
+    "step": {"type": "string", "step": true, "description": "the Arcaflow step that template.execute runs; default: the only step, when the plugin has one"},
+    "success_outputs": {"type": "string-list", "step": true, "description": "output ids that mean success; default [\"success\"]; any other output fails the step"},
     "cache_dir": {"type": "string", "description": "where schemas are cached by artifact digest; default $XDG_CACHE_HOME/plugboard/atp or ~/.cache/plugboard/atp; empty: no cache"},
-    "start_timeout": {"type": "duration", "description": "how long the plugin may take to answer the start output with its hello; default 10s, or 30s for an image"}
+    "start_timeout": {"type": "duration", "step": true, "description": "how long the plugin may take to answer the start output with its hello; default 10s, or 30s for an image"}
   }
 })")

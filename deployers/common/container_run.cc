@@ -98,44 +98,43 @@ bool applyContainerRunOption(ContainerRunSettings& s, const std::string& key, co
   return true;
 }
 
-void appendContainerLimits(std::vector<std::string>& argv, const ContainerRunSettings& s) {
-  if (s.init) argv.push_back("--init");
-  for (const auto& u : s.ulimits) argv.insert(argv.end(), {"--ulimit", u});
-  if (!s.memory.empty()) argv.insert(argv.end(), {"--memory", s.memory});
-  if (!s.cpus.empty()) argv.insert(argv.end(), {"--cpus", s.cpus});
-  for (const auto& [k, v] : s.env) argv.insert(argv.end(), {"--env", k + "=" + v});
-  for (const auto& m : s.mounts) argv.insert(argv.end(), {"--volume", m + ":ro"});
-  if (!s.user.empty()) argv.insert(argv.end(), {"--user", s.user});
+void addContainerLimits(PodmanRun& run, const ContainerRunSettings& s) {
+  if (s.init) run.flag("--init");
+  for (const auto& u : s.ulimits) run.option("--ulimit", u);
+  if (!s.memory.empty()) run.option("--memory", s.memory);
+  if (!s.cpus.empty()) run.option("--cpus", s.cpus);
+  for (const auto& [k, v] : s.env) run.env(k, v);
+  for (const auto& m : s.mounts) run.option("--volume", m + ":ro");
+  if (!s.user.empty()) run.option("--user", s.user);
 }
 
 void configureContainerLaunch(Launch& launch, const ContainerRunSettings& s,
                               const std::string& image, const std::vector<std::string>& command,
                               const std::string& base_name,
                               std::shared_ptr<std::atomic<unsigned>> sequence) {
-  const std::vector<std::string> global = s.podman.global();
+  if (host::Status st = host::checkImageReference(image); !st) throw std::runtime_error(st.error().message());
   // Each start runs a container of its own name, kept to remove it after an unclean end.
   auto names = std::make_shared<Names>();
-  launch.argv_for_start = [global, base_name, sequence, names, s, image, command](unsigned start) {
+  launch.argv_for_start = [base_name, sequence, names, s, image, command](unsigned start) {
     const std::string name = base_name + std::to_string(++*sequence);
     {
       std::lock_guard lock(names->mu);
       names->by_start[start] = name;
     }
     LiveContainers::instance().add(name, s.podman);
-    std::vector<std::string> argv = global;
-    argv.insert(argv.end(), {"run", "--rm", "--name", name, "--network", s.network, "--pull",
-                             s.pull, "--log-driver", "none"});
+    PodmanRun run(s.podman);
+    run.flag("--rm").option("--name", name).option("--network", s.network).option("--pull", s.pull)
+        .option("--log-driver", "none");
     if (s.channel == "fds") {  // descriptors 3 and 4 go straight to the plugin
-      argv.insert(argv.end(), {"--preserve-fds", "2", "--env",
-                               std::string(host::kProtocolFdsVariable) + "=3,4"});
+      run.option("--preserve-fds", "2").env(host::kProtocolFdsVariable, "3,4");
     } else {  // stdin and stdout, relayed by podman
-      argv.push_back("--interactive");
+      run.flag("--interactive");
     }
-    appendContainerLimits(argv, s);
-    argv.insert(argv.end(), s.args.begin(), s.args.end());
-    argv.push_back(image);
-    argv.insert(argv.end(), command.begin(), command.end());
-    return argv;
+    addContainerLimits(run, s);
+    run.contain({}, s.containment).operatorArgs(s.args);
+    auto argv = run.command(image, command);
+    if (!argv) throw std::runtime_error(argv.error().message());
+    return *std::move(argv);
   };
   const auto nameOf = [names](unsigned start, bool forget) {
     std::lock_guard lock(names->mu);

@@ -18,20 +18,21 @@
 
 #include "deployers/common/launch.h"
 #include "deployers/common/podman.h"
+#include "deployers/common/podman_run.h"
 
 // The manifest "config" entries of ContainerRunSettings except 'channel', for
 // concatenation into a PLUGBOARD_DEPLOYER manifest.
 #define PLUGBOARD_CONTAINER_RUN_OPTIONS                                                                                                                                              \
   PLUGBOARD_PODMAN_OPTIONS R"(,)"                    \
-  R"("pull": {"type": "string", "description": "when to pull the image: never, if-not-present (default) or always"},)"                                                               \
+  R"("pull": {"type": "string", "step": true, "description": "when to pull the image: never, if-not-present (default) or always"},)"                                                               \
   R"("network": {"type": "string", "description": "the container's network, podman's --network; default none"},)"                                                                    \
-  R"("memory": {"type": "size", "description": "memory limit of the container, e.g. 256M"},)"                                                                                        \
-  R"("cpus": {"type": "string", "description": "CPUs the container may use, e.g. 1.5"},)"                                                                                            \
+  R"("memory": {"type": "size", "step": true, "description": "memory limit of the container, e.g. 256M"},)"                                                                                        \
+  R"("cpus": {"type": "string", "step": true, "description": "CPUs the container may use, e.g. 1.5"},)"                                                                                            \
   R"("ulimits": {"type": "string-list", "description": "podman --ulimit values; default nofile=1024:1024 and nproc=4096:4096"},)"                                                    \
   R"("env": {"type": "string-map", "description": "environment variables set in the container"},)"                                                                                   \
   R"("mounts": {"type": "string-list", "description": "host paths mounted read-only, each /host/path:/container/path"},)"                                                            \
   R"("user": {"type": "string", "description": "the user the plugin runs as in the container, podman's --user"},)"                                                                   \
-  R"("init": {"type": "boolean", "description": "run podman's init (catatonit) as PID 1 in the container, so that a plugin killed by a signal is reported as such; default true"},)" \
+  R"("init": {"type": "boolean", "step": true, "description": "run podman's init (catatonit) as PID 1 in the container, so that a plugin killed by a signal is reported as such; default true"},)" \
   R"("args": {"type": "string-list", "description": "more podman run arguments, placed before the image"})"
 
 namespace plugboard::deployer_common {
@@ -49,6 +50,9 @@ struct ContainerRunSettings {
   bool init = true;  // a minimal init (catatonit) as PID 1, so that the plugin's signals work
   std::string channel = "fds";    // the protocol on descriptors 3 and 4, or "stdio"
   std::vector<std::string> args;  // more `podman run` arguments, before the image
+  // The ceiling the runtime gave with the artifact (plugboard/host/containment.h): a
+  // plugin's container runs under the restricted standard unless the operator widened it.
+  host::Containment containment{host::PodSecurity::kRestricted, true};
 };
 
 // A list of strings, or std::invalid_argument naming option `key`.
@@ -62,14 +66,15 @@ bool isContainerRunOption(const std::string& key);
 // std::invalid_argument naming the option when its value is wrong.
 bool applyContainerRunOption(ContainerRunSettings& s, const std::string& key, const Json& value);
 
-// Appends what every container of these settings gets, after `podman run` and its own
-// flags: --init, --ulimit, --memory, --cpus, --env, --volume (read-only), --user; not
-// option 'args' (the caller places them, before the image).
-void appendContainerLimits(std::vector<std::string>& argv, const ContainerRunSettings& s);
+// Adds what every container of these settings gets, after the caller's own flags: --init,
+// --ulimit, --memory, --cpus, --env, --volume (read-only), --user; not option 'args' (the
+// caller places them, last before the image) nor the containment (PodmanRun::contain()).
+void addContainerLimits(PodmanRun& run, const ContainerRunSettings& s);
 
 // Makes `launch` run `image` [`command`] as the top of this file shows, with `s.podman`
 // (its binary absolute), each start in a container named `base_name` + a number from
-// `sequence`, removed with `podman rm` after an unclean end.
+// `sequence`, removed with `podman rm` after an unclean end, contained under
+// `s.containment`. Throws std::runtime_error when `image` is not an image reference.
 void configureContainerLaunch(Launch& launch, const ContainerRunSettings& s,
                               const std::string& image, const std::vector<std::string>& command,
                               const std::string& base_name,

@@ -23,21 +23,21 @@
 // The manifest "config" entries of the options every deployer of child processes takes
 // (parsed by applyOptions), for concatenation into its PLUGBOARD_DEPLOYER manifest.
 #define PLUGBOARD_CHILD_PROCESS_OPTIONS                                                                     \
-  R"("memory": {"type": "size", "description": "address-space limit of the child, RLIMIT_AS, e.g. 512M"},)" \
-  R"("cpu_time": {"type": "duration", "description": "CPU time the child may use in its whole life, )"      \
+  R"("memory": {"type": "size", "step": true, "description": "address-space limit of the child, RLIMIT_AS, e.g. 512M"},)" \
+  R"("cpu_time": {"type": "duration", "step": true, "description": "CPU time the child may use in its whole life, )"      \
   R"(RLIMIT_CPU in seconds rounded up; past it the child is killed and the next call starts a new one"},)"  \
-  R"("open_files": {"type": "integer", "description": "limit on the child's open file descriptors, )"       \
+  R"("open_files": {"type": "integer", "step": true, "description": "limit on the child's open file descriptors, )"       \
   R"(RLIMIT_NOFILE"},)"                                                                                     \
   R"("cwd": {"type": "string", "description": "working directory of the child; default: the runtime's"},)"  \
-  R"("cancel_grace": {"type": "duration", "description": "how long a cancelled call may take to answer )"   \
+  R"("cancel_grace": {"type": "duration", "step": true, "description": "how long a cancelled call may take to answer )"   \
   R"(before the child is killed; default 1s, unless the deployer's description says otherwise"},)"                                                            \
-  R"("frame_limit": {"type": "size", "description": "the most bytes one protocol message may hold, )"       \
+  R"("frame_limit": {"type": "size", "step": true, "description": "the most bytes one protocol message may hold, )"       \
   R"(in both directions; a larger result or request fails its call alone; default 16M"},)"                  \
-  R"("restart_at_open_files": {"type": "integer", "description": "the child is replaced, its calls )"       \
+  R"("restart_at_open_files": {"type": "integer", "step": true, "description": "the child is replaced, its calls )"       \
   R"(in flight finishing first, once it holds this many open descriptors, counted between calls"},)"        \
-  R"("restart_at_threads": {"type": "integer", "description": "the child is replaced, its calls in )"       \
+  R"("restart_at_threads": {"type": "integer", "step": true, "description": "the child is replaced, its calls in )"       \
   R"(flight finishing first, once it runs this many threads, counted between calls"},)"                     \
-  R"("restart_after_calls": {"type": "integer", "description": "the child is replaced, its calls in )"      \
+  R"("restart_after_calls": {"type": "integer", "step": true, "description": "the child is replaced, its calls in )"      \
   R"(flight finishing first, after it has been given this many calls"})"
 
 namespace plugboard::deployer_common {

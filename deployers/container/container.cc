@@ -112,6 +112,7 @@ class ContainerDeployer : public plugboard::Deployer {
       if (command.empty()) throw std::invalid_argument("the artifact's 'command' is empty");
     }
     ContainerSettings s = settingsFor(artifact, options);
+    s.run.containment = host::containmentOf(artifact, s.run.containment);
     deployer_common::checkImageFiles(image, host::rulesOf(artifact));
     const std::string& podman = s.run.podman.binary;
     const std::string base =
@@ -144,6 +145,9 @@ class ContainerDeployer : public plugboard::Deployer {
   // its end (template_run.h).
   plugboard::Deployed runToEnd(const Json& artifact, const Json& options) {
     ContainerSettings s = settingsFor(artifact, options);
+    // A workflow's own containers: Kubernetes' baseline unless the runtime says otherwise.
+    s.run.containment =
+        host::containmentOf(artifact, {host::PodSecurity::kBaseline, s.run.containment.user_namespace});
     const host::TrustRules rules = host::rulesOf(artifact);
     auto handle = std::make_unique<TemplateRunHandle>(
         s.run, "plugboard-step-" + run_id_ + "-", rules, log(), findWrapper(rules));
@@ -167,9 +171,9 @@ PLUGBOARD_DEPLOYER(plugboard::container_deployer::ContainerDeployer, R"({
   "description": "Runs a plugin from a container image with podman, one long-lived container per plugin, removed when the plugin ends however it ends; and runs the container and script templates of workflows to their end, as artifact kind container-run",
   "config": {
     )" PLUGBOARD_CONTAINER_RUN_OPTIONS R"(,
-    "channel": {"type": "string", "description": "how the protocol reaches the plugin: 'fds' (default), descriptors 3 and 4 passed into the container and named by PLUGBOARD_PROTOCOL_FDS, which plugboard-host and the Python SDK honour; or 'stdio', the container's stdin and stdout relayed by podman"},
-    "cancel_grace": {"type": "duration", "description": "how long a cancelled call may take to answer before its container is killed and removed; default 1s"},
-    "start_timeout": {"type": "duration", "description": "how long the container may take to start and answer hello; default 30s"},
-    "frame_limit": {"type": "size", "description": "the most bytes one protocol message may hold, in both directions; a larger result or request fails its call alone; default 16M"}
+    "channel": {"type": "string", "step": true, "description": "how the protocol reaches the plugin: 'fds' (default), descriptors 3 and 4 passed into the container and named by PLUGBOARD_PROTOCOL_FDS, which plugboard-host and the Python SDK honour; or 'stdio', the container's stdin and stdout relayed by podman"},
+    "cancel_grace": {"type": "duration", "step": true, "description": "how long a cancelled call may take to answer before its container is killed and removed; default 1s"},
+    "start_timeout": {"type": "duration", "step": true, "description": "how long the container may take to start and answer hello; default 30s"},
+    "frame_limit": {"type": "size", "step": true, "description": "the most bytes one protocol message may hold, in both directions; a larger result or request fails its call alone; default 16M"}
   }
 })")

@@ -43,6 +43,7 @@ struct Step {
   std::optional<std::string> source;
   std::string pull;  // podman's --pull from imagePullPolicy; empty: the option's
   std::vector<OutputParameter> outputs;
+  host::ContainerSecurity security;
 };
 
 std::string text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -56,8 +57,9 @@ std::vector<std::string> strings(const Json& spec, const char* member, const std
   return out;
 }
 
-// Throws std::invalid_argument naming the template and the member at fault.
-Step parseStep(std::string_view request_text) {
+// Throws std::invalid_argument naming the template and the member at fault, or what its
+// securityContext asks for beyond `ceiling`.
+Step parseStep(std::string_view request_text, host::PodSecurity ceiling) {
   const Json request = Json::parse(request_text, nullptr, false);
   if (!request.is_object() || !request.contains("template") || !request["template"].is_object())
     throw std::invalid_argument("the request has no template to run");
@@ -72,14 +74,26 @@ Step parseStep(std::string_view request_text) {
   if (!spec->contains("image") || !(*spec)["image"].is_string() || (*spec)["image"] == "")
     throw std::invalid_argument(who + " has no image");
   step.image = (*spec)["image"].get<std::string>();
+  if (host::Status st = host::checkImageReference(step.image); !st)
+    throw std::invalid_argument(who + ": image: " + st.error().message());
+  const auto member = [](const Json& j, const char* key) -> const Json* {
+    const auto it = j.find(key);
+    return it == j.end() ? nullptr : &*it;
+  };
+  auto security = host::readSecurityContext(
+      member(*spec, "securityContext"), member(t, "securityContext"), ceiling,
+      script ? "script" : "container",
+      "the configuration's [containment] templates allows more");
+  if (!security) throw std::invalid_argument(who + ": " + security.error().message());
+  step.security = std::move(*security);
   step.command = strings(*spec, "command", who);
   step.args = strings(*spec, "args", who);
   if (auto env = spec->find("env"); env != spec->end() && !env->is_null()) {
     if (!env->is_array()) throw std::invalid_argument(who + ": 'env' must be a list");
     for (const auto& e : *env) {
       const std::string name = e.is_object() ? e.value("name", std::string()) : std::string();
-      if (name.empty() || name.find('=') != std::string::npos)
-        throw std::invalid_argument(who + ": an env entry has no valid name: " + e.dump());
+      if (host::Status st = host::checkEnvName(name); !st)
+        throw std::invalid_argument(who + ": env: " + st.error().message());
       if (e.contains("valueFrom"))
         throw std::invalid_argument(
             who + ": env '" + name +
@@ -278,10 +292,11 @@ void readOutputs(const Step& step, const std::string& channel, bool channel_cut,
 // The image's entrypoint and command (podman image inspect), or why they cannot be known.
 host::Expected<ImageCommand> inspectCommand(
     const ContainerRunSettings& settings, const std::string& image) {
-  std::vector<std::string> argv = settings.podman.global();
-  argv.insert(argv.end(), {"image", "inspect", "--format",
-                           "{{json .Config.Entrypoint}}\n{{json .Config.Cmd}}", image});
-  const Ran ran = runQuiet(argv);
+  auto argv = deployer_common::podmanImageCommand(
+      settings.podman, {"image", "inspect", "--format={{json .Config.Entrypoint}}\n{{json .Config.Cmd}}"},
+      image);
+  if (!argv) return argv.error();
+  const Ran ran = runQuiet(*argv);
   if (ran.code != 0) return host::Error("podman cannot inspect the image: " + ran.err);
   const std::size_t eol = ran.out.find('\n');
   const Json entrypoint = Json::parse(ran.out.substr(0, eol), nullptr, false);
@@ -330,9 +345,9 @@ host::Expected<ImageCommand> TemplateRunHandle::imageCommand(const std::string& 
   }
   auto got = inspectCommand(settings_, image);
   if (!got && pull != "never") {  // not here yet: pulled as `podman run` would
-    std::vector<std::string> argv = settings_.podman.global();
-    argv.insert(argv.end(), {"pull", image});
-    const Ran pulled = runQuiet(argv);
+    auto argv = deployer_common::podmanImageCommand(settings_.podman, {"pull"}, image);
+    if (!argv) return argv.error();
+    const Ran pulled = runQuiet(*argv);
     if (pulled.code != 0)
       return host::Error(deployer_common::explainMissingImage(
           "podman could not pull it to read its command: " + pulled.err, settings_));
@@ -391,7 +406,7 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
 
   Step step;
   try {
-    step = parseStep(request);
+    step = parseStep(request, settings_.containment.pod_security);
   } catch (const std::invalid_argument& e) {
     return Result::Error(e.what()).toText();
   }
@@ -454,37 +469,40 @@ std::string TemplateRunHandle::execute(std::uint64_t call_id, std::string_view r
     channel_write = host::Fd(ends[1]);
     ::fcntl(channel_read.get(), F_SETFL, O_NONBLOCK);
   }
-  std::vector<std::string> argv = settings_.podman.global();
-  argv.insert(argv.end(), {"run", "--rm", "--name", name, "--network", settings_.network,
-                           "--pull", step.pull.empty() ? settings_.pull : step.pull,
-                           "--log-driver", "none"});
-  deployer_common::appendContainerLimits(argv, settings_);
-  if (!step.working_dir.empty()) argv.insert(argv.end(), {"--workdir", step.working_dir});
-  for (const auto& [k, v] : step.env) argv.insert(argv.end(), {"--env", k + "=" + v});
+  deployer_common::PodmanRun run(settings_.podman);
+  run.flag("--rm")
+      .option("--name", name)
+      .option("--network", settings_.network)
+      .option("--pull", step.pull.empty() ? settings_.pull : step.pull)
+      .option("--log-driver", "none");
+  deployer_common::addContainerLimits(run, settings_);
+  if (!step.working_dir.empty()) run.option("--workdir", step.working_dir);
+  for (const auto& [k, v] : step.env) run.env(k, v);
   if (step.source) {
-    argv.insert(
-        argv.end(),
-        {"--volume",
-         script_dir + ":" + std::string(kScriptPath.substr(0, kScriptPath.rfind('/'))) + ":ro"});
+    run.option("--volume", script_dir + ":" +
+                               std::string(kScriptPath.substr(0, kScriptPath.rfind('/'))) + ":ro");
   }
   if (wrapped) {
-    argv.insert(argv.end(), {"--preserve-fds", "1", "--volume",
-                             wrapper_ + ":" + std::string(kWrapperPath) + ":ro", "--entrypoint",
-                             Json::array({std::string(kWrapperPath)}).dump()});
+    run.option("--preserve-fds", "1")
+        .option("--volume", wrapper_ + ":" + std::string(kWrapperPath) + ":ro")
+        .option("--entrypoint", Json::array({std::string(kWrapperPath)}).dump());
   } else if (!command.empty()) {
     // Kubernetes: `command` replaces the image's entrypoint, and its CMD is not used then.
-    argv.insert(argv.end(), {"--entrypoint", Json(command).dump()});
+    run.option("--entrypoint", Json(command).dump());
   }
-  argv.insert(argv.end(), settings_.args.begin(), settings_.args.end());
-  argv.push_back(step.image);
+  run.contain(step.security, settings_.containment).operatorArgs(settings_.args);
+  std::vector<std::string> after_image;
   if (wrapped) {
-    argv.push_back(std::to_string(kParameterLimit));
-    for (const OutputParameter& o : step.outputs) argv.push_back(o.path);
-    argv.emplace_back("--");
-    argv.insert(argv.end(), command.begin(), command.end());
+    after_image.push_back(std::to_string(kParameterLimit));
+    for (const OutputParameter& o : step.outputs) after_image.push_back(o.path);
+    after_image.emplace_back("--");
+    after_image.insert(after_image.end(), command.begin(), command.end());
   }
-  argv.insert(argv.end(), args.begin(), args.end());
-  if (step.source) argv.emplace_back(kScriptPath);
+  after_image.insert(after_image.end(), args.begin(), args.end());
+  if (step.source) after_image.emplace_back(kScriptPath);
+  auto made = run.command(step.image, after_image);
+  if (!made) return Result::Error(who + ": " + made.error().message()).toText();
+  const std::vector<std::string>& argv = *made;
 
   host::SpawnOptions so;
   so.program = argv.front();

@@ -182,5 +182,5 @@ class NativeDeployer : public plugboard::Deployer {
 PLUGBOARD_DEPLOYER(NativeDeployer, R"({
   "name": "native", "version": "1.0.0", "deploys": ["native"], "priority": 100, "in_process": true,
   "description": "Loads a plugin .so into the runtime's own process: fastest, and no protection from a plugin that crashes",
-  "config": {"config": {"type": "object", "description": "configuration handed to the plugin's setUp"}}
+  "config": {"config": {"type": "object", "step": true, "description": "configuration handed to the plugin's setUp"}}
 })")

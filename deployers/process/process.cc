@@ -96,7 +96,7 @@ PLUGBOARD_DEPLOYER(plugboard::process_deployer::ProcessDeployer, R"({
     )" PLUGBOARD_CHILD_PROCESS_OPTIONS R"(,
     "host": {"type": "string", "description": "path to plugboard-host; default: the one next to this module as built or installed, else the first in PATH"},
     "env": {"type": "string-map", "description": "environment variables for the child, added to the runtime's own"},
-    "config": {"type": "object", "description": "configuration handed to the plugin's setUp"},
-    "start_timeout": {"type": "duration", "description": "how long the child may take to load the plugin and answer hello; default 10s"}
+    "config": {"type": "object", "step": true, "description": "configuration handed to the plugin's setUp"},
+    "start_timeout": {"type": "duration", "step": true, "description": "how long the child may take to load the plugin and answer hello; default 10s"}
   }
 })")

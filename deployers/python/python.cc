@@ -279,9 +279,9 @@ PLUGBOARD_DEPLOYER(plugboard::python_deployer::PythonDeployer, R"({
     )" PLUGBOARD_CHILD_PROCESS_OPTIONS R"(,
     "python": {"type": "string", "description": "path to the Python interpreter; default /usr/bin/python3; PATH is not searched"},
     "venv": {"type": "string", "description": "a virtualenv directory: its bin/python is run, with VIRTUAL_ENV set"},
-    "mode": {"type": "string", "description": "'process' (default): a child process per plugin; 'embedded': in the runtime's own interpreter (libpython), without isolation; process-only options are refused there"},
+    "mode": {"type": "string", "step": true, "description": "'process' (default): a child process per plugin; 'embedded': in the runtime's own interpreter (libpython), without isolation; process-only options are refused there"},
     "sdk_path": {"type": "string", "description": "directory holding plugboard_sdk, put on PYTHONPATH; default: <module dir>/../python, where the build and install put it"},
     "env": {"type": "string-map", "description": "environment variables for the child, added to the runtime's own; a PYTHONPATH here comes after the plugin's directory and the SDK"},
-    "start_timeout": {"type": "duration", "description": "how long the child may take to import the plugin and answer hello; default 10s"}
+    "start_timeout": {"type": "duration", "step": true, "description": "how long the child may take to import the plugin and answer hello; default 10s"}
   }
 })")

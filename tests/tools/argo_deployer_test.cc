@@ -67,6 +67,8 @@ class ArgoDeployerTest : public ::testing::Test {
           "[plugins." + name + ".\"1.0.0\"]\nargo = \"" + dir_.write(name + ".yaml", yaml) + "\"\n";
     };
     add("not-a-plugin", replaced(m, "kind: ExecutorPlugin", "kind: Pod"));
+    // The same sidecar, which the configuration places with reach = "publish".
+    add("argo-published", replaced(m, "  name: argo-greeter\n", "  name: argo-published\n"));
     add("no-port", replaced(m, "      ports:\n        - containerPort: 4355\n", ""));
     add("ghost", replaced(m, "localhost/plugboard-test/argo-sidecar:latest",
                           "localhost/plugboard-test/missing:1"));
@@ -127,10 +129,13 @@ deploy = { deployer = "argo", backoff = "50ms" }
 args = { mode = "busy", name = "patient" }
 [[steps]]
 id = "published"
-plugin = "argo-greeter"
-deploy = { deployer = "argo", reach = "publish" }
+plugin = "argo-published"
 args = { name = "over a published port" }
-)"));
+)",
+                       // How the sidecar is reached is the configuration's, not a step's.
+                       {"--config", dir_.write("plugboard.toml", R"([deploy]
+argo-published = { deployer = "argo", reach = "publish" }
+)")}));
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const Json report = Json::parse(r.out);
   const Json argo = reportStep(report, "argo");

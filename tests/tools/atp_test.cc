@@ -256,14 +256,17 @@ TEST_F(AtpTest, APackageWithoutMainRunsItsPluginModuleAndEnvExtendsItsPythonPath
   std::filesystem::create_directories(dir_ / "pkg" / "lonely");
   dir_.write("pkg/lonely/__init__.py", "");
   dir_.write("pkg/lonely/helpers.py", "print('not a program')\n");
-  const std::string env = "deploy = { deployer = \"atp\", env = { PYTHONPATH = \"" + kit + "\" } }\n";
+  const std::string env = "deploy = { deployer = \"atp\" }\n";
+  // The child's environment is the configuration's to set, never a step's.
+  const std::string config =
+      dir_.write("plugboard.toml", "[deployers.atp]\nenv = { PYTHONPATH = \"" + kit + "\" }\n");
   const std::string wf = dir_.write(
       "wf.toml", "name = \"wf\"\n" +
                      step("found", "packaged-greeter", "arcaflow.greet", "{ name = \"Ada\" }", env) +
                      step("named", "packaged-named", "arcaflow.greet", "{ name = \"Bo\" }", env) +
                      step("none", "packaged-none", "arcaflow.greet", "{ name = \"Cy\" }", env));
   auto r = plugboardWithCache({"run", wf, "--plugins", pluginDir().string(), "--registry", reg,
-                               "--output", "json"});
+                               "--output", "json", "--config", config});
   EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   const Json report = Json::parse(r.out);
   EXPECT_EQ(reportStep(report, "found")["phase"], "Succeeded") << reportStep(report, "found");

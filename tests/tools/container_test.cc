@@ -71,7 +71,7 @@ args = { name = "${steps.box.outputs.parameters.greeting}" }
 [[steps]]
 id = "back"
 plugin = "hello"
-deploy = { deployer = "container", channel = "stdio", env = { GREETING_FROM = "a container" } }
+deploy = { deployer = "container", channel = "stdio" }
 depends = ["native"]
 args = { name = "${steps.native.outputs.parameters.greeting}" }
 )"));
@@ -109,9 +109,12 @@ args = { name = "still here" }
 [[steps]]
 id = "options"
 plugin = "crashy"
-deploy = { deployer = "container", env = { COLOUR = "teal" }, memory = "256M", cpus = "1", user = "65534", mounts = ["/etc:/host-etc"] }
 args = { getenv = "COLOUR" }
-)"));
+)",
+                       // What reaches the host is the configuration's to set, not a step's.
+                       {"--config", dir_.write("plugboard.toml", R"([deploy]
+crashy = { deployer = "container", env = { COLOUR = "teal" }, memory = "256M", cpus = "1", user = "65534", mounts = ["/etc:/host-etc"] }
+)")}));
   ASSERT_EQ(r.exit_code, 1) << r.err << r.out;
   const Json report = Json::parse(r.out);
   const std::string crash = reportStep(report, "crash")["message"];

@@ -110,7 +110,7 @@ depends = ["isolated"]
 [[steps]]
 id = "greet"
 plugin = "hello"
-deploy = { deployer = "process", env = { GREETING_TEST = "1" } }
+deploy = { deployer = "process", memory = "2G" }
 args = { name = "Ada" }
 [[steps]]
 id = "echo"
@@ -140,7 +140,7 @@ args = { crash = "segv" }
 [[steps]]
 id = "beside"
 plugin = "crashy"
-deploy = { deployer = "process", env = { OWN_CHILD = "1" } }
+deploy = { deployer = "process", memory = "3G" }
 [[steps]]
 id = "hang"
 plugin = "scripted"

@@ -67,10 +67,13 @@ name = "a"
 [[steps]]
 id = "py"
 plugin = "pyhello"
-deploy = { deployer = "python", python = "/nonexistent/python3" }
 args = { name = "x" }
 )"),
-                          "--plugins", pluginDir().string(), "--registry", reg, "--output", "json"});
+                          "--plugins", pluginDir().string(), "--registry", reg, "--output", "json",
+                          // The interpreter is the configuration's to name, never a step's.
+                          "--config", dir_.write("plugboard.toml", R"([deploy]
+pyhello = { deployer = "python", python = "/nonexistent/python3" }
+)")});
   EXPECT_EQ(wrong.exit_code, 1) << wrong.err;
   const std::string message = reportStep(Json::parse(wrong.out), "py")["message"];
   EXPECT_NE(message.find("cannot run /nonexistent/python3"), std::string::npos) << message;

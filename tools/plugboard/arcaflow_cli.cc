@@ -232,10 +232,16 @@ constexpr long long kDefaultClosureWaitMs = 5000;
 // replaces the local deployer's configuration, for that step only), with its
 // closure_wait_timeout (provider.go closureTimeoutSchema: milliseconds, at least 0) as
 // `cancel_grace` when it is not the default. Steps whose options differ run in processes
-// of their own (the launcher keeps one per plugin and options). Nullopt after printing why.
-std::optional<std::map<std::string, core::Json>> stepDeployOptions(
+// of their own (the launcher keeps one per plugin and options). Options from the config
+// file are the operator's; a step's own are the workflow's, which may set only what the
+// deployer allows a step. Nullopt after printing why.
+struct StepOptions {
+  core::Json options;
+  bool configured = false;  // all from the config file
+};
+std::optional<std::map<std::string, StepOptions>> stepDeployOptions(
     const core::ArcaflowWorkflow& workflow, const EngineDeployOptions& config) {
-  std::map<std::string, core::Json> out;
+  std::map<std::string, StepOptions> out;
   std::function<bool(const core::ArcaflowWorkflow&, const std::string&)> collect =
       [&](const core::ArcaflowWorkflow& wf, const std::string& prefix) -> bool {
     for (const auto& s : wf.steps) {
@@ -250,7 +256,9 @@ std::optional<std::map<std::string, core::Json>> stepDeployOptions(
       };
       const std::string subject = "step '" + s.id + "': ";
       core::Json options = s.deployment_type == "python" ? config.python : config.image;
+      bool configured = true;
       if (!s.deploy.is_null()) {
+        configured = false;
         auto own = atpOptionsOf(s.deploy, s.deployment_type, subject, "deploy", where);
         if (!own) return false;
         options = std::move(*own);
@@ -278,7 +286,7 @@ std::optional<std::map<std::string, core::Json>> stepDeployOptions(
         }
         if (*ms != kDefaultClosureWaitMs) options["cancel_grace"] = std::to_string(*ms) + "ms";
       }
-      if (!options.empty()) out[prefix + s.id] = std::move(options);
+      if (!options.empty()) out[prefix + s.id] = StepOptions{std::move(options), configured};
     }
     return true;
   };
@@ -287,10 +295,13 @@ std::optional<std::map<std::string, core::Json>> stepDeployOptions(
 }
 
 // Each step's options (stepDeployOptions()) on its template of `model`.
-void applyStepOptions(core::WorkflowModel& model, const std::map<std::string, core::Json>& options) {
+void applyStepOptions(core::WorkflowModel& model, const std::map<std::string, StepOptions>& options) {
   for (auto& t : model.templates) {
     if (t.kind != core::Template::Kind::kPlugin) continue;
-    if (auto it = options.find(t.name); it != options.end()) t.plugin.deploy_options = it->second;
+    if (auto it = options.find(t.name); it != options.end()) {
+      t.plugin.deploy_options = it->second.options;
+      t.plugin.deploy_options_configured = it->second.configured;
+    }
   }
 }
 
