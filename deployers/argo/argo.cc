@@ -312,6 +312,7 @@ class ArgoDeployer : public plugboard::Deployer {
   void setUp(const Json& config) override {
     host::ignoreSigpipe();
     applySettings(defaults_, config);
+    deployer_common::removeLeftoversOf(defaults_.sidecar.podman, log());
   }
 
   plugboard::Deployed start(const Json& artifact, const Json& options,

@@ -73,6 +73,28 @@ bool connects(int fd, unsigned short port) {
   return ok;
 }
 
+// Whether the server at 127.0.0.1:`port` answers an HTTP request within half a second:
+// podman holds a published port before the container's network is set up (with a user
+// namespace of its own, after the container's process starts), and a connection made then
+// is accepted and never served.
+bool answers(int fd, unsigned short port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  if (ok) {
+    const timeval wait{0, 500000};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+    static constexpr char kProbe[] = "GET / HTTP/1.0\r\n\r\n";
+    char byte = 0;
+    ok = ::send(fd, kProbe, sizeof kProbe - 1, MSG_NOSIGNAL) == sizeof kProbe - 1 &&
+         ::recv(fd, &byte, 1, 0) == 1;
+  }
+  ::close(fd);
+  return ok;
+}
+
 std::string jsonList(const std::vector<std::string>& items) { return Json(items).dump(); }
 
 }  // namespace
@@ -188,6 +210,7 @@ void Sidecar::waitForPort(const std::string& who, const plugboard::Cancellation&
   });
   // As the agent's first call would (bounded).
   const auto deadline = Clock::now() + options_.start_timeout;
+  long pid = 0;
   for (;;) {
     {
       std::lock_guard lock(mu_);
@@ -198,20 +221,22 @@ void Sidecar::waitForPort(const std::string& who, const plugboard::Cancellation&
                                std::to_string(spec_.port) + ": " + *end);
     }
     bool open = false;
+    // The container's process, once podman has started it (its network is set up by then).
+    if (pid <= 0) {
+      std::ifstream in(pidfile_);
+      if (in >> pid && pid > 0)
+        log_.debug("sidecar " + container_ + " runs (pid " + std::to_string(pid) +
+                   "): waiting for port " + std::to_string(spec_.port));
+    }
     if (options_.reach == "publish") {
-      const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      open = fd >= 0 && connects(fd, host_port_);
+      // Podman holds the published port from the start: the server must answer (answers()).
+      if (pid > 0) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        open = fd >= 0 && answers(fd, host_port_);
+      }
     } else {
-      if (netns_ < 0) {
-        std::ifstream in(pidfile_);
-        long pid = 0;
-        if (in >> pid && pid > 0) {
-          netns_ =
-              ::open(("/proc/" + std::to_string(pid) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC);
-          if (netns_ >= 0)
-            log_.debug("sidecar " + container_ + " runs (pid " + std::to_string(pid) +
-                       "): waiting for port " + std::to_string(spec_.port));
-        }
+      if (netns_ < 0 && pid > 0) {
+        netns_ = ::open(("/proc/" + std::to_string(pid) + "/ns/net").c_str(), O_RDONLY | O_CLOEXEC);
       }
       if (netns_ >= 0) {
         auto fd = socketInside();

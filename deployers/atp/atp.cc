@@ -165,6 +165,7 @@ class AtpDeployer : public plugboard::Deployer {
     deployer_common::ContainerRunSettings podman;
     for (const auto& [key, value] : defaults_.container.items())
       deployer_common::applyContainerRunOption(podman, key, value);
+    deployer_common::removeLeftoversOf(podman.podman, log());
   }
 
   plugboard::Deployed start(const Json& artifact, const Json& options,
@@ -351,29 +352,12 @@ class AtpDeployer : public plugboard::Deployer {
     if (stored.answer == Answer::kFound) return stored.id;
     if (stored.answer == Answer::kAbsent) return std::nullopt;
     log().debug("image '" + image + "': asking podman for its ID: " + stored.why);
-    host::SpawnOptions o;
-    o.program = podman.binary;
     auto argv = deployer_common::podmanImageCommand(podman, {"image", "inspect", "--format={{.Id}}"}, image);
     if (!argv) return std::nullopt;
-    o.argv = *std::move(argv);
-    o.env = host::environmentWith({});
-    auto spawned = host::spawn(o);
-    if (!spawned) return std::nullopt;
-    spawned->in.reset();
-    std::string out;
-    char buf[256];
-    for (;;) {
-      const ssize_t n = ::read(spawned->out.get(), buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      out.append(buf, static_cast<std::size_t>(n));
-    }
-    int status = 0;
-    while (::waitpid(spawned->pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && !out.empty();
-    if (!ok) return std::nullopt;
+    std::optional<std::string> out = deployer_common::commandOutput(*argv);
+    if (!out) return std::nullopt;
+    while (!out->empty() && (out->back() == '\n' || out->back() == ' ')) out->pop_back();
+    if (out->empty()) return std::nullopt;
     return out;
   }
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
 namespace plugboard::deployer_common {
@@ -311,6 +312,35 @@ std::string storeName(std::string_view image) {
   if (tail.find(':') == std::string_view::npos) path += ":latest";
   if (path.empty() || path.front() == ':' || path.back() == ':') return {};
   return domain + "/" + path;
+}
+
+StoredContainers storedContainerNames() {
+  StoredContainers r;
+  if (!env("CONTAINER_HOST").empty() || !env("CONTAINER_CONNECTION").empty()) return r;
+  std::string why;
+  const auto list = imageList(why);
+  if (!list) return r;
+  std::string driver = list->parent_path().filename().string();  // "<driver>-images"
+  if (!driver.ends_with("-images")) return r;
+  driver.resize(driver.size() - 7);
+  const fs::path containers = list->parent_path().parent_path() / (driver + "-containers") /
+                              "containers.json";
+  std::string text;
+  if (!isFile(containers)) {  // no container was ever made in this store
+    r.known = true;
+    return r;
+  }
+  if (!readWhole(containers, text)) return r;
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (!doc.is_array()) return r;
+  for (const auto& c : doc) {
+    const auto names = c.is_object() ? c.find("names") : c.end();
+    if (!c.is_object() || names == c.end() || !names->is_array()) continue;
+    for (const auto& n : *names)
+      if (n.is_string()) r.names.push_back(n.get<std::string>());
+  }
+  r.known = true;
+  return r;
 }
 
 StoredImage findStoredImage(const std::string& image, const std::string& podman_option) {

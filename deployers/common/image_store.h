@@ -23,6 +23,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace plugboard::deployer_common {
 
@@ -36,6 +37,15 @@ struct StoredImage {
   std::string id;
   std::string why;
 };
+
+// The names of the containers in the same store (<graphroot>/<driver>-containers/
+// containers.json, which containers-storage also replaces whole); `known` false when the
+// files cannot tell (as for images).
+struct StoredContainers {
+  bool known = false;
+  std::vector<std::string> names;
+};
+StoredContainers storedContainerNames();
 
 // `image` as a full reference in the store's names ("quay.io/a/b:1", "localhost/x:latest",
 // "docker.io/library/alpine:latest"), or "" when only podman can resolve it (a short name,

@@ -1,6 +1,8 @@
 #include "deployers/common/podman.h"
 
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -15,8 +17,12 @@
 #include <thread>
 #include <utility>
 
+#include <plugboard/host/owner.h>
 #include <plugboard/host/spawn.h>
 
+#include <sstream>
+
+#include "deployers/common/image_store.h"
 #include "deployers/common/launch.h"
 
 namespace plugboard::deployer_common {
@@ -74,9 +80,105 @@ std::string imageNamePart(const std::string& image) {
 std::string randomRunId() {
   std::random_device random;
   const char* digits = "0123456789abcdef";
-  std::string id;
-  for (int i = 0; i < 8; ++i) id += digits[random() % 16];
+  std::string id = host::ownerTag() + ".";
+  for (int i = 0; i < 4; ++i) id += digits[random() % 16];
   return id;
+}
+
+std::optional<std::string> commandOutput(const std::vector<std::string>& argv) {
+  host::SpawnOptions o;
+  o.program = argv.front();
+  o.argv = argv;
+  o.env = host::environmentWith({});
+  auto spawned = host::spawn(o);
+  if (!spawned) return std::nullopt;
+  spawned->in.reset();
+  spawned->err.reset();
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(spawned->out.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  int status = 0;
+  while (::waitpid(spawned->pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  return out;
+}
+
+namespace {
+
+// The run id in a container's name (randomRunId()): the '-'-separated part of the form
+// digits.digits.hex4; "" when the name has none.
+std::string_view runIdIn(std::string_view name) {
+  std::size_t start = 0;
+  while (start <= name.size()) {
+    std::size_t end = name.find('-', start);
+    if (end == std::string_view::npos) end = name.size();
+    const std::string_view part = name.substr(start, end - start);
+    const auto first = part.find('.'), last = part.rfind('.');
+    if (first != std::string_view::npos && last != first && part.size() - last == 5 &&
+        std::all_of(part.begin(), part.begin() + last,
+                    [](char c) { return (c >= '0' && c <= '9') || c == '.'; }))
+      return part.substr(0, last);  // <pid>.<start>
+    start = end + 1;
+  }
+  return {};
+}
+
+// Names of plugboard's containers in the store whose run is gone, read from the store's
+// list (<graphroot>/<driver>-containers/containers.json beside the image list).
+bool anyOrphanNamed() {
+  const StoredContainers stored = storedContainerNames();
+  if (!stored.known) return true;  // the files cannot tell: ask podman
+  for (const auto& name : stored.names) {
+    if (!name.starts_with("plugboard-")) continue;
+    const std::string_view tag = runIdIn(name);
+    if (!tag.empty() && !host::ownerTagAlive(tag)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void removeLeftoversOf(Podman podman, const plugboard::Logger& log) {
+  try {
+    podman.binary = findPodman(podman.binary);
+  } catch (const std::runtime_error&) {
+    return;  // no podman: no container of ours either
+  }
+  removeLeftovers(podman, log);
+}
+
+void removeLeftovers(const Podman& podman, const plugboard::Logger& log) {
+  std::error_code ec;
+  std::filesystem::path tmp = std::filesystem::temp_directory_path(ec);
+  if (ec) tmp = "/tmp";
+  std::size_t dirs = 0;
+  for (const char* prefix : {"plugboard-step-", "plugboard-argo-"})
+    dirs += host::removeDeadDirectories(tmp, prefix).size();
+  std::size_t containers = 0;
+  if (anyOrphanNamed()) {
+    std::vector<std::string> ps = podman.global();
+    ps.insert(ps.end(), {"ps", "--all", "--filter=label=io.plugboard.owner",
+                         "--format={{.Names}}\t{{index .Labels \"io.plugboard.owner\"}}"});
+    std::istringstream lines(commandOutput(ps).value_or(""));
+    std::string line;
+    while (std::getline(lines, line)) {
+      const auto tab = line.find('\t');
+      if (tab == std::string::npos) continue;
+      if (host::ownerLiveness(line.substr(tab + 1)) != host::Liveness::kGone) continue;
+      removeContainer(podman, line.substr(0, tab), log);
+      ++containers;
+    }
+  }
+  if (containers + dirs > 0) {
+    log.warn("removed what runs that were killed left behind: " + std::to_string(containers) +
+             " container(s) and " + std::to_string(dirs) + " directory(ies)");
+  }
 }
 
 void removeContainer(const Podman& podman, const std::string& name, const plugboard::Logger& log) {
@@ -176,12 +278,9 @@ TemporaryDirectory::TemporaryDirectory(const std::string& prefix) {
   std::error_code ec;
   std::filesystem::path base = std::filesystem::temp_directory_path(ec);
   if (ec) base = "/tmp";
-  std::string pattern = (base / (prefix + "XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("cannot make a directory in " + base.string() + ": " +
-                             std::strerror(errno));
-  }
-  path_ = pattern;
+  auto made = host::makeOwnedDirectory(base, prefix);
+  if (!made) throw std::runtime_error(made.error().message());
+  path_ = made->string();
 }
 
 TemporaryDirectory::~TemporaryDirectory() {

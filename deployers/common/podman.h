@@ -11,6 +11,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,27 @@ std::string podmanPull(const std::string& key, const Json& value);
 // the plugin, letters, digits, '-', '_' and '.' only.
 std::string imageNamePart(const std::string& image);
 
-// 8 random hexadecimal digits: tells apart the containers of two runtimes.
+// The label of every container PodmanRun starts: its runtime's owner record.
+inline constexpr const char* kOwnerLabel = "io.plugboard.owner";
+
+// Runs a short command (podman's `ps`, `image inspect`) to its end: its standard output,
+// or nullopt when it could not start or did not exit 0. Its stderr is discarded.
+std::optional<std::string> commandOutput(const std::vector<std::string>& argv);
+
+// "<pid>.<start>.<4 random hexadecimal digits>" (plugboard/host/owner.h ownerTag()): tells
+// apart the containers of two runtimes, and lets removeLeftovers() see from a container's
+// name alone whether the runtime that started it may still be alive.
 std::string randomRunId();
+
+// What runs whose process is gone (killed with SIGKILL, crashed) left behind: their
+// containers (named with a run id, labelled io.plugboard.owner) and their directories in
+// $TMPDIR (plugboard-step-*, plugboard-argo-*, each with an .owner file) are removed, and
+// one line says so. Only what is provably an ended process's is touched (owner.h). The
+// containers are found by reading the container store's list, cheaply; podman is asked
+// only when a name there belongs to no live process. Once per module, at its set-up.
+void removeLeftovers(const Podman& podman, const plugboard::Logger& log);
+// removeLeftovers() with `podman`'s binary found (findPodman()); nothing when it is not.
+void removeLeftoversOf(Podman podman, const plugboard::Logger& log);
 
 // `podman rm --force --time 0 --ignore NAME`, repeated with a growing pause until the
 // container no longer exists (within kRemoveTimeout); logs a warning when it remains.
@@ -103,8 +123,9 @@ class LiveContainer {
   std::string name_;
 };
 
-// A directory of its own in $TMPDIR (else /tmp), removed with what it holds when this is
-// destroyed.
+// A directory of its own in $TMPDIR (else /tmp), with an .owner file (plugboard/host/owner.h),
+// removed with what it holds when this is destroyed; removeLeftovers() removes it after a
+// SIGKILL.
 class TemporaryDirectory {
  public:
   // Throws std::runtime_error saying why it cannot be made.

@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include <plugboard/host/owner.h>
+
 namespace plugboard::deployer_common {
 namespace {
 
@@ -26,7 +28,11 @@ bool autoUserNamespaces() {
   return usable;
 }
 
-PodmanRun::PodmanRun(const Podman& podman) : argv_(podman.global()) { argv_.emplace_back("run"); }
+PodmanRun::PodmanRun(const Podman& podman) : argv_(podman.global()) {
+  argv_.emplace_back("run");
+  // Who started it: removeLeftovers() removes it once that process is gone (a SIGKILL).
+  option("--label", std::string(kOwnerLabel) + "=" + host::ownerRecord());
+}
 
 PodmanRun& PodmanRun::flag(std::string_view name) {
   argv_.emplace_back(name);

@@ -94,6 +94,7 @@ class ContainerDeployer : public plugboard::Deployer {
     applyContainerOptions(defaults_, config);
     // Unavailable without podman: the runtime then says so for every step that needs it.
     podman_ = deployer_common::findPodman(defaults_.run.podman.binary);
+    deployer_common::removeLeftoversOf(defaults_.run.podman, log());
   }
 
   plugboard::Deployed start(const Json& artifact, const Json& options,

@@ -89,13 +89,31 @@ legacy-executor-plugin = -5
   EXPECT_EQ(c->priority.at("legacy-executor-plugin"), -5);
 }
 
+TEST(ConfigTest, ContainmentIsTheOperatorsToWiden) {
+  auto empty = parseConfig("", "cfg.toml");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->containment.templates, host::PodSecurity::kBaseline);
+  EXPECT_EQ(empty->containment.plugins, host::PodSecurity::kRestricted);
+  EXPECT_TRUE(empty->containment.user_namespaces);
+  auto wide = parseConfig(
+      "[containment]\ntemplates = \"privileged\"\nexecutor_plugins = \"baseline\"\nuser_namespaces = false\n",
+      "cfg.toml");
+  ASSERT_TRUE(wide.ok()) << wide.error().message();
+  EXPECT_EQ(wide->containment.templates, host::PodSecurity::kPrivileged);
+  EXPECT_EQ(wide->containment.plugins, host::PodSecurity::kBaseline);
+  EXPECT_FALSE(wide->containment.user_namespaces);
+  EXPECT_EQ(errorOf("[containment]\ntemplates = \"root\"\n"),
+            "/etc/plugboard/cfg.toml:2:13: 'containment.templates' must be restricted, "
+            "baseline or privileged");
+}
+
 TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(
       errorOf("workers = 2\nlissten = \"x\"\n"),
       "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
       "watch, listen, token_file, workers, call_threads, default_timeout, poll_interval, reply_deadline, "
       "grace_period, body_limit, args_limit, poll_unknown, max_connections, log, trust, priority, "
-      "deployer_dirs, deployers, registry, deploy, reload_debounce)");
+      "deployer_dirs, deployers, registry, deploy, containment, reload_debounce)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
             "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),

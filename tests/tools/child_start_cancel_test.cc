@@ -46,7 +46,9 @@ class ChildStartCancelTest : public ::testing::Test {
     }
     const RunResult r = plugboard(
         {"run", dir_.write("wf.toml", workflow), "--plugins", pluginDir().string(), "--registry",
-         (dir_ / "registry.toml").string(), "--output", "json", "--log-level", "debug"},
+         (dir_ / "registry.toml").string(), "--output", "json", "--log-level", "debug",
+         // The host program is the configuration's to name, never a step's.
+         "--config", dir_.write("plugboard.toml", "[deployers.process]\nhost = \"" + host_ + "\"\n")},
         options);
     ASSERT_EQ(r.exit_code, deadline ? 1 : 130) << r.err << r.out;
     const Json report = Json::parse(r.out);
@@ -64,8 +66,7 @@ class ChildStartCancelTest : public ::testing::Test {
 
   std::string processStep() const {
     return "plugin = \"hello\"\nargs = { name = \"Ada\" }\n"
-           "deploy = { deployer = \"process\", host = \"" +
-           host_ + "\", start_timeout = \"60s\" }\n";
+           "deploy = { deployer = \"process\", start_timeout = \"60s\" }\n";
   }
   static std::string pythonStep() {
     return "plugin = \"hang\"\ndeploy = { deployer = \"python\", start_timeout = \"60s\" }\n";

@@ -8,6 +8,10 @@
 // baseline capabilities.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -15,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/eventually.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/podman.h"
@@ -237,6 +242,49 @@ spec:
   EXPECT_NE(ran.exit_code, 0) << ran.out << ran.err;
   EXPECT_NE((ran.out + ran.err).find("refused by the restricted Pod Security Standard"), std::string::npos)
       << ran.out << ran.err;
+}
+
+TEST_F(ContainmentTest, WhatKilledRunsLeftBehindIsRemovedByTheNextRun) {
+  const std::string sleeper = workflow(R"(      script:
+        image: busybox
+        command: [sh]
+        source: sleep 300
+)");
+  for (int i = 0; i < 3; ++i) {
+    RunOptions options;
+    options.env.push_back("TMPDIR=" + tmp_.string());
+    // Killed once its container is on its way: podman runs on without it.
+    options.signals.push_back({SIGKILL, " runs template '"});
+    auto killed = plugboard({"run", dir_.write("sleep.yaml", sleeper), "--plugins",
+                             pluginDir().string(), "--log-level", "debug"},
+                            options);
+    ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.err;
+  }
+  // The three containers come up without their runs.
+  std::string left;
+  EXPECT_TRUE(eventually(
+      [&] {
+        left = run({"podman", "ps", "--filter", "name=plugboard-step-", "--filter",
+                    "status=running", "--format", "{{.Names}}"})
+                   .out;
+        return std::count(left.begin(), left.end(), '\n') == 3;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200)))
+      << left;
+  std::size_t dirs = 0;
+  for (const auto& e : fs::directory_iterator(tmp_)) dirs += e.path().filename().string().starts_with("plugboard-step-");
+  EXPECT_EQ(dirs, 3u);
+
+  auto next = plugboardOn("run", workflow("      script:\n        image: busybox\n        command: [sh]\n        source: echo hi\n"));
+  ASSERT_EQ(next.exit_code, 0) << next.out << next.err;
+  EXPECT_NE(next.err.find("removed what runs that were killed left behind: 3 container(s) and 3 "
+                          "directory(ies)"),
+            std::string::npos)
+      << next.err;
+  EXPECT_EQ(containersLeft("name=plugboard-step-"), "");
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(tmp_)) files.push_back(e.path().filename().string());
+  EXPECT_TRUE(files.empty()) << files.front();
 }
 
 TEST_F(ContainmentTest, AStepCannotSetTheDeployerOptionsThatReachTheHost) {

@@ -4,7 +4,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+
+#include <plugboard/host/owner.h>
 
 #include "tools/plugboard/cli.h"
 #include "tools/plugboard/commands.h"
@@ -17,14 +20,14 @@ namespace po = boost::program_options;
 namespace {
 
 // A private directory for what the run writes (a workflow's own executor plugins), removed
-// at the end.
+// at the end; those of runs that were killed are removed first (plugboard/host/owner.h).
 class ScratchDir {
  public:
   ScratchDir() {
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/plugboard-run-XXXXXX";
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+    const std::filesystem::path parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    host::removeDeadDirectories(parent, "plugboard-run-");
+    if (auto made = host::makeOwnedDirectory(parent, "plugboard-run-")) path_ = *made;
   }
   ~ScratchDir() {
     std::error_code ec;
