@@ -57,8 +57,7 @@ class TemplateReader {
                   const std::string& subject);
   // `tmpl`: the template's node, whose securityContext is its pod's.
   void readContainer(const yaml::Node& node, const yaml::Node& tmpl, Template& t, bool script,
-                     const std::string& path,
-                     const std::string& subject);
+                     const std::string& path, const std::string& subject);
   void readOutputs(const yaml::Node& node, Template& t, const std::string& path,
                    const std::string& subject);
   void readRetry(const yaml::Node& node, Template& t, const std::string& path,

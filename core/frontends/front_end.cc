@@ -88,8 +88,8 @@ LoadedModel loadModel(const std::filesystem::path& file, const ModelSource& sour
     loaded.problems = std::move(arcaflow.problems);
     return loaded;
   }
-  ArgoWorkflowLoad argo =
-      loadArgoWorkflow(file, ArgoReadOptions{source.entrypoint, source.templates_dir, source.containment});
+  ArgoWorkflowLoad argo = loadArgoWorkflow(
+      file, ArgoReadOptions{source.entrypoint, source.templates_dir, source.containment});
   return LoadedModel{std::move(argo.model), std::move(argo.problems)};
 }
 

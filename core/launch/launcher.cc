@@ -404,9 +404,8 @@ Expected<std::shared_ptr<StartedPlugin>> Launcher::start(const LaunchTarget& tar
     result = checked.error();
   } else if (!module) {
     result = module.error();
-  } else if (auto handle =
-                 (*module)->open(withPlugin(loading, options_.containment), target.options,
-                                 options_.trust.rules(), control);
+  } else if (auto handle = (*module)->open(withPlugin(loading, options_.containment),
+                                           target.options, options_.trust.rules(), control);
              !handle) {
     result = Error(target.describe() + ": " + handle.error().message(), handle.error().code());
   } else if (target.expected && !sameManifest((*handle)->manifest(), *target.expected)) {

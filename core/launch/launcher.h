@@ -162,8 +162,8 @@ class Launcher {
   // passes over deployers that run plugins in-process. `from_workflow`: `options` are a
   // workflow step's (checkDeployerOptions()).
   Expected<LaunchTarget> placeEntry(const RegistryEntry& entry, const std::string& deployer,
-                                    const Json& options, const Manifest* known,
-                                    bool apart = false, bool from_workflow = false) const;
+                                    const Json& options, const Manifest* known, bool apart = false,
+                                    bool from_workflow = false) const;
 
   const std::shared_ptr<DeployerSet> deployers_;
   const std::shared_ptr<const Registry> registry_;

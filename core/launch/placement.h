@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <plugboard/host/containment.h>
+#include <nlohmann/json.hpp>
 
 namespace plugboard::core {
 

@@ -15,8 +15,8 @@
 // made right now), or of a live process is left alone.
 //
 // The record and the rule are the host kit's (plugboard/host/owner.h), shared with the
-// deployers' directories and containers. Thread-safety: free functions; concurrent runs may clean the same parent at once (a
-// directory that another run removed first is skipped).
+// deployers' directories and containers. Thread-safety: free functions; concurrent runs may clean
+// the same parent at once (a directory that another run removed first is skipped).
 #ifndef PLUGBOARD_CORE_MANIFESTS_RUNTIME_DIR_H_
 #define PLUGBOARD_CORE_MANIFESTS_RUNTIME_DIR_H_
 

@@ -151,10 +151,9 @@ Route Dispatcher::resolve(const RouteQuery& query) const {
   Route route;
   Launcher& launcher = *options_.launcher;
   const auto ref = [&query] {
-    return PluginRef{std::string(query.key), std::string(query.version),
-                     std::string(query.deployer),
-                     query.options != nullptr ? *query.options : Json::object(),
-                     query.options_from_workflow};
+    return PluginRef{
+        std::string(query.key), std::string(query.version), std::string(query.deployer),
+        query.options != nullptr ? *query.options : Json::object(), query.options_from_workflow};
   };
   const auto placed = [&route](Expected<LaunchTarget> target) {
     if (target) {

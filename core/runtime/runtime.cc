@@ -32,10 +32,9 @@ Expected<std::shared_ptr<Launcher>> makeLauncher(const Config& config, bool keep
     with.add(config.extra_plugins);
     registry = std::make_shared<const Registry>(std::move(with));
   }
-  return std::make_shared<Launcher>(
-      std::move(deployers), std::move(registry),
-      LaunchOptions{config.trust, config.plugin_deploy, keep_started, isolate_polls,
-                    config.containment});
+  return std::make_shared<Launcher>(std::move(deployers), std::move(registry),
+                                    LaunchOptions{config.trust, config.plugin_deploy, keep_started,
+                                                  isolate_polls, config.containment});
 }
 
 Runtime::Runtime(Config config, Catalog catalog, std::shared_ptr<const PluginSources> sources,

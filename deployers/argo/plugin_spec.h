@@ -30,7 +30,7 @@ struct SidecarSpec {
   int port = 0;        // the first containerPort
   std::string memory;  // resources.limits.memory, in bytes
   std::string cpus;    // resources.limits.cpu, in CPUs ("0.5")
-  Json security_context;  // spec.sidecar.container.securityContext, as written
+  Json security_context;    // spec.sidecar.container.securityContext, as written
   std::string version;      // annotation plugboard/version, else ""
   std::string description;  // annotation workflows.argoproj.io/description
   bool from_config_map = false;  // read from the ConfigMap `argo executor-plugin build` wrote

@@ -352,7 +352,8 @@ class AtpDeployer : public plugboard::Deployer {
     if (stored.answer == Answer::kFound) return stored.id;
     if (stored.answer == Answer::kAbsent) return std::nullopt;
     log().debug("image '" + image + "': asking podman for its ID: " + stored.why);
-    auto argv = deployer_common::podmanImageCommand(podman, {"image", "inspect", "--format={{.Id}}"}, image);
+    auto argv = deployer_common::podmanImageCommand(
+        podman, {"image", "inspect", "--format={{.Id}}"}, image);
     if (!argv) return std::nullopt;
     std::optional<std::string> out = deployer_common::commandOutput(*argv);
     if (!out) return std::nullopt;

@@ -112,7 +112,8 @@ void configureContainerLaunch(Launch& launch, const ContainerRunSettings& s,
                               const std::string& image, const std::vector<std::string>& command,
                               const std::string& base_name,
                               std::shared_ptr<std::atomic<unsigned>> sequence) {
-  if (host::Status st = host::checkImageReference(image); !st) throw std::runtime_error(st.error().message());
+  if (host::Status st = host::checkImageReference(image); !st)
+    throw std::runtime_error(st.error().message());
   // Each start runs a container of its own name, kept to remove it after an unclean end.
   auto names = std::make_shared<Names>();
   launch.argv_for_start = [base_name, sequence, names, s, image, command](unsigned start) {
@@ -123,7 +124,10 @@ void configureContainerLaunch(Launch& launch, const ContainerRunSettings& s,
     }
     LiveContainers::instance().add(name, s.podman);
     PodmanRun run(s.podman);
-    run.flag("--rm").option("--name", name).option("--network", s.network).option("--pull", s.pull)
+    run.flag("--rm")
+        .option("--name", name)
+        .option("--network", s.network)
+        .option("--pull", s.pull)
         .option("--log-driver", "none");
     if (s.channel == "fds") {  // descriptors 3 and 4 go straight to the plugin
       run.option("--preserve-fds", "2").env(host::kProtocolFdsVariable, "3,4");

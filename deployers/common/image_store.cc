@@ -14,8 +14,8 @@
 #include <optional>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
+#include <nlohmann/json.hpp>
 
 namespace plugboard::deployer_common {
 namespace {
@@ -323,8 +323,8 @@ StoredContainers storedContainerNames() {
   std::string driver = list->parent_path().filename().string();  // "<driver>-images"
   if (!driver.ends_with("-images")) return r;
   driver.resize(driver.size() - 7);
-  const fs::path containers = list->parent_path().parent_path() / (driver + "-containers") /
-                              "containers.json";
+  const fs::path containers =
+      list->parent_path().parent_path() / (driver + "-containers") / "containers.json";
   std::string text;
   if (!isFile(containers)) {  // no container was ever made in this store
     r.known = true;

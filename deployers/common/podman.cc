@@ -1,9 +1,9 @@
 #include "deployers/common/podman.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <cctype>

@@ -15,7 +15,8 @@ bool hasSubordinateIds(const char* file, std::string_view user) {
   std::ifstream in(file);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.starts_with(user) && line.size() > user.size() && line[user.size()] == ':') return true;
+    if (line.starts_with(user) && line.size() > user.size() && line[user.size()] == ':')
+      return true;
   }
   return false;
 }
@@ -45,7 +46,8 @@ PodmanRun& PodmanRun::option(std::string_view name, std::string_view value) {
 }
 
 PodmanRun& PodmanRun::env(std::string_view name, std::string_view value) {
-  if (host::Status st = host::checkEnvName(name); !st && problem_.empty()) problem_ = "env: " + st.error().message();
+  if (host::Status st = host::checkEnvName(name); !st && problem_.empty())
+    problem_ = "env: " + st.error().message();
   return option("--env", std::string(name) + "=" + std::string(value));
 }
 
@@ -76,7 +78,8 @@ PodmanRun& PodmanRun::operatorArgs(const std::vector<std::string>& args) {
 host::Expected<std::vector<std::string>> PodmanRun::command(
     std::string_view image, const std::vector<std::string>& args) const {
   if (!problem_.empty()) return host::Error(problem_);
-  if (host::Status st = host::checkImageReference(image); !st) return host::Error("image: " + st.error().message());
+  if (host::Status st = host::checkImageReference(image); !st)
+    return host::Error("image: " + st.error().message());
   std::vector<std::string> argv = argv_;
   argv.emplace_back("--");
   argv.emplace_back(image);
@@ -87,7 +90,8 @@ host::Expected<std::vector<std::string>> PodmanRun::command(
 host::Expected<std::vector<std::string>> podmanImageCommand(const Podman& podman,
                                                             const std::vector<std::string>& verb,
                                                             std::string_view image) {
-  if (host::Status st = host::checkImageReference(image); !st) return host::Error("image: " + st.error().message());
+  if (host::Status st = host::checkImageReference(image); !st)
+    return host::Error("image: " + st.error().message());
   std::vector<std::string> argv = podman.global();
   argv.insert(argv.end(), verb.begin(), verb.end());
   argv.emplace_back("--");

@@ -147,8 +147,8 @@ class ContainerDeployer : public plugboard::Deployer {
   plugboard::Deployed runToEnd(const Json& artifact, const Json& options) {
     ContainerSettings s = settingsFor(artifact, options);
     // A workflow's own containers: Kubernetes' baseline unless the runtime says otherwise.
-    s.run.containment =
-        host::containmentOf(artifact, {host::PodSecurity::kBaseline, s.run.containment.user_namespace});
+    s.run.containment = host::containmentOf(
+        artifact, {host::PodSecurity::kBaseline, s.run.containment.user_namespace});
     const host::TrustRules rules = host::rulesOf(artifact);
     auto handle = std::make_unique<TemplateRunHandle>(
         s.run, "plugboard-step-" + run_id_ + "-", rules, log(), findWrapper(rules));

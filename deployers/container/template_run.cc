@@ -82,8 +82,7 @@ Step parseStep(std::string_view request_text, host::PodSecurity ceiling) {
   };
   auto security = host::readSecurityContext(
       member(*spec, "securityContext"), member(t, "securityContext"), ceiling,
-      script ? "script" : "container",
-      "the configuration's [containment] templates allows more");
+      script ? "script" : "container", "the configuration's [containment] templates allows more");
   if (!security) throw std::invalid_argument(who + ": " + security.error().message());
   step.security = std::move(*security);
   step.command = strings(*spec, "command", who);
@@ -293,8 +292,8 @@ void readOutputs(const Step& step, const std::string& channel, bool channel_cut,
 host::Expected<ImageCommand> inspectCommand(
     const ContainerRunSettings& settings, const std::string& image) {
   auto argv = deployer_common::podmanImageCommand(
-      settings.podman, {"image", "inspect", "--format={{json .Config.Entrypoint}}\n{{json .Config.Cmd}}"},
-      image);
+      settings.podman,
+      {"image", "inspect", "--format={{json .Config.Entrypoint}}\n{{json .Config.Cmd}}"}, image);
   if (!argv) return argv.error();
   const Ran ran = runQuiet(*argv);
   if (ran.code != 0) return host::Error("podman cannot inspect the image: " + ran.err);

@@ -52,14 +52,15 @@ bool domain(std::string_view s) {
   }
   if (s.empty()) return false;
   if (s.front() == '[') {
-    return s.size() > 2 && s.back() == ']' &&
-           std::all_of(s.begin() + 1, s.end() - 1,
-                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':'; });
+    return s.size() > 2 && s.back() == ']' && std::all_of(s.begin() + 1, s.end() - 1, [](char c) {
+             return std::isxdigit(static_cast<unsigned char>(c)) || c == ':';
+           });
   }
   std::size_t start = 0;
   for (;;) {
     const std::size_t dot = s.find('.', start);
-    const std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
+    const std::string_view label =
+        s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
     if (label.empty() || !alnum(label.front()) || !alnum(label.back()) ||
         !std::all_of(label.begin(), label.end(), [](char c) { return alnum(c) || c == '-'; }))
       return false;
@@ -102,7 +103,8 @@ bool dockerReference(std::string_view s) {
       colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash)) {
     const std::string_view tag = s.substr(colon + 1);
     if (tag.empty() || tag.size() > 128 || !word(tag.front()) ||
-        !std::all_of(tag.begin(), tag.end(), [](char c) { return word(c) || c == '.' || c == '-'; }))
+        !std::all_of(tag.begin(), tag.end(),
+                     [](char c) { return word(c) || c == '.' || c == '-'; }))
       return false;
     s = s.substr(0, colon);
   }
@@ -111,9 +113,9 @@ bool dockerReference(std::string_view s) {
   if (const auto first = s.find('/'); first != std::string_view::npos) {
     const std::string_view head = s.substr(0, first);
     const bool is_domain = head.find_first_of(".:") != std::string_view::npos ||
-                           head == "localhost" ||
-                           std::any_of(head.begin(), head.end(),
-                                       [](char c) { return std::isupper(static_cast<unsigned char>(c)); });
+                           head == "localhost" || std::any_of(head.begin(), head.end(), [](char c) {
+                             return std::isupper(static_cast<unsigned char>(c));
+                           });
     if (is_domain) {
       if (!domain(head)) return false;
       start = first + 1;
@@ -145,10 +147,10 @@ std::string shownValue(std::string_view s) {
 // Kubernetes' baseline set: what a container runtime gives by default, and the most a
 // baseline container may add.
 const std::set<std::string, std::less<>> kBaselineAdds = {
-    "AUDIT_WRITE", "CHOWN",  "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL",      "MKNOD",
-    "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"};
+    "AUDIT_WRITE",      "CHOWN",   "DAC_OVERRIDE", "FOWNER",  "FSETID", "KILL",      "MKNOD",
+    "NET_BIND_SERVICE", "SETFCAP", "SETGID",       "SETPCAP", "SETUID", "SYS_CHROOT"};
 const std::set<std::string, std::less<>> kDefaultSet = {
-    "CHOWN",   "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL",      "NET_BIND_SERVICE",
+    "CHOWN",   "DAC_OVERRIDE", "FOWNER",  "FSETID", "KILL",      "NET_BIND_SERVICE",
     "SETFCAP", "SETGID",       "SETPCAP", "SETUID", "SYS_CHROOT"};
 
 class Reader {
@@ -157,7 +159,8 @@ class Reader {
 
   Status refuse(const std::string& field, const std::string& what) const {
     return Error(field + ": " + what + ": refused by the " + podSecurityName(ceiling_) +
-                 " Pod Security Standard" + (widen_.empty() ? "" : " (" + std::string(widen_) + ")"));
+                 " Pod Security Standard" +
+                 (widen_.empty() ? "" : " (" + std::string(widen_) + ")"));
   }
   Status wrong(const std::string& field, const std::string& what) const {
     return Error(field + " must be " + what);
@@ -171,7 +174,8 @@ class Reader {
       if (it == ctx.end() || it->is_null()) continue;
       if (!it->is_number_integer() || it->get<long long>() < 0 || it->get<long long>() > 2147483647)
         return wrong(at + "." + key, "an integer from 0 to 2147483647");
-      (std::string_view(key) == "runAsUser" ? s.run_as_user : s.run_as_group) = it->get<long long>();
+      (std::string_view(key) == "runAsUser" ? s.run_as_user : s.run_as_group) =
+          it->get<long long>();
     }
     if (const auto it = ctx.find("runAsNonRoot"); it != ctx.end() && !it->is_null()) {
       if (!it->is_boolean()) return wrong(at + ".runAsNonRoot", "true or false");
@@ -184,7 +188,8 @@ class Reader {
     if (const auto it = ctx.find("seccompProfile"); it != ctx.end() && !it->is_null()) {
       const std::string type = it->is_object() ? it->value("type", std::string()) : "";
       if (type != "RuntimeDefault" && type != "Localhost" && ceiling_ != PodSecurity::kPrivileged)
-        return refuse(at + ".seccompProfile.type", shownValue(type) + " (RuntimeDefault or Localhost)");
+        return refuse(at + ".seccompProfile.type",
+                      shownValue(type) + " (RuntimeDefault or Localhost)");
     }
     if (const auto it = ctx.find("appArmorProfile"); it != ctx.end() && !it->is_null()) {
       const std::string type = it->is_object() ? it->value("type", std::string()) : "";
@@ -227,7 +232,9 @@ class Reader {
     }
     if (const auto it = ctx.find("procMount"); it != ctx.end() && !it->is_null()) {
       if (*it != "Default" && ceiling_ != PodSecurity::kPrivileged)
-        return refuse(at + ".procMount", shownValue(it->is_string() ? it->get<std::string>() : it->dump()) + " (Default)");
+        return refuse(
+            at + ".procMount",
+            shownValue(it->is_string() ? it->get<std::string>() : it->dump()) + " (Default)");
     }
     if (const auto it = ctx.find("capabilities"); it != ctx.end() && !it->is_null()) {
       if (!it->is_object()) return wrong(at + ".capabilities", "a mapping");
@@ -242,12 +249,16 @@ class Reader {
                          [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
           if (name.starts_with("CAP_")) name.erase(0, 4);
           if (name.empty() || name.size() > 32 ||
-              !std::all_of(name.begin(), name.end(), [](char ch) { return std::isupper(static_cast<unsigned char>(ch)) || ch == '_'; }))
-            return wrong(field, "a list of capability names, not " + shownValue(c.is_string() ? c.get<std::string>() : c.dump()));
+              !std::all_of(name.begin(), name.end(), [](char ch) {
+                return std::isupper(static_cast<unsigned char>(ch)) || ch == '_';
+              }))
+            return wrong(field, "a list of capability names, not " +
+                                    shownValue(c.is_string() ? c.get<std::string>() : c.dump()));
           if (std::string_view(key) == "add") {
-            const bool allowed = ceiling_ == PodSecurity::kPrivileged ||
-                                 (ceiling_ == PodSecurity::kRestricted ? name == "NET_BIND_SERVICE"
-                                                                       : kBaselineAdds.contains(name));
+            const bool allowed =
+                ceiling_ == PodSecurity::kPrivileged ||
+                (ceiling_ == PodSecurity::kRestricted ? name == "NET_BIND_SERVICE"
+                                                      : kBaselineAdds.contains(name));
             if (!allowed) return refuse(field, name);
             s.cap_add.push_back(name);
           } else {
@@ -284,12 +295,15 @@ Status checkImageReference(std::string_view image) {
   for (const std::string_view transport : {"oci-archive:", "docker-archive:", "oci:", "dir:"}) {
     if (!image.starts_with(transport)) continue;
     if (!printablePath(image.substr(transport.size())))
-      return bad(std::string(transport) + " takes an absolute path without spaces or control characters");
+      return bad(std::string(transport) +
+                 " takes an absolute path without spaces or control characters");
     return Status::Ok();
   }
   std::string_view reference = image;
-  if (reference.starts_with("docker://")) reference.remove_prefix(9);
-  else if (reference.starts_with("containers-storage:")) reference.remove_prefix(19);
+  if (reference.starts_with("docker://"))
+    reference.remove_prefix(9);
+  else if (reference.starts_with("containers-storage:"))
+    reference.remove_prefix(19);
   if (!dockerReference(reference)) {
     return bad(image.front() == '-' ? "it would be read as an option"
                                     : "Docker's grammar: [domain[:port]/]path[:tag][@digest], "
@@ -299,11 +313,14 @@ Status checkImageReference(std::string_view image) {
 }
 
 Status checkEnvName(std::string_view name) {
-  const auto ok = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_'; };
-  if (name.empty() || !ok(name.front()) ||
-      !std::all_of(name.begin(), name.end(),
-                   [&](char c) { return ok(c) || std::isdigit(static_cast<unsigned char>(c)); }))
-    return Error(shownValue(name) + " is not an environment variable's name ([-._a-zA-Z][-._a-zA-Z0-9]*)");
+  const auto ok = [](char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  };
+  if (name.empty() || !ok(name.front()) || !std::all_of(name.begin(), name.end(), [&](char c) {
+        return ok(c) || std::isdigit(static_cast<unsigned char>(c));
+      }))
+    return Error(shownValue(name) +
+                 " is not an environment variable's name ([-._a-zA-Z][-._a-zA-Z0-9]*)");
   return Status::Ok();
 }
 
@@ -316,9 +333,12 @@ std::optional<PodSecurity> parsePodSecurity(std::string_view name) {
 
 const char* podSecurityName(PodSecurity level) {
   switch (level) {
-    case PodSecurity::kRestricted: return "restricted";
-    case PodSecurity::kBaseline: return "baseline";
-    case PodSecurity::kPrivileged: return "privileged";
+    case PodSecurity::kRestricted:
+      return "restricted";
+    case PodSecurity::kBaseline:
+      return "baseline";
+    case PodSecurity::kPrivileged:
+      return "privileged";
   }
   return "?";
 }

@@ -48,9 +48,10 @@ std::optional<std::string> processStartTime(long long pid) {
 const OwnerRecord& thisProcess() {
   static const OwnerRecord me = [] {
     std::error_code ec;
-    return OwnerRecord{static_cast<long long>(::getpid()), processStartTime(::getpid()).value_or(""),
-                 ownerFileLine("/proc/sys/kernel/random/boot_id"),
-                 fs::read_symlink("/proc/self/ns/pid", ec).string()};
+    return OwnerRecord{static_cast<long long>(::getpid()),
+                       processStartTime(::getpid()).value_or(""),
+                       ownerFileLine("/proc/sys/kernel/random/boot_id"),
+                       fs::read_symlink("/proc/self/ns/pid", ec).string()};
   }();
   return me;
 }
@@ -65,8 +66,8 @@ std::optional<OwnerRecord> parseRecord(std::string_view record) {
 }  // namespace
 
 const std::string& ownerRecord() {
-  static const std::string record = std::to_string(thisProcess().pid) + ' ' + thisProcess().start + ' ' +
-                                    thisProcess().boot + ' ' + thisProcess().pidns;
+  static const std::string record = std::to_string(thisProcess().pid) + ' ' + thisProcess().start +
+                                    ' ' + thisProcess().boot + ' ' + thisProcess().pidns;
   return record;
 }
 

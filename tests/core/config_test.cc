@@ -96,7 +96,8 @@ TEST(ConfigTest, ContainmentIsTheOperatorsToWiden) {
   EXPECT_EQ(empty->containment.plugins, host::PodSecurity::kRestricted);
   EXPECT_TRUE(empty->containment.user_namespaces);
   auto wide = parseConfig(
-      "[containment]\ntemplates = \"privileged\"\nexecutor_plugins = \"baseline\"\nuser_namespaces = false\n",
+      "[containment]\ntemplates = \"privileged\"\nexecutor_plugins = \"baseline\"\nuser_namespaces "
+      "= false\n",
       "cfg.toml");
   ASSERT_TRUE(wide.ok()) << wide.error().message();
   EXPECT_EQ(wide->containment.templates, host::PodSecurity::kPrivileged);
@@ -111,7 +112,8 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(
       errorOf("workers = 2\nlissten = \"x\"\n"),
       "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
-      "watch, listen, token_file, workers, call_threads, default_timeout, poll_interval, reply_deadline, "
+      "watch, listen, token_file, workers, call_threads, default_timeout, poll_interval, "
+      "reply_deadline, "
       "grace_period, body_limit, args_limit, poll_unknown, max_connections, log, trust, priority, "
       "deployer_dirs, deployers, registry, deploy, containment, reload_debounce)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),

@@ -547,10 +547,12 @@ outputs:
 )";
   auto r = run("{}\n", {}, workflow);
   EXPECT_NE(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.err.find("option 'python' may be set only in the configuration file"), std::string::npos)
+  EXPECT_NE(r.err.find("option 'python' may be set only in the configuration file"),
+            std::string::npos)
       << r.err;
   const std::string config = dir_.write(
-      "config.yaml", "deployers:\n  python:\n    deployer_name: python\n    pythonPath: /nonexistent/py\n");
+      "config.yaml",
+      "deployers:\n  python:\n    deployer_name: python\n    pythonPath: /nonexistent/py\n");
   workflow.replace(workflow.find("    deploy:"), workflow.find("outputs:") - workflow.find("    deploy:"), "");
   r = run("{}\n", {"--config", config}, workflow);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;

@@ -68,8 +68,9 @@ class ArgoDeployerTest : public ::testing::Test {
     };
     add("not-a-plugin", replaced(m, "kind: ExecutorPlugin", "kind: Pod"));
     // The same sidecar, which the configuration places with reach = "publish".
-    add("argo-published", replaced(replaced(m, "  name: argo-greeter\n", "  name: argo-published\n"),
-                                   "value: argo-greeter", "value: argo-published"));
+    add("argo-published",
+        replaced(replaced(m, "  name: argo-greeter\n", "  name: argo-published\n"),
+                 "value: argo-greeter", "value: argo-published"));
     add("no-port", replaced(m, "      ports:\n        - containerPort: 4355\n", ""));
     add("ghost", replaced(m, "localhost/plugboard-test/argo-sidecar:latest",
                           "localhost/plugboard-test/missing:1"));

@@ -48,7 +48,8 @@ class ChildStartCancelTest : public ::testing::Test {
         {"run", dir_.write("wf.toml", workflow), "--plugins", pluginDir().string(), "--registry",
          (dir_ / "registry.toml").string(), "--output", "json", "--log-level", "debug",
          // The host program is the configuration's to name, never a step's.
-         "--config", dir_.write("plugboard.toml", "[deployers.process]\nhost = \"" + host_ + "\"\n")},
+         "--config",
+         dir_.write("plugboard.toml", "[deployers.process]\nhost = \"" + host_ + "\"\n")},
         options);
     ASSERT_EQ(r.exit_code, deadline ? 1 : 130) << r.err << r.out;
     const Json report = Json::parse(r.out);

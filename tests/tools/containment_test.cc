@@ -38,7 +38,8 @@ metadata:
   name: wf
 spec:
   entrypoint: main
-)" + spec_more + R"(  templates:
+)" + spec_more +
+         R"(  templates:
     - name: main
 )" + templates;
 }
@@ -90,7 +91,8 @@ class ContainmentTest : public ::testing::Test {
 TEST_F(ContainmentTest, AnImageThatPodmanWouldReadAsAnOptionIsRefused) {
   const std::string yaml = workflow(R"(      container:
         image: "--volume=/:/host"
-        args: [busybox, sh, -c, ")" + escape() + R"("]
+        args: [busybox, sh, -c, ")" +
+                                    escape() + R"("]
 )");
   auto validated = plugboardOn("validate", yaml);
   EXPECT_EQ(validated.exit_code, 2) << validated.out << validated.err;
@@ -104,45 +106,54 @@ TEST_F(ContainmentTest, AnImageThatPodmanWouldReadAsAnOptionIsRefused) {
 }
 
 TEST_F(ContainmentTest, AnImageFromAParameterIsCheckedOnceSubstituted) {
-  const std::string yaml = workflow(R"(      script:
+  const std::string yaml =
+      workflow(R"(      script:
         image: "{{workflow.parameters.img}}"
         command: [sh]
-        source: ")" + escape() + R"("
+        source: ")" +
+                   escape() + R"("
 )",
-                                    "  arguments:\n    parameters:\n      - name: img\n        value: busybox\n");
+               "  arguments:\n    parameters:\n      - name: img\n        value: busybox\n");
   for (const std::string img : {"--volume=/:/host", "--privileged", "-v/:/host"}) {
     auto r = plugboardOn("run", yaml, {"--param", "img=" + img});
     EXPECT_NE(r.exit_code, 0) << r.out << r.err;
     const Json n = mainNode(r);
     EXPECT_EQ(n.value("phase", ""), "Error") << r.out << r.err;
-    EXPECT_NE(n.value("message", "").find("is not an image reference"), std::string::npos) << n.dump();
+    EXPECT_NE(n.value("message", "").find("is not an image reference"), std::string::npos)
+        << n.dump();
   }
   // The image the workflow gives runs: the check refuses values, not the template.
-  auto ok = plugboardOn("run", workflow(R"(      script:
+  auto ok = plugboardOn(
+      "run",
+      workflow(R"(      script:
         image: "{{workflow.parameters.img}}"
         command: [sh]
         source: echo fine
 )",
-                                        "  arguments:\n    parameters:\n      - name: img\n        value: busybox\n"));
+               "  arguments:\n    parameters:\n      - name: img\n        value: busybox\n"));
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
 }
 
 TEST_F(ContainmentTest, ATemplateGetsNoMoreThanTheBaselineStandard) {
-  for (const std::string security :
-       {"privileged: true", "capabilities: {add: [SYS_ADMIN]}", "seccompProfile: {type: Unconfined}"}) {
+  for (const std::string security : {"privileged: true", "capabilities: {add: [SYS_ADMIN]}",
+                                     "seccompProfile: {type: Unconfined}"}) {
     const std::string yaml = workflow(R"(      container:
         image: busybox
         command: [sh, -c, "echo hi"]
-        securityContext: {)" + security + R"(}
+        securityContext: {)" + security +
+                                      R"(}
 )");
     auto validated = plugboardOn("validate", yaml);
     EXPECT_EQ(validated.exit_code, 2) << security << ": " << validated.out << validated.err;
-    EXPECT_NE(validated.err.find("refused by the baseline Pod Security Standard"), std::string::npos)
+    EXPECT_NE(validated.err.find("refused by the baseline Pod Security Standard"),
+              std::string::npos)
         << validated.err;
     EXPECT_NE(validated.err.find("[containment] templates"), std::string::npos) << validated.err;
   }
   // The pod's own securityContext too (a template's, beside its container).
-  auto pod = plugboardOn("validate", workflow(R"(      securityContext: {sysctls: [{name: kernel.shm_rmid_forced, value: "1"}]}
+  auto pod = plugboardOn(
+      "validate",
+      workflow(R"(      securityContext: {sysctls: [{name: kernel.shm_rmid_forced, value: "1"}]}
       container:
         image: busybox
         command: [sh, -c, "echo hi"]
@@ -213,7 +224,8 @@ TEST_F(ContainmentTest, AnExecutorPluginGetsNoMoreThanTheRestrictedStandard) {
     EXPECT_NE(validated.err.find("spec.executorPlugins[0].spec.sidecar.container.securityContext"),
               std::string::npos)
         << validated.err;
-    EXPECT_NE(validated.err.find("refused by the restricted Pod Security Standard"), std::string::npos)
+    EXPECT_NE(validated.err.find("refused by the restricted Pod Security Standard"),
+              std::string::npos)
         << validated.err;
   }
   // From a directory of plugin manifests, the argo deployer refuses it when it would start.
@@ -240,7 +252,8 @@ spec:
   auto ran = plugboardOn("run", workflow("      plugin:\n        greedy: {}\n"),
                          {"--executor-plugins", plugins.string()});
   EXPECT_NE(ran.exit_code, 0) << ran.out << ran.err;
-  EXPECT_NE((ran.out + ran.err).find("refused by the restricted Pod Security Standard"), std::string::npos)
+  EXPECT_NE((ran.out + ran.err).find("refused by the restricted Pod Security Standard"),
+            std::string::npos)
       << ran.out << ran.err;
 }
 
@@ -272,10 +285,12 @@ TEST_F(ContainmentTest, WhatKilledRunsLeftBehindIsRemovedByTheNextRun) {
       std::chrono::seconds(60), std::chrono::milliseconds(200)))
       << left;
   std::size_t dirs = 0;
-  for (const auto& e : fs::directory_iterator(tmp_)) dirs += e.path().filename().string().starts_with("plugboard-step-");
+  for (const auto& e : fs::directory_iterator(tmp_))
+    dirs += e.path().filename().string().starts_with("plugboard-step-");
   EXPECT_EQ(dirs, 3u);
 
-  auto next = plugboardOn("run", workflow("      script:\n        image: busybox\n        command: [sh]\n        source: echo hi\n"));
+  auto next = plugboardOn("run", workflow("      script:\n        image: busybox\n        command: "
+                                          "[sh]\n        source: echo hi\n"));
   ASSERT_EQ(next.exit_code, 0) << next.out << next.err;
   EXPECT_NE(next.err.find("removed what runs that were killed left behind: 3 container(s) and 3 "
                           "directory(ies)"),
@@ -291,21 +306,26 @@ TEST_F(ContainmentTest, AStepCannotSetTheDeployerOptionsThatReachTheHost) {
   // A step that names a program for the host to run, mounts the host's root, or adds
   // podman arguments: the configuration's alone.
   for (const std::string deploy :
-       {R"({ deployer = "python", python = "/bin/sh" })", R"({ deployer = "process", env = { LD_PRELOAD = "/tmp/x.so" } })",
-        R"({ deployer = "container", mounts = ["/:/host"] })", R"({ deployer = "container", args = ["--privileged"] })",
+       {R"({ deployer = "python", python = "/bin/sh" })",
+        R"({ deployer = "process", env = { LD_PRELOAD = "/tmp/x.so" } })",
+        R"({ deployer = "container", mounts = ["/:/host"] })",
+        R"({ deployer = "container", args = ["--privileged"] })",
         R"({ deployer = "container", podman = "/bin/sh" })"}) {
-    const std::string toml = "name = \"w\"\n[[steps]]\nid = \"a\"\nplugin = \"hello\"\ndeploy = " +
-                             deploy + "\nargs = { name = \"x\" }\n";
-    auto r = plugboard({"validate", dir_.write("wf.toml", toml), "--plugins", pluginDir().string()});
+    const std::string toml =
+        "name = \"w\"\n[[steps]]\nid = \"a\"\nplugin = \"hello\"\ndeploy = " + deploy +
+        "\nargs = { name = \"x\" }\n";
+    auto r =
+        plugboard({"validate", dir_.write("wf.toml", toml), "--plugins", pluginDir().string()});
     EXPECT_EQ(r.exit_code, 2) << deploy << ": " << r.out << r.err;
     EXPECT_NE(r.err.find("may be set only in the configuration file"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("wf.toml:"), std::string::npos) << r.err;
   }
   // What only narrows a step's process is the step's to set.
   auto ok = plugboard({"validate",
-                       dir_.write("wf.toml", "name = \"w\"\n[[steps]]\nid = \"a\"\nplugin = \"hello\"\n"
-                                             "deploy = { deployer = \"process\", memory = \"1G\", "
-                                             "cpu_time = \"5s\" }\nargs = { name = \"x\" }\n"),
+                       dir_.write("wf.toml",
+                                  "name = \"w\"\n[[steps]]\nid = \"a\"\nplugin = \"hello\"\n"
+                                  "deploy = { deployer = \"process\", memory = \"1G\", "
+                                  "cpu_time = \"5s\" }\nargs = { name = \"x\" }\n"),
                        "--plugins", pluginDir().string()});
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
 }

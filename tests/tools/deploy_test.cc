@@ -117,7 +117,8 @@ id = "echo"
 plugin = "echo"
 depends = ["greet", "in_process"]
 args = { said = "${steps.greet.outputs.parameters.greeting}", native_pid = "${steps.in_process.outputs.parameters.pid}" }
-)"), "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
+)"),
+                      "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   auto report = Json::parse(r.out);
   const std::string runtime_pid = reportStep(report, "echo")["outputs"]["parameters"]["native_pid"];
@@ -155,7 +156,8 @@ args = { name = "still here" }
 id = "runtime"
 plugin = "crashy"
 deploy = "native"
-)"), "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
+)"),
+                      "--plugins", dir.plugins(), "--output", "json", "--parallel", "4"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto report = Json::parse(r.out);
   const Json crash = reportStep(report, "crash");

@@ -295,7 +295,8 @@ std::optional<std::map<std::string, StepOptions>> stepDeployOptions(
 }
 
 // Each step's options (stepDeployOptions()) on its template of `model`.
-void applyStepOptions(core::WorkflowModel& model, const std::map<std::string, StepOptions>& options) {
+void applyStepOptions(core::WorkflowModel& model,
+                      const std::map<std::string, StepOptions>& options) {
   for (auto& t : model.templates) {
     if (t.kind != core::Template::Kind::kPlugin) continue;
     if (auto it = options.find(t.name); it != options.end()) {

@@ -53,9 +53,9 @@ struct Loaded {
 std::optional<Loaded> load(const po::variables_map& vm, core::Config& config,
                            const std::filesystem::path& scratch) {
   const std::string file = vm["workflow"].as<std::string>();
-  auto model = core::readModel(
-      file, core::ModelSource{optionText(vm, "entrypoint"), optionText(vm, "templates"),
-                              config.containment});
+  auto model =
+      core::readModel(file, core::ModelSource{optionText(vm, "entrypoint"),
+                                              optionText(vm, "templates"), config.containment});
   if (!model) {
     std::cerr << model.error().message() << "\n";
     return std::nullopt;
