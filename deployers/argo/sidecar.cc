@@ -120,12 +120,10 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
       "the configuration's [containment] executor_plugins allows more");
   if (!security) throw std::runtime_error(who + ": " + security.error().message());
   // The token, as Argo's agent writes it; the directory is what /var/run/argo shows.
-  const bool own_user_namespace =
-      options_.containment.user_namespace && deployer_common::autoUserNamespaces();
+  const auto& map = deployer_common::userNamespaceMap();
+  const bool mapped = options_.containment.user_namespace && map.has_value();
   const std::string& root = token_root_.path();
-  // In a user namespace of its own, the sidecar's user is none of this machine's: the token
-  // is readable by all, in a directory whose name nobody else can list or guess.
-  const std::string dir = root + "/" + (own_user_namespace ? newToken() : spec_.container_name);
+  const std::string dir = root + "/" + spec_.container_name;
   const std::string file = dir + "/token";
   token_ = newToken();
   pidfile_ = root + "/pid";
@@ -136,13 +134,16 @@ Sidecar::Sidecar(const SidecarSpec& spec, const SidecarOptions& options, std::st
     std::ofstream out(file, std::ios::binary);
     out << token_;
   }
-  const bool root_user = ::geteuid() == 0 && !own_user_namespace;
-  // Owned by the agent's user and group 0, as in the pod; without root (rootless podman,
-  // where this user is the container's root) readable by all instead.
+  const bool root_user = ::geteuid() == 0;
+  // Owned by the agent's user and group 0, as in the pod (in the container's user
+  // namespace: the host ids those map to); without root (rootless podman, where this user
+  // is the container's root) readable by all instead.
   ::chmod(file.c_str(), root_user ? 0440 : 0444);
   ::chmod(dir.c_str(), root_user ? 0770 : 0755);
+  const uid_t owner = mapped ? static_cast<uid_t>(map->uid + kAgentUid) : kAgentUid;
+  const gid_t group = mapped ? static_cast<gid_t>(map->gid) : 0;
   if (root_user &&
-      (::chown(file.c_str(), kAgentUid, 0) != 0 || ::chown(dir.c_str(), kAgentUid, 0) != 0)) {
+      (::chown(file.c_str(), owner, group) != 0 || ::chown(dir.c_str(), owner, group) != 0)) {
     throw std::runtime_error(who + ": cannot give its token to user 8737: " + std::strerror(errno));
   }
 

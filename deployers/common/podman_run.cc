@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include <plugboard/host/owner.h>
@@ -10,23 +11,34 @@
 namespace plugboard::deployer_common {
 namespace {
 
-// Whether `file` (/etc/subuid or /etc/subgid) gives `user` a range of ids.
-bool hasSubordinateIds(const char* file, std::string_view user) {
+constexpr unsigned long kMapSize = 65536;
+
+// The first id of `user`'s range in `file` (/etc/subuid or /etc/subgid) when it holds at
+// least kMapSize ids.
+std::optional<unsigned long> subordinateStart(const char* file, std::string_view user) {
   std::ifstream in(file);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.starts_with(user) && line.size() > user.size() && line[user.size()] == ':')
-      return true;
+    if (!line.starts_with(user) || line.size() <= user.size() || line[user.size()] != ':') continue;
+    unsigned long start = 0, count = 0;
+    if (std::sscanf(line.c_str() + user.size() + 1, "%lu:%lu", &start, &count) == 2 &&
+        start > 0 && count >= kMapSize)
+      return start;
   }
-  return false;
+  return std::nullopt;
 }
 
 }  // namespace
 
-bool autoUserNamespaces() {
-  static const bool usable = ::geteuid() == 0 && hasSubordinateIds("/etc/subuid", "containers") &&
-                             hasSubordinateIds("/etc/subgid", "containers");
-  return usable;
+const std::optional<IdMap>& userNamespaceMap() {
+  static const std::optional<IdMap> map = []() -> std::optional<IdMap> {
+    if (::geteuid() != 0) return std::nullopt;
+    const auto uid = subordinateStart("/etc/subuid", "containers");
+    const auto gid = subordinateStart("/etc/subgid", "containers");
+    if (!uid || !gid) return std::nullopt;
+    return IdMap{*uid, *gid};
+  }();
+  return map;
 }
 
 PodmanRun::PodmanRun(const Podman& podman) : argv_(podman.global()) {
@@ -66,7 +78,10 @@ PodmanRun& PodmanRun::contain(const host::ContainerSecurity& s, const host::Cont
   // Kubernetes gives a read-only root nothing writable: podman's --read-only alone would
   // add a tmpfs on /tmp and others.
   if (s.read_only_root) option("--read-only", "true").option("--read-only-tmpfs", "false");
-  if (c.user_namespace && autoUserNamespaces()) option("--userns", "auto");
+  if (const auto& map = userNamespaceMap(); c.user_namespace && map) {
+    option("--uidmap", "0:" + std::to_string(map->uid) + ":" + std::to_string(kMapSize));
+    option("--gidmap", "0:" + std::to_string(map->gid) + ":" + std::to_string(kMapSize));
+  }
   return *this;
 }
 

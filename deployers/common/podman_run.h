@@ -7,13 +7,14 @@
 // (--name=value), an environment variable's name and the image are checked against their
 // grammars (plugboard/host/containment.h), and `--` stands before the image. Every
 // container is contained the same way (contain()): no new privileges, only the
-// capabilities its ceiling allows, and a user namespace of its own where the host has
+// capabilities its ceiling allows, and a user namespace (userNamespaceMap()) where the host has
 // subordinate ids for one, so that root in the container is an unprivileged user outside.
 // Not thread-safe (one builder per command line).
 #ifndef PLUGBOARD_DEPLOYERS_COMMON_PODMAN_RUN_H_
 #define PLUGBOARD_DEPLOYERS_COMMON_PODMAN_RUN_H_
 
 #include <string>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -24,11 +25,18 @@
 
 namespace plugboard::deployer_common {
 
-// Whether `podman run --userns=auto` can be used here: podman runs as root (rootless podman
-// maps the container's root to the calling user already) and /etc/subuid and /etc/subgid
-// give user "containers" its subordinate ids (tools/setup.sh and the package add them).
-// Read once.
-bool autoUserNamespaces();
+// The host ids that ids 0-65535 of a container map to, when containers get a user namespace
+// here: podman runs as root (rootless podman maps the container's root to the calling user
+// already) and /etc/subuid and /etc/subgid give user "containers" at least 65536
+// subordinate ids (tools/setup.sh adds them). Every container of plugboard's gets the same
+// map, the first 65536 of that range: root inside is an unprivileged uid outside, and
+// podman makes the image's id-shifted copy once, not once per container (podman's
+// --userns=auto picks a new range per container, and its copies raced when several
+// started at once). Read once; nullopt when containers get none.
+struct IdMap {
+  unsigned long uid = 0, gid = 0;  // host ids of the container's 0
+};
+const std::optional<IdMap>& userNamespaceMap();
 
 class PodmanRun {
  public:

@@ -352,7 +352,7 @@ TEST_F(LeafCallsTest, APodmanRunKilledByAnotherLeavesNoContainerBehind) {
         },
         std::chrono::seconds(60), std::chrono::milliseconds(100)));
     // The `podman run` of that container, and only it.
-    auto r = plugboard::testing::run({"pgrep", "-f", "podman .* run .*--name " + name + " "});
+    auto r = plugboard::testing::run({"pgrep", "-f", "podman .* run .*--name=" + name + " "});
     const pid_t pid = static_cast<pid_t>(std::atoi(r.out.c_str()));
     ASSERT_GT(pid, 0) << r.out << r.err;
     ::kill(pid, SIGKILL);
@@ -397,7 +397,8 @@ TEST_F(LeafCallsTest, BadTemplatesAreErrorsBeforeAnyContainerRuns) {
   bad_env.container->env = {{"A=B", "x"}};
   auto e = run(bad_env);
   EXPECT_EQ(e.outcome.phase, Phase::kError);
-  EXPECT_NE(e.outcome.message.find("no valid name"), std::string::npos) << e.outcome.message;
+  EXPECT_NE(e.outcome.message.find("is not an environment variable's name"), std::string::npos)
+      << e.outcome.message;
 
   auto& relative = container("busybox", {"true"});
   relative.outputs.push_back(fromPath("out", "tmp/out.txt"));

@@ -20,6 +20,15 @@ inline std::string containersLeft(const std::string& filter) {
   return r.exit_code == 0 ? r.out : "podman ps failed: " + r.err;
 }
 
+// Whether rootful podman gives each of plugboard's containers a user namespace of its own
+// here (/etc/subuid and /etc/subgid name user "containers": docs/security.md).
+inline bool containersGetUserNamespaces() {
+  const auto named = [](const char* file) {
+    return readFile(file).find("containers:") != std::string::npos;
+  };
+  return named("/etc/subuid") && named("/etc/subgid");
+}
+
 // `plugboard run` of `workflow` (written to wf.toml in `dir`) on the bundled plugins, with
 // the registry `dir`/registry.toml and JSON output, then `more`.
 inline std::vector<std::string> runWithRegistry(const TempDir& dir, const std::string& workflow,

@@ -145,22 +145,16 @@ TEST_F(ArcaflowValidateTest, ACachedSchemaChecksTheInputsWithoutStartingAPluginO
 }
 
 TEST_F(ArcaflowValidateTest, AStepsDeployReachesPodmanForThatStepOnly) {
-  // `hosted` shares the host's network (its deploy's NetworkMode), `plain` has podman's
-  // default here (none): two containers of one image. docker and kubernetes run with
-  // podman here, a line says so, and their options that do not apply are named; with no
-  // option that applies, they share `plain`'s container.
+  // `plain` has podman's default here (no network). docker and kubernetes run with podman
+  // here, a line says so, and their options that do not apply are named; with no option
+  // that applies, they share `plain`'s container. A step's own NetworkMode would reach the
+  // host's network namespace: only the engine's --config may set it (a workflow gets no
+  // more than a container does).
   const std::string image = kFixtureImage;
   const std::string step = "    plugin: {src: " + image + ", deployment_type: image}\n    step: echo\n";
   const std::string workflow = dir_.write("workflow.yaml", R"(version: v0.2.0
 input: {root: In, objects: {In: {id: In, properties: {}}}}
 steps:
-  hosted:
-)" + step + R"(    input: {text: hosted}
-    deploy:
-      deployer_name: podman
-      deployment:
-        host:
-          NetworkMode: host
   plain:
 )" + step + R"(    input: {text: plain}
   docked:
@@ -175,7 +169,6 @@ steps:
 outputs:
   success:
     texts:
-      - !expr $.steps.hosted.outputs.success.text
       - !expr $.steps.plain.outputs.success.text
       - !expr $.steps.docked.outputs.success.text
       - !expr $.steps.kube.outputs.success.text
@@ -184,10 +177,10 @@ outputs:
   const auto r = plugboard({"run", workflow, "--parallel", "4"}, options_);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out,
-            "output_data:\n    texts:\n        - hosted\n        - plain\n        - docked\n"
+            "output_data:\n    texts:\n        - plain\n        - docked\n"
             "        - kube\noutput_id: success\n")
       << r.err;
-  EXPECT_NE(r.err.find(workflow + ":21:14: step 'docked': deploy: deployer_name 'docker' runs "
+  EXPECT_NE(r.err.find(workflow + ":12:14: step 'docked': deploy: deployer_name 'docker' runs "
                                   "with podman here (plugboard's atp deployer)"),
             std::string::npos)
       << r.err;
@@ -198,7 +191,7 @@ outputs:
                        "connection, pod"),
             std::string::npos)
       << r.err;
-  // The containers podman ran: one per distinct deploy.
+  // The containers podman ran: one, with no network.
   const std::string calls = podmanCalls();
   std::vector<std::string> runs;
   for (std::size_t at = 0, end; (end = calls.find('\n', at)) != std::string::npos; at = end + 1) {
@@ -206,10 +199,28 @@ outputs:
     if (line.find(" run ") != std::string::npos && line.find(image) != std::string::npos)
       runs.push_back(line);
   }
-  ASSERT_EQ(runs.size(), 2u) << calls;
-  const bool host_first = runs[0].find("--network host ") != std::string::npos;
-  EXPECT_NE(runs[host_first ? 0 : 1].find("--network host "), std::string::npos) << calls;
-  EXPECT_NE(runs[host_first ? 1 : 0].find("--network none "), std::string::npos) << calls;
+  ASSERT_EQ(runs.size(), 1u) << calls;
+  EXPECT_NE(runs[0].find("--network=none "), std::string::npos) << calls;
+
+  const std::string hosted = dir_.write("hosted.yaml", R"(version: v0.2.0
+input: {root: In, objects: {In: {id: In, properties: {}}}}
+steps:
+  hosted:
+)" + step + R"(    input: {text: hosted}
+    deploy:
+      deployer_name: podman
+      deployment:
+        host:
+          NetworkMode: host
+outputs:
+  success:
+    text: !expr $.steps.hosted.outputs.success.text
+)");
+  const auto refused = plugboard({"run", hosted}, options_);
+  EXPECT_NE(refused.exit_code, 0) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("option 'network' may be set only in the configuration file"),
+            std::string::npos)
+      << refused.err;
 }
 
 TEST_F(ArcaflowValidateTest, AnUnknownDeployKeyIsNamedWhereItIsWritten) {

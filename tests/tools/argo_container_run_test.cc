@@ -332,8 +332,15 @@ TEST_F(ArgoContainerRunTest, ACommandWritingIntoTheOutputsChannelGetsAnErrorNotA
   // The wrapper's descriptor 3 reached through /proc: what the command writes there is
   // read as records, checked, and refused.
   auto r = runYaml(outputX(R"([sh, -c, "printf 'file 999999\nxx' > /proc/$PPID/fd/3; echo real > /tmp/x"])"));
-  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   auto n = node(status(r), "wf");
+  if (containersGetUserNamespaces()) {
+    // In a user namespace of its own the command cannot even open that descriptor (its
+    // pipe belongs to the host's root): the file's value comes out, nothing else.
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(parameter(n, "x"), "real") << n;
+    return;
+  }
+  EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
   EXPECT_EQ(n["phase"], "Error") << n;
   EXPECT_NE(n.value("message", "").find("is not the wrapper's records"), std::string::npos) << n;
 }

@@ -108,13 +108,19 @@ class StartCancelTest : public ::testing::TestWithParam<std::tuple<Plugin, Stop>
     run({"podman", "rm", "--force", "--time", "0", "--filter", "label=" + label_});
   }
 
+  // A configuration that deploys `plugin` with the test's label: podman's arguments are the
+  // configuration's to give, never a step's.
+  std::string labelledConfig(const Plugin& plugin) {
+    return dir_.write("plugboard.toml", std::string("[deploy]\n\"") + plugin.name +
+                                            "\" = { deployer = \"" + plugin.deployer +
+                                            "\", args = [\"--label\", \"" + label_ + "\"" +
+                                            plugin.args + "]" + plugin.options + " }\n");
+  }
+
   // The step, deployed with the test's label, and the signals `stop` sends.
   RunResult runStep(const Plugin& plugin, Stop stop) {
-    const std::string options = std::string("deployer = \"") + plugin.deployer +
-                                "\", args = [\"--label\", \"" + label_ + "\"" + plugin.args +
-                                "]" + plugin.options;
     std::string workflow = "name = \"cancelled\"\n[[steps]]\nid = \"start\"\nplugin = \"" +
-                           std::string(plugin.name) + "\"\ndeploy = { " + options + " }\n";
+                           std::string(plugin.name) + "\"\n";
     if (stop == Stop::kDeadline) workflow += "timeout = \"1s\"\n";
     RunOptions run_options;
     run_options.env = {"TMPDIR=" + tmp_.string()};
@@ -123,7 +129,9 @@ class StartCancelTest : public ::testing::TestWithParam<std::tuple<Plugin, Stop>
     if (stop == Stop::kSigterm) run_options.signals.push_back({SIGTERM, plugin.running});
     if (stop == Stop::kCtrlCAtStart) run_options.signals.push_back({SIGINT, kStarting});
     if (stop == Stop::kCtrlCTwice) run_options.signals.push_back({SIGINT, "cancelling the run"});
-    return run(runWithRegistry(dir_, workflow, {"--log-level", "debug"}), run_options);
+    return run(runWithRegistry(dir_, workflow,
+                               {"--log-level", "debug", "--config", labelledConfig(plugin)}),
+               run_options);
   }
 
   std::string leftContainers() const { return containersLeft("label=" + label_); }
@@ -177,10 +185,7 @@ class OtherCommandsStartCancelTest : public StartCancelTest {
   // `command` (validate or exec) with the plugin deployed with the test's label, through
   // a configuration's [deploy] (exec has no step to carry deploy options).
   RunResult interrupted(const char* command, const Plugin& plugin) {
-    const std::string config = dir_.write(
-        "plugboard.toml", std::string("[deploy]\n\"") + plugin.name + "\" = { deployer = \"" +
-                              plugin.deployer + "\", args = [\"--label\", \"" + label_ + "\"" +
-                              plugin.args + "]" + plugin.options + " }\n");
+    const std::string config = labelledConfig(plugin);
     std::vector<std::string> argv = {binary().string(), command, "--plugins", pluginDir().string(),
                                      "--registry", (dir_.path() / "registry.toml").string(),
                                      "--config", config, "--log-level", "debug"};
