@@ -44,6 +44,10 @@ inline constexpr std::string_view kLogFormat = "text";
 // run: leaf calls at once for an Engine built without a count (the CLI passes the
 // number of cores).
 inline constexpr int kParallel = 2;
+// run: the deepest nesting of template calls (the entry is 1, a template it calls 2, ...),
+// as Argo's controller's maxAllowedStackDepth; a call as deep as this ends the run in
+// Error, naming its template.
+inline constexpr int kMaxDepth = 100;
 // How long a cancelled call may take to return before it is abandoned.
 inline constexpr Millis kCancelGrace = std::chrono::seconds(2);
 // Hot-load: quiet time after the last change in a watched directory before reloading.

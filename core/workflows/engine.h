@@ -154,6 +154,8 @@ struct EngineOptions {
   Millis poll_interval = defaults::kPollInterval;
   Millis cancel_grace = defaults::kCancelGrace;
   std::size_t args_limit = defaults::kArgsLimit;
+  // The deepest nesting of template calls: a call this deep ends the run in Error.
+  int max_depth = defaults::kMaxDepth;
   // retryPolicy OnTransientError also retries a node whose message this matches (anywhere
   // in it), as Argo's TRANSIENT_ERROR_PATTERN; Argo's own transient messages always do.
   std::optional<std::regex> transient_error_pattern;

@@ -176,6 +176,7 @@ std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template
   node.slot = slot;
   node.frame = n;
   node.deadline = parent != kNoNode ? nodes_[parent].deadline : workflow_deadline_;
+  node.depth = parent != kNoNode ? nodes_[parent].depth : 0;
   // Exit handlers run past the deadlines of what they handle (Argo's IsPartOfExitHandler).
   if (slot == kExitSlot || (parent == kNoNode && entry_ != kNoNode)) node.deadline = TimePoint::max();
   nodes_.push_back(std::move(node));
@@ -229,7 +230,21 @@ std::uint32_t EngineRun::startCall(std::string name, const Template* tmpl,
   if (pending_args_) node.args = std::move(pending_args_);
   pending_args_.reset();
   if (tmpl->active_deadline) node.deadline = std::min(node.deadline, now + *tmpl->active_deadline);
+  ++node.depth;
   notify(n);
+  // Argo's executeTemplate counts its nesting (currentStackDepth) and stops a call as deep
+  // as maxStackDepth with ErrMaxDepthExceeded, which ends the workflow in Error. Nothing
+  // is started below such a call, so the calls nested on the stack here (startCall,
+  // startBody, startSteps / startDag, expandCall) are at most max_depth deep.
+  if (node.depth >= options_.max_depth) {
+    const std::string message = "Maximum recursion depth exceeded: template '" + tmpl->name +
+                                "' called " + std::to_string(node.depth) +
+                                " templates deep (the limit is " +
+                                std::to_string(options_.max_depth) + ")";
+    fail("error in entry template execution: " + message);
+    end(n, NodePhase::kError, message, now);
+    return n;
+  }
   if (auto bound = bindInputs(n, args); !bound) {
     end(n, NodePhase::kError, bound.error().message(), now);
     return n;
@@ -604,7 +619,8 @@ void EngineRun::end(std::uint32_t n, NodePhase phase, std::string message, TimeP
   notify(n);
   // Argo's runOnExitNode: a call's exit handler runs once the call completed.
   std::string exit_template;
-  if (node.kind != NodeKind::kDone && !node.attempt && !cancelling_ && ed::completed(phase)) {
+  if (node.kind != NodeKind::kDone && !node.attempt && !cancelling_ && fatal_.empty() &&
+      ed::completed(phase)) {
     if (node.call != nullptr && !node.call->on_exit.empty()) {
       exit_template = node.call->on_exit;
     } else if (node.tmpl != nullptr && !node.tmpl->hooks_exit.empty()) {
@@ -659,6 +675,11 @@ void EngineRun::drain(TimePoint now) {
     }
   }
   draining_ = false;
+  if (!fatal_.empty() && !cancelling_) cancel(now, "stopped: " + fatal_, false);
+}
+
+void EngineRun::fail(std::string message) {
+  if (fatal_.empty()) fatal_ = std::move(message);
 }
 
 void EngineRun::childFulfilled(std::uint32_t p, std::uint32_t child, TimePoint now) {
@@ -729,6 +750,10 @@ void EngineRun::finish(TimePoint now) {
   if (phase == NodePhase::kSucceeded && exit_ != kNoNode && ed::failedOrError(status_[exit_].phase)) {
     phase_ = status_[exit_].phase;
     message_ = status_[exit_].message;
+  }
+  if (!fatal_.empty()) {  // Argo's markWorkflowError
+    phase_ = NodePhase::kError;
+    message_ = fatal_;
   }
   ready_.clear();
   ready_pods_.clear();

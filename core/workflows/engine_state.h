@@ -115,6 +115,9 @@ struct Composite {
 // Fields ordered so that no padding falls between them (a run holds one per node).
 struct Node {
   NodeKind kind = NodeKind::kDone;
+  // Template calls from the entry (1) to this node (a retry's attempts, steps groups and
+  // task groups count as their parent's; an exit handler as a call its node made).
+  std::uint16_t depth = 0;
   const Template* tmpl = nullptr;
   const TemplateCall* call = nullptr;  // the call that made it; null for the entry, exits
   std::uint32_t parent = kNoNode;      // told when this node is fulfilled
@@ -212,6 +215,9 @@ class EngineRun {
   void retryDecide(std::uint32_t r, std::uint32_t attempt, TimePoint now);
   void end(std::uint32_t n, NodePhase phase, std::string message, TimePoint now);
   void drain(TimePoint now);
+  // Ends the run in Error with `message` at the next point where nothing is half made
+  // (the end of drain()): every node still running stops, as on cancel.
+  void fail(std::string message);
   void childFulfilled(std::uint32_t p, std::uint32_t child, TimePoint now);
   void rootFulfilled(std::uint32_t n, TimePoint now);
   void addTimer(TimePoint when, std::uint32_t n, Timer::What what);
@@ -287,6 +293,7 @@ class EngineRun {
   std::uint32_t entry_ = kNoNode, exit_ = kNoNode;
   NodePhase phase_ = NodePhase::kRunning;
   std::string message_;
+  std::string fatal_;  // fail()'s message: the run ends in Error with it
   TimePoint started_{};
   TimePoint workflow_deadline_ = TimePoint::max();
   int in_flight_ = 0, unanswered_ = 0, leaf_limit_ = 1;

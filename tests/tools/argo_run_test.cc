@@ -467,5 +467,90 @@ TEST_F(ArgoRunTest, ValidateSaysOkOrNamesTheProblem) {
   EXPECT_EQ(bad.err.rfind(file() + ":", 0), 0u) << bad.err;
 }
 
+// A template that calls itself forever stops where Argo's controller stops it
+// (maxAllowedStackDepth, 100): the run ends in Error naming the template, with no crash,
+// whether the call is a step or a dag task.
+TEST_F(ArgoRunTest, ASelfCallingTemplateEndsTheRunInErrorAtTheMaximumDepth) {
+  for (const std::string body : {R"(      steps:
+        - - name: again
+            template: forever
+)",
+                                 R"(      dag:
+        tasks:
+          - name: again
+            template: forever
+)"}) {
+    auto r = run(std::string(kHeader) + "  entrypoint: forever\n  templates:\n    - name: forever\n" +
+                 body);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    auto s = status(r);
+    EXPECT_EQ(s["phase"], "Error") << body;
+    EXPECT_EQ(s["message"],
+              "error in entry template execution: Maximum recursion depth exceeded: template "
+              "'forever' called 100 templates deep (the limit is 100)")
+        << s.dump(2).substr(0, 2000);
+    // Nothing was started below the call that stopped.
+    EXPECT_LT(s["nodes"].size(), 250u);
+    int stopped = 0;
+    for (const auto& [id, n] : s["nodes"].items()) {
+      stopped += n["phase"] == "Error" &&
+                 n.value("message", "").starts_with("Maximum recursion depth exceeded");
+    }
+    EXPECT_EQ(stopped, 1);
+  }
+}
+
+// The depth counts as Argo's does (the entry is 1): 99 nested calls run, 100 do not.
+TEST_F(ArgoRunTest, RecursionThatEndsRunsUpToTheMaximumDepth) {
+  const std::string wf = std::string(kHeader) + R"(  entrypoint: down
+  arguments:
+    parameters:
+      - name: n
+  templates:
+    - name: down
+      inputs:
+        parameters:
+          - name: n
+      steps:
+        - - name: next
+            template: down
+            when: "{{inputs.parameters.n}} > 0"
+            arguments:
+              parameters:
+                - name: n
+                  value: "{{=asInt(inputs.parameters.n) - 1}}"
+)";
+  auto deepest = run(wf, {"--param", "n=98"});
+  EXPECT_EQ(deepest.exit_code, 0) << deepest.err << deepest.out.substr(0, 2000);
+  auto over = run(wf, {"--param", "n=99"});
+  EXPECT_EQ(over.exit_code, 1) << over.err;
+  EXPECT_EQ(status(over)["phase"], "Error");
+}
+
+// An exit handler that calls its own template is a call below the one it handles: it
+// stops at the same depth (here at a call of the step it handles), instead of growing
+// until the memory runs out.
+TEST_F(ArgoRunTest, AnExitHandlerCallingItsOwnTemplateStopsAtTheMaximumDepth) {
+  auto r = run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      steps:
+        - - name: work
+            template: echo
+            hooks:
+              exit:
+                template: main
+    - name: echo
+      plugin:
+        echo: {}
+)");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto s = status(r);
+  EXPECT_EQ(s["phase"], "Error");
+  EXPECT_NE(s["message"].get<std::string>().find("Maximum recursion depth exceeded: template 'echo'"),
+            std::string::npos)
+      << s["message"];
+}
+
 }  // namespace
 }  // namespace plugboard::testing
