@@ -150,7 +150,9 @@ class EngineObserver {
 
 struct EngineOptions {
   int parallel = defaults::kParallel;  // leaves running at once (with the model's own)
-  Millis default_timeout = defaults::kTimeout;
+  // An attempt's deadline when its template sets no timeout; none: no deadline (Argo's
+  // steps have none).
+  std::optional<Millis> default_timeout = defaults::kTimeout;
   Millis poll_interval = defaults::kPollInterval;
   Millis cancel_grace = defaults::kCancelGrace;
   std::size_t args_limit = defaults::kArgsLimit;

@@ -416,7 +416,7 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
     Node& node = nodes_[n];
     node.queued = false;
     if (isEnded(status_[n].phase) || node.in_flight) continue;
-    const bool first = node.attempt_deadline == TimePoint::max();
+    const bool first = status_[n].calls == 0;  // (a call made again is no new attempt)
     if (first && now >= node.deadline) {
       end(n, NodePhase::kFailed, "Step exceeded its deadline", now);
       continue;
@@ -432,7 +432,7 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
       continue;
     }
     if (first) {
-      Millis timeout = options_.default_timeout;
+      std::optional<Millis> timeout = options_.default_timeout;
       if (!node.tmpl->timeout.empty()) {
         auto text = fillIn(n, nullptr, n, Json(node.tmpl->timeout));
         auto d = text ? parseDuration(parameterText(*text)) : Expected<Millis>(text.error());
@@ -442,8 +442,9 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
         }
         timeout = *d;
       }
-      node.attempt_deadline = std::min(node.deadline, now + timeout);
-      addTimer(node.attempt_deadline, n, Timer::What::kDeadline);
+      node.attempt_deadline = timeout ? std::min(node.deadline, now + *timeout) : node.deadline;
+      if (node.attempt_deadline != TimePoint::max())
+        addTimer(node.attempt_deadline, n, Timer::What::kDeadline);
     }
     node.control = std::make_shared<CallControl>();
     node.control->log().setLabel("step " + status_[n].display_name);

@@ -552,5 +552,21 @@ TEST_F(ArgoRunTest, AnExitHandlerCallingItsOwnTemplateStopsAtTheMaximumDepth) {
       << s["message"];
 }
 
+// Argo gives a step no deadline unless its template or the workflow writes one: the
+// default timeout of TOML steps (--default-timeout) does not reach an Argo step, which
+// runs as long as it takes.
+TEST_F(ArgoRunTest, AnArgoStepHasNoDefaultDeadline) {
+  auto r = run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      plugin:
+        sleep:
+          seconds: 1
+)",
+               {"--default-timeout", "100ms"});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(status(r)["phase"], "Succeeded");
+}
+
 }  // namespace
 }  // namespace plugboard::testing

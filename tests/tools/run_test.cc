@@ -121,6 +121,21 @@ plugin = "echo"
   EXPECT_EQ(report["abandoned_calls"], 0);
 }
 
+// A TOML step without a timeout of its own has the default one (--default-timeout), which
+// Argo steps do not get (tests/tools/argo_run_test.cc).
+TEST_F(RunTest, AStepWithoutATimeoutHasTheDefaultOne) {
+  auto report = runJson(R"(name = "wf"
+[[steps]]
+id = "slow"
+plugin = "sleep"
+args = { seconds = 30 }
+)",
+                        {"--default-timeout", "200ms"});
+  EXPECT_EQ(reportStep(report, "slow")["phase"], "Failed");
+  EXPECT_EQ(reportStep(report, "slow")["message"],
+            "Pod was active on the node longer than the specified deadline");
+}
+
 TEST_F(RunTest, ACallThatIgnoresCancellationIsAbandonedAndTheRunStillEnds) {
   auto report = runJson(R"(name = "wf"
 [[steps]]
