@@ -86,7 +86,7 @@ struct NodeStatus {
   NodeIO inputs;   // parameters only
   NodeIO outputs;
   std::optional<std::chrono::steady_clock::time_point> started, finished;
-  int attempts = 0;
+  int attempts = 0;  // a retry node's attempts made (more than its children past the kept)
   int calls = 0;       // a leaf's calls made (handed to LeafCalls), requeues included
   std::string plugin;  // name@version that answered a plugin leaf
   std::string deployer;  // the deployer that ran it ("native", "process" ...)
@@ -158,6 +158,10 @@ struct EngineOptions {
   std::size_t args_limit = defaults::kArgsLimit;
   // The deepest nesting of template calls: a call this deep ends the run in Error.
   int max_depth = defaults::kMaxDepth;
+  // The most nodes a run makes: the call that would make more ends the run in Error.
+  std::size_t max_nodes = defaults::kMaxNodes;
+  // The attempts of a retried call kept (the latest; at least 1).
+  int kept_attempts = defaults::kKeptAttempts;
   // retryPolicy OnTransientError also retries a node whose message this matches (anywhere
   // in it), as Argo's TRANSIENT_ERROR_PATTERN; Argo's own transient messages always do.
   std::optional<std::regex> transient_error_pattern;

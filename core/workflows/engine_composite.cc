@@ -329,6 +329,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     notify(item_parent);
   }
   for (std::size_t i = 0; i < items->size(); ++i) {
+    if (!fatal_.empty()) break;  // the run ends in Error (fail()): no more nodes
     std::string name = loopNodeName(base, i, (*items)[i]);
     auto start = one(name, item_parent, (*items)[i]);
     ++nodes_[item_parent].open;

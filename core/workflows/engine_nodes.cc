@@ -141,8 +141,14 @@ EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCal
 
 std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template* tmpl,
                                  std::uint32_t boundary, std::uint32_t parent,
-                                 std::uint32_t slot) {
-  const auto n = static_cast<std::uint32_t>(nodes_.size());
+                                 std::uint32_t slot, std::uint32_t reuse) {
+  const auto n = reuse != kNoNode ? reuse : static_cast<std::uint32_t>(nodes_.size());
+  if (reuse == kNoNode && nodes_.size() >= options_.max_nodes && fatal_.empty()) {
+    fail("Maximum number of nodes exceeded: the run has made " +
+         std::to_string(options_.max_nodes) + " nodes (the limit is " +
+         std::to_string(options_.max_nodes) + ") and was to start " +
+         (tmpl != nullptr ? "template '" + tmpl->name + "'" : "'" + name + "'"));
+  }
   NodeStatus s;
   s.id = argoNodeId(workflow_name_, name);
   // Argo's display name: the name after the boundary's, without a leading "[i]." or ".".
@@ -168,8 +174,22 @@ std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template
   if (tmpl != nullptr) s.template_name = tmpl->name;
   s.started = now_;
   s.phase = NodePhase::kRunning;
-  status_.push_back(std::move(s));
   Node node;
+  if (reuse != kNoNode) {
+    // What still names the old node: a timer of its own (a deadline), its place in a
+    // queue of leaves. Its call's token goes on counting (an answer to it no longer counts).
+    node.token = nodes_[n].token;
+    if (nodes_[n].queued) {
+      std::erase(ready_, n);
+      std::erase(ready_pods_, n);
+    }
+    const std::size_t timers = timers_.size();
+    std::erase_if(timers_, [n](const Timer& t) { return t.node == n && t.what != Timer::What::kWorkflow; });
+    if (timers_.size() != timers) std::make_heap(timers_.begin(), timers_.end(), std::greater<>());
+    status_[n] = std::move(s);
+  } else {
+    status_.push_back(std::move(s));
+  }
   node.tmpl = tmpl;
   node.boundary = boundary;
   node.parent = parent;
@@ -179,7 +199,11 @@ std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template
   node.depth = parent != kNoNode ? nodes_[parent].depth : 0;
   // Exit handlers run past the deadlines of what they handle (Argo's IsPartOfExitHandler).
   if (slot == kExitSlot || (parent == kNoNode && entry_ != kNoNode)) node.deadline = TimePoint::max();
-  nodes_.push_back(std::move(node));
+  if (reuse != kNoNode) {
+    nodes_[n] = std::move(node);
+  } else {
+    nodes_.push_back(std::move(node));
+  }
   return n;
 }
 
@@ -232,6 +256,10 @@ std::uint32_t EngineRun::startCall(std::string name, const Template* tmpl,
   if (tmpl->active_deadline) node.deadline = std::min(node.deadline, now + *tmpl->active_deadline);
   ++node.depth;
   notify(n);
+  if (!fatal_.empty()) {  // the run ends in Error (fail()): nothing more starts
+    end(n, NodePhase::kError, "not started: " + fatal_, now);
+    return n;
+  }
   // Argo's executeTemplate counts its nesting (currentStackDepth) and stops a call as deep
   // as maxStackDepth with ErrMaxDepthExceeded, which ends the workflow in Error. Nothing
   // is started below such a call, so the calls nested on the stack here (startCall,
@@ -284,10 +312,28 @@ std::uint32_t EngineRun::startCall(std::string name, const Template* tmpl,
 }
 
 void EngineRun::startAttempt(std::uint32_t r, TimePoint now) {
-  const Node& retry = nodes_[r];
-  const int i = retry.retry_index;
+  if (!fatal_.empty()) {
+    end(r, NodePhase::kError, "not started: " + fatal_, now);
+    return;
+  }
+  const int i = nodes_[r].retry_index;
+  // The latest kept_attempts attempts are kept: past them, the oldest one's status goes,
+  // the others' move down a place (they stay in the order they were made) and the last
+  // place (its node ended, its parent told) is made this attempt, so that a
+  // retryStrategy.limit of any size holds no more nodes than these.
+  std::uint32_t reuse = kNoNode;
+  if (std::vector<std::uint32_t>& kept = nodes_[r].c().attempts;
+      kept.size() >= static_cast<std::size_t>(std::max(1, options_.kept_attempts))) {
+    auto& children = status_[r].children;
+    children.erase(children.begin());  // the oldest attempt's id: they are made in order
+    for (std::size_t j = 0; j + 1 < kept.size(); ++j) status_[kept[j]] = std::move(status_[kept[j + 1]]);
+    reuse = kept.back();
+  }
   const std::uint32_t a = newNode(status_[r].name + "(" + std::to_string(i) + ")",
-                                  leafType(*retry.tmpl), retry.tmpl, retry.boundary, r, 0);
+                                  leafType(*nodes_[r].tmpl), nodes_[r].tmpl,
+                                  nodes_[r].boundary, r, 0, reuse);
+  if (reuse == kNoNode) nodes_[r].c().attempts.push_back(a);
+  status_[r].attempts = i + 1;
   Node& attempt = nodes_[a];
   Node& rn = nodes_[r];
   attempt.attempt = true;

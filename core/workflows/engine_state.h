@@ -110,6 +110,8 @@ struct Composite {
   // Children waiting for a place, in order from gated_head.
   std::vector<std::function<std::uint32_t()>> gated;
   std::size_t gated_head = 0;
+  // retry nodes: their attempts' nodes, at most EngineOptions::kept_attempts (startAttempt).
+  std::vector<std::uint32_t> attempts;
 };
 
 // Fields ordered so that no padding falls between them (a run holds one per node).
@@ -202,8 +204,11 @@ class EngineRun {
   };
 
   // engine_nodes.cc
+  // A node at the end of the arrays, or made anew at `reuse` (an ended retry attempt,
+  // whose timers and queue places go with it).
   std::uint32_t newNode(std::string name, NodeType type, const Template* tmpl,
-                        std::uint32_t boundary, std::uint32_t parent, std::uint32_t slot);
+                        std::uint32_t boundary, std::uint32_t parent, std::uint32_t slot,
+                        std::uint32_t reuse = kNoNode);
   std::uint32_t startCall(std::string name, const Template* tmpl, const TemplateCall* call,
                           std::uint32_t parent, std::uint32_t slot, std::uint32_t boundary,
                           std::uint32_t caller, Json item, const Json& args, TimePoint now);

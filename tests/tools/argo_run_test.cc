@@ -568,5 +568,65 @@ TEST_F(ArgoRunTest, AnArgoStepHasNoDefaultDeadline) {
   EXPECT_EQ(status(r)["phase"], "Succeeded");
 }
 
+// Recursion that does work and fans out is bounded by the nodes a run makes (max_nodes):
+// the run ends in Error naming the template it was to start, and stops there.
+TEST_F(ArgoRunTest, ARunStopsAtItsLimitOfNodes) {
+  const std::string config = dir_.write("cfg.toml", "max_nodes = 300\n");
+  auto r = run(std::string(kHeader) + R"(  entrypoint: tree
+  templates:
+    - name: tree
+      steps:
+        - - name: work
+            template: echo
+        - - name: left
+            template: tree
+          - name: right
+            template: tree
+    - name: echo
+      plugin:
+        echo: {}
+)",
+               {"--config", config});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto s = status(r);
+  EXPECT_EQ(s["phase"], "Error");
+  EXPECT_EQ(s["message"].get<std::string>().rfind(
+                "Maximum number of nodes exceeded: the run has made 300 nodes (the limit is "
+                "300) and was to start ",
+                0),
+            0u)
+      << s["message"];
+  // A few more than the limit at most: the calls of the group being started.
+  EXPECT_LE(s["nodes"].size(), 310u);
+}
+
+// A retried call keeps its latest 100 attempts: a large retryStrategy.limit costs no more
+// nodes than that, and the attempts kept are the last ones, in order.
+TEST_F(ArgoRunTest, ARetriedCallKeepsItsLatestAttempts) {
+  auto r = run(std::string(kHeader) + R"(  entrypoint: flaky
+  templates:
+    - name: flaky
+      retryStrategy:
+        limit: "249"
+      plugin:
+        fail:
+          message: always
+)");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto s = status(r);
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(s["nodes"]["wf"]["message"], "No more retries left");
+  std::vector<std::string> kept;
+  for (const auto& [id, n] : s["nodes"].items()) {
+    if (n["type"] == "Plugin") kept.push_back(n["displayName"]);
+  }
+  ASSERT_EQ(kept.size(), 100u);
+  const auto& children = s["nodes"]["wf"]["children"];
+  ASSERT_EQ(children.size(), 100u);
+  EXPECT_EQ(s["nodes"][children[0].get<std::string>()]["displayName"], "wf(150)");
+  EXPECT_EQ(s["nodes"][children[99].get<std::string>()]["displayName"], "wf(249)");
+  EXPECT_EQ(s["nodes"][children[99].get<std::string>()]["message"], "always");
+}
+
 }  // namespace
 }  // namespace plugboard::testing

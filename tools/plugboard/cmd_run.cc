@@ -140,6 +140,7 @@ int cmdRun(const Args& args) {
   engine_options.default_timeout = config->server.default_timeout;
   engine_options.poll_interval = config->server.poll_interval;
   engine_options.args_limit = config->args_limit;
+  engine_options.max_nodes = config->max_nodes;
   // Argo's controller reads TRANSIENT_ERROR_PATTERN for retryPolicy OnTransientError.
   if (const char* pattern = std::getenv("TRANSIENT_ERROR_PATTERN"); pattern && *pattern) {
     try {
