@@ -125,6 +125,14 @@ TEST_F(ArcaflowRunTest, InvalidInputIsExitOneWithTheFieldsPath) {
   EXPECT_NE(r.err.find("missing.yaml"), std::string::npos) << r.err;
 }
 
+// A workflow nested deeper than 128 levels is refused where the nesting passes the
+// limit, as it is read: the rest (100,000 levels, an unclosed quote) is never reached.
+TEST_F(ArcaflowRunTest, AWorkflowNestedTooDeeplyIsRefusedWhereItPassesTheLimit) {
+  const auto r = validate("version: v0.2.0\ninput: " + std::string(100'000, '[') + "\"open\n");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, (dir_ / "workflow.yaml").string() + ":2:135: nested deeper than 128 levels\n");
+}
+
 TEST_F(ArcaflowRunTest, InvalidWorkflowIsExitOneWithFileLineColumn) {
   std::string text = kWorkflow;
   text.replace(text.find("v0.2.0"), 6, "v0.1.0");

@@ -628,5 +628,14 @@ TEST_F(ArgoRunTest, ARetriedCallKeepsItsLatestAttempts) {
   EXPECT_EQ(s["nodes"][children[99].get<std::string>()]["message"], "always");
 }
 
+// A file nested deeper than 128 levels is refused where the nesting passes the limit,
+// as it is read: the rest (100,000 levels, an unclosed quote) is never reached.
+TEST_F(ArgoRunTest, AFileNestedTooDeeplyIsRefusedWhereItPassesTheLimit) {
+  auto r = run(std::string(kHeader) + "  entrypoint: " + std::string(100'000, '[') + "\"open\n",
+               {}, "validate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, file() + ":6:141: nested deeper than 128 levels\n");
+}
+
 }  // namespace
 }  // namespace plugboard::testing
