@@ -86,7 +86,7 @@ struct NodeStatus {
   NodeIO inputs;   // parameters only
   NodeIO outputs;
   std::optional<std::chrono::steady_clock::time_point> started, finished;
-  int attempts = 0;  // a retry node's attempts made (more than its children past the kept)
+  int attempts = 0;    // a retry node's attempts made (more than its children past the kept)
   int calls = 0;       // a leaf's calls made (handed to LeafCalls), requeues included
   std::string plugin;  // name@version that answered a plugin leaf
   std::string deployer;  // the deployer that ran it ("native", "process" ...)

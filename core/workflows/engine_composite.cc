@@ -592,7 +592,8 @@ void EngineRun::finishDag(std::uint32_t d, TimePoint now) {
     // A value that could not be made is no success (the run's tree would say Succeeded,
     // then the run fail for want of its output).
     std::string why;
-    if (model_.values && status_[d].outputs.values) why = model_.values->failure(*status_[d].outputs.values);
+    if (model_.values && status_[d].outputs.values)
+      why = model_.values->failure(*status_[d].outputs.values);
     const NodePhase phase = why.empty() ? NodePhase::kSucceeded : NodePhase::kError;
     end(d, phase, std::move(why), now);
     return;

@@ -140,8 +140,8 @@ EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCal
 }
 
 std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template* tmpl,
-                                 std::uint32_t boundary, std::uint32_t parent,
-                                 std::uint32_t slot, std::uint32_t reuse) {
+                                 std::uint32_t boundary, std::uint32_t parent, std::uint32_t slot,
+                                 std::uint32_t reuse) {
   const auto n = reuse != kNoNode ? reuse : static_cast<std::uint32_t>(nodes_.size());
   if (reuse == kNoNode && nodes_.size() >= options_.max_nodes && fatal_.empty()) {
     fail("Maximum number of nodes exceeded: the run has made " +
@@ -184,7 +184,8 @@ std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template
       std::erase(ready_pods_, n);
     }
     const std::size_t timers = timers_.size();
-    std::erase_if(timers_, [n](const Timer& t) { return t.node == n && t.what != Timer::What::kWorkflow; });
+    std::erase_if(timers_,
+                  [n](const Timer& t) { return t.node == n && t.what != Timer::What::kWorkflow; });
     if (timers_.size() != timers) std::make_heap(timers_.begin(), timers_.end(), std::greater<>());
     status_[n] = std::move(s);
   } else {
@@ -326,12 +327,13 @@ void EngineRun::startAttempt(std::uint32_t r, TimePoint now) {
       kept.size() >= static_cast<std::size_t>(std::max(1, options_.kept_attempts))) {
     auto& children = status_[r].children;
     children.erase(children.begin());  // the oldest attempt's id: they are made in order
-    for (std::size_t j = 0; j + 1 < kept.size(); ++j) status_[kept[j]] = std::move(status_[kept[j + 1]]);
+    for (std::size_t j = 0; j + 1 < kept.size(); ++j)
+      status_[kept[j]] = std::move(status_[kept[j + 1]]);
     reuse = kept.back();
   }
-  const std::uint32_t a = newNode(status_[r].name + "(" + std::to_string(i) + ")",
-                                  leafType(*nodes_[r].tmpl), nodes_[r].tmpl,
-                                  nodes_[r].boundary, r, 0, reuse);
+  const std::uint32_t a =
+      newNode(status_[r].name + "(" + std::to_string(i) + ")", leafType(*nodes_[r].tmpl),
+              nodes_[r].tmpl, nodes_[r].boundary, r, 0, reuse);
   if (reuse == kNoNode) nodes_[r].c().attempts.push_back(a);
   status_[r].attempts = i + 1;
   Node& attempt = nodes_[a];

@@ -93,9 +93,10 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(
       errorOf("workers = 2\nlissten = \"x\"\n"),
       "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
-      "watch, listen, token_file, workers, call_threads, default_timeout, poll_interval, reply_deadline, "
-      "grace_period, body_limit, args_limit, max_nodes, poll_unknown, max_connections, log, trust, "
-      "priority, deployer_dirs, deployers, registry, deploy, reload_debounce)");
+      "watch, listen, token_file, workers, call_threads, default_timeout, poll_interval, "
+      "reply_deadline, grace_period, body_limit, args_limit, max_nodes, poll_unknown, "
+      "max_connections, log, trust, priority, deployer_dirs, deployers, registry, deploy, "
+      "reload_debounce)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
             "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),

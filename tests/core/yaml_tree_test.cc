@@ -156,7 +156,8 @@ TEST(YamlTree, StopsAtTheDepthLimitWhereTheCollectionOpens) {
   const std::string deep = std::string(100'000, '[') + "a" + std::string(100'000, ']');
   EXPECT_EQ(syntaxError(deep), "1:129 nested deeper than 128 levels");
   // (libyaml looks up to 1024 characters ahead for a simple key: the error is past them.)
-  EXPECT_EQ(syntaxError(std::string(2000, '[') + "\"open\n"), "1:129 nested deeper than 128 levels");
+  EXPECT_EQ(syntaxError(std::string(2000, '[') + "\"open\n"),
+            "1:129 nested deeper than 128 levels");
   std::string block;
   for (int i = 0; i < 200; ++i) block += std::string(i, ' ') + "- \n";
   EXPECT_EQ(syntaxError(block), "129:129 nested deeper than 128 levels");

@@ -871,9 +871,9 @@ TEST_F(ArcaflowRunWorkflowTest, AForeachWithAFailedItemGivesTheErrorOutput) {
 TEST_F(ArcaflowRunWorkflowTest, AForeachWhoseItemsCannotBeTakenIsNoSuccess) {
   dir_.write("sub.yaml", kSubWorkflow);
   const std::string text(9 << 20, 'a');
-  const auto r = run(R"({"items": [{"text": ")" + text + R"(", "n": 1}, {"text": ")" + text +
-                         R"(", "n": 2}]})",
-                     {}, foreachWorkflow());
+  const auto r = run(
+      R"({"items": [{"text": ")" + text + R"(", "n": 1}, {"text": ")" + text + R"(", "n": 2}]})",
+      {}, foreachWorkflow());
   EXPECT_EQ(r.exit_code, 3) << r.out.substr(0, 1000) << r.err.substr(0, 3000);
   EXPECT_EQ(r.out.find("output_id: success"), std::string::npos) << r.out.substr(0, 1000);
   EXPECT_NE(r.err.find("workflow failed: no workflow output could be produced; step 'items' "
@@ -888,7 +888,8 @@ TEST_F(ArcaflowRunWorkflowTest, AForeachWhoseItemsCannotBeTakenIsNoSuccess) {
 // exit status does.
 TEST_F(ArcaflowRunWorkflowTest, AnOutputThatCannotBeMadeIsAnErrorInTheTreeToo) {
   std::string workflow = kRunWorkflow;
-  const std::string count = "outputs:\n  success:\n    count: !expr $.steps.first.outputs.success.count\n";
+  const std::string count =
+      "outputs:\n  success:\n    count: !expr $.steps.first.outputs.success.count\n";
   workflow.insert(workflow.find(count) + count.size(), "    file: !expr readFile(\"nope.txt\")\n");
   const auto r = run("text: hi\nn: 1\n", {}, workflow);
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;

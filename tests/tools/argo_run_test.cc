@@ -480,8 +480,8 @@ TEST_F(ArgoRunTest, ASelfCallingTemplateEndsTheRunInErrorAtTheMaximumDepth) {
           - name: again
             template: forever
 )"}) {
-    auto r = run(std::string(kHeader) + "  entrypoint: forever\n  templates:\n    - name: forever\n" +
-                 body);
+    auto r = run(std::string(kHeader) +
+                 "  entrypoint: forever\n  templates:\n    - name: forever\n" + body);
     EXPECT_EQ(r.exit_code, 1) << r.err;
     auto s = status(r);
     EXPECT_EQ(s["phase"], "Error") << body;
@@ -547,8 +547,9 @@ TEST_F(ArgoRunTest, AnExitHandlerCallingItsOwnTemplateStopsAtTheMaximumDepth) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   auto s = status(r);
   EXPECT_EQ(s["phase"], "Error");
-  EXPECT_NE(s["message"].get<std::string>().find("Maximum recursion depth exceeded: template 'echo'"),
-            std::string::npos)
+  EXPECT_NE(
+      s["message"].get<std::string>().find("Maximum recursion depth exceeded: template 'echo'"),
+      std::string::npos)
       << s["message"];
 }
 
@@ -631,8 +632,8 @@ TEST_F(ArgoRunTest, ARetriedCallKeepsItsLatestAttempts) {
 // A file nested deeper than 128 levels is refused where the nesting passes the limit,
 // as it is read: the rest (100,000 levels, an unclosed quote) is never reached.
 TEST_F(ArgoRunTest, AFileNestedTooDeeplyIsRefusedWhereItPassesTheLimit) {
-  auto r = run(std::string(kHeader) + "  entrypoint: " + std::string(100'000, '[') + "\"open\n",
-               {}, "validate");
+  auto r = run(std::string(kHeader) + "  entrypoint: " + std::string(100'000, '[') + "\"open\n", {},
+               "validate");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, file() + ":6:141: nested deeper than 128 levels\n");
 }

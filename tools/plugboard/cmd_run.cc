@@ -114,8 +114,7 @@ CommandOptions runOptions() {
       "default-timeout", po::value<std::string>(),
       configHelp("deadline of a TOML or Arcaflow step attempt without its own timeout (an "
                  "Argo step has none, as in Argo)",
-                 "default_timeout",
-                 defaultText(core::defaults::kTimeout))
+                 "default_timeout", defaultText(core::defaults::kTimeout))
           .c_str())("poll-interval", po::value<std::string>(),
                     configHelp("delay before calling a Running step again when it asks for none",
                                "poll_interval", defaultText(core::defaults::kPollInterval))
