@@ -87,7 +87,8 @@ struct NodeStatus {
   NodeIO outputs;
   std::optional<std::chrono::steady_clock::time_point> started, finished;
   int attempts = 0;    // a retry node's attempts made (more than its children past the kept)
-  int calls = 0;       // a leaf's calls made (handed to LeafCalls), requeues included
+  int calls = 0;       // a leaf's calls made (handed to LeafCalls), requeues included;
+                       // a retry node's: those of its attempts no longer kept
   std::string plugin;  // name@version that answered a plugin leaf
   std::string deployer;  // the deployer that ran it ("native", "process" ...)
   LogLines logs;         // what the plugin logged during a leaf's calls (the last ones)

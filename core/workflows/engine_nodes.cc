@@ -327,6 +327,7 @@ void EngineRun::startAttempt(std::uint32_t r, TimePoint now) {
       kept.size() >= static_cast<std::size_t>(std::max(1, options_.kept_attempts))) {
     auto& children = status_[r].children;
     children.erase(children.begin());  // the oldest attempt's id: they are made in order
+    status_[r].calls += status_[kept.front()].calls;  // the calls of the attempts dropped
     for (std::size_t j = 0; j + 1 < kept.size(); ++j)
       status_[kept[j]] = std::move(status_[kept[j + 1]]);
     reuse = kept.back();

@@ -227,7 +227,10 @@ void StepReporter::statusFromNodes(std::size_t i, StepStatus& s, RunResult& resu
     }
     if (node.display_name == s.id) {
       taskChanged(step, s, node);
-      if (node.type == NodeType::kRetry) made = node.attempts;
+      if (node.type == NodeType::kRetry) {
+        made = node.attempts;
+        s.calls += node.calls;  // those of the attempts no longer kept
+      }
     }
     if (!nodes.read_again) node = NodeStatus{};
   }

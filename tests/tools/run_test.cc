@@ -196,6 +196,22 @@ retry = { limit = 1, backoff = "10ms" }
   EXPECT_EQ(reportStep(report, "gives-up")["message"], "planned failure on call 2");
 }
 
+// Past the 100 attempts a retried step keeps, its report still counts every attempt and
+// gives the last one's reason.
+TEST_F(RunTest, AStepRetriedPastTheAttemptsKeptCountsThemAll) {
+  auto report = runJson(R"(name = "wf"
+[[steps]]
+id = "gives-up"
+plugin = "scripted"
+args = { id = "g", fail_times = 1000 }
+retry = { limit = 149, backoff = "1ms", factor = 1 }
+)");
+  EXPECT_EQ(reportStep(report, "gives-up")["phase"], "Failed");
+  EXPECT_EQ(reportStep(report, "gives-up")["attempts"], 150);
+  EXPECT_EQ(reportStep(report, "gives-up")["calls"], 150);
+  EXPECT_EQ(reportStep(report, "gives-up")["message"], "planned failure on call 150");
+}
+
 TEST_F(RunTest, ParallelOneNeverRunsTwoCallsAtOnce) {
   // The same steps that overlap in the parallel-probe with --parallel 8 (below) never do
   // with --parallel 1.
