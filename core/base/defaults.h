@@ -44,6 +44,17 @@ inline constexpr std::string_view kLogFormat = "text";
 // run: leaf calls at once for an Engine built without a count (the CLI passes the
 // number of cores).
 inline constexpr int kParallel = 2;
+// run: the deepest nesting of template calls (the entry is 1, a template it calls 2, ...),
+// as Argo's controller's maxAllowedStackDepth; a call as deep as this ends the run in
+// Error, naming its template.
+inline constexpr int kMaxDepth = 100;
+// run: the most nodes a run makes (a node per template call, loop item, retry attempt,
+// steps group); the call that would make more ends the run in Error, naming its template.
+// About 1-2 KB each: a run holds at most a few GB of them.
+inline constexpr std::size_t kMaxNodes = 1'000'000;
+// run: the attempts of a retried call kept in the run's status (the latest ones; the
+// older ones' nodes are reused): a retryStrategy.limit of any size costs at most these.
+inline constexpr int kKeptAttempts = 100;
 // How long a cancelled call may take to return before it is abandoned.
 inline constexpr Millis kCancelGrace = std::chrono::seconds(2);
 // Hot-load: quiet time after the last change in a watched directory before reloading.

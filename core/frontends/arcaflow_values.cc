@@ -399,9 +399,16 @@ std::optional<Json> ArcaflowValues::outputs(const Template& tmpl, const Scope& s
     return Json{{"error", "no output of sub-workflow " + r->wf->file.filename().string() +
                               " could be produced: " + why}};
   }
-  // The foreach step: its items' outputs (the loop task "items" of its dag).
-  Json items = scope.lookup("tasks.items.outputs.values").value_or(Json::array());
-  if (!items.is_array()) items = Json::array();
+  // The foreach step: its items' outputs (the loop task "items" of its dag). A loop that
+  // never ran its items (its list could not be read: the task ended in Error) gives no
+  // output: the step is in Error, never an empty `success`; one with no items does.
+  std::optional<Json> looked = scope.lookup("tasks.items.outputs.values");
+  if (!looked) {
+    if (scope.lookup("tasks.items.status") != Json("Skipped")) return std::nullopt;
+    looked = Json::array();
+  }
+  Json items = std::move(*looked);
+  if (!items.is_array()) return std::nullopt;
   Json data = Json::array(), done = Json::object(), messages = Json::object();
   for (std::size_t i = 0; i < items.size(); ++i) {
     const Json& item = items[i];
@@ -434,6 +441,12 @@ std::optional<Json> ArcaflowValues::ends(const Template& tmpl, const Scope& scop
     if (f->got == Got::kValue) return Json{{"output_id", id}, {"data", std::move(f->value)}};
   }
   return std::nullopt;
+}
+
+std::string ArcaflowValues::failure(const Json& value) const {
+  if (value.is_object() && value.contains("error") && value["error"].is_string())
+    return value["error"].get<std::string>();
+  return {};
 }
 
 Expected<std::optional<ArcaflowValues::Output>> ArcaflowValues::output(const RunResult& result) const {

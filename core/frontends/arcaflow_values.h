@@ -51,6 +51,8 @@ class ArcaflowValues final : public ValueLanguage {
   // it, and the steps still running are stopped (workflow.go: Execute returns with the
   // first output node resolved; its deferred terminateAllSteps closes the others).
   std::optional<Json> ends(const Template& tmpl, const Scope& scope) const override;
+  // {"error": WHY} (an output's value failed): WHY.
+  std::string failure(const Json& value) const override;
 
   // The workflow's output once the run ended (the value ends() gave its dag); nullopt
   // when none resolved ("no more possible outputs").

@@ -386,7 +386,10 @@ bool looksLikeArcaflow(std::string_view text) {
   if (yaml::firstMappingHasKey(text, {"apiVersion", "kind"})) return false;
   yaml::Tree tree;
   const yaml::Tree::Parsed parsed = tree.parse(text);
-  if (parsed.error || parsed.documents.empty()) return false;
+  // Unreadable YAML (a syntax error, nesting past the limit) that starts as an Arcaflow
+  // workflow does is one: its reader names the problem, with the engine's exit status.
+  if (parsed.error) return yaml::firstMappingHasKey(text, {"version"});
+  if (parsed.documents.empty()) return false;
   const yaml::Node doc = parsed.documents.front().root;
   return doc.isMap() && doc.member("version").isDefined() &&
          !doc.member("apiVersion").isDefined() && !doc.member("kind").isDefined();
@@ -403,7 +406,8 @@ std::optional<yaml::Node> oneDocument(yaml::Tree& tree, std::string_view text,
   };
   yaml::Tree::Parsed parsed = tree.parse(text);
   if (parsed.error) {
-    problems.push_back({at(parsed.error->mark), "", "not YAML: " + parsed.error->message});
+    problems.push_back({at(parsed.error->mark), "",
+                        (parsed.error->syntax ? "not YAML: " : "") + parsed.error->message});
     return std::nullopt;
   }
   if (parsed.documents.empty()) return yaml::Node();

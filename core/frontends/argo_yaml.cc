@@ -79,7 +79,8 @@ Json toJson(const yaml::Node& node) {
 std::vector<yaml::Document> ArgoYaml::documents(std::string_view text) {
   yaml::Tree::Parsed parsed = tree_.parse(text);
   if (parsed.error) {
-    problem(at(parsed.error->mark), "", "YAML syntax error: " + parsed.error->message);
+    problem(at(parsed.error->mark), "",
+            (parsed.error->syntax ? "YAML syntax error: " : "") + parsed.error->message);
     return {};
   }
   std::vector<yaml::Document> out;

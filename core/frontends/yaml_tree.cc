@@ -276,10 +276,13 @@ Tree::Parsed Tree::parse(std::string_view text) {
         b.alias(e);
         break;
       case YAML_SEQUENCE_START_EVENT:
-        b.start(e, Node::Type::kSequence);
-        break;
       case YAML_MAPPING_START_EVENT:
-        b.start(e, Node::Type::kMap);
+        if (b.open.size() >= static_cast<std::size_t>(kMaxDepth)) {
+          out.error = Error{b.mark(e.start_mark), std::string(kTooDeep), false};
+          more = false;
+          break;
+        }
+        b.start(e, e.type == YAML_MAPPING_START_EVENT ? Node::Type::kMap : Node::Type::kSequence);
         break;
       case YAML_SEQUENCE_END_EVENT:
       case YAML_MAPPING_END_EVENT:
@@ -331,6 +334,7 @@ bool firstMappingHasKey(std::string_view text, std::initializer_list<std::string
       if (opens) ++depth;
       if (closes) --depth;
       if (depth == 1) key = true;  // a value ended
+      if (depth > kMaxDepth) more = false;  // no answer: Tree::parse names the problem
     }
     yaml_event_delete(&e);
   }

@@ -132,10 +132,16 @@ class NodeRange {
   const NodeData* const* end_;
 };
 
+// The deepest nesting of collections a text may have (the readers walking a tree stop at
+// the same depth, which aliases may reach too).
+inline constexpr int kMaxDepth = 128;
+inline constexpr std::string_view kTooDeep = "nested deeper than 128 levels";
+
 // Where a text or a document is refused, and why (a sentence without a prefix).
 struct Error {
   Mark mark;
   std::string message;
+  bool syntax = true;  // false: YAML past a limit of the reader (kTooDeep)
 };
 
 // One document of a text: its root (null for an empty document), or why it is refused:
@@ -154,8 +160,10 @@ class Tree {
   Tree& operator=(const Tree&) = delete;
 
   // Reads every document of `text`. A syntax error (libyaml's message, which go-yaml
-  // shares; a tab where YAML wants spaces named as such) stops the reading: `error` is
-  // set and no document is returned. May be called again for another text: every node
+  // shares; a tab where YAML wants spaces named as such), or a collection nested deeper
+  // than kMaxDepth levels (told when it opens: libyaml's cost per token grows with the
+  // nesting, so 100,000 levels would take minutes), stops the reading: `error` is set
+  // and no document is returned. May be called again for another text: every node
   // read stays valid while the Tree lives.
   struct Parsed {
     std::vector<Document> documents;

@@ -321,6 +321,7 @@ constexpr ConfigKey kKeys[] = {
     {"grace_period", readDuration<&ServerOptions::grace_period>},
     {"body_limit", readInteger<&ServerOptions::body_limit, 1, 1 << 30>},
     {"args_limit", readInteger<&Config::args_limit, 1, 1 << 30>},
+    {"max_nodes", readInteger<&Config::max_nodes, 1, 1'000'000'000>},
     {"poll_unknown", readBool<&ServerOptions::poll_unknown>},
     {"max_connections", readInteger<&ServerOptions::max_connections, 0, 10'000'000>},
     {"log", nullptr, kLogKeys},

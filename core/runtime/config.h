@@ -38,6 +38,7 @@ struct Config {
   ServerOptions server;
   std::filesystem::path token_file;  // empty: no authentication
   std::size_t args_limit = defaults::kArgsLimit;  // run: a step's args after substitution
+  std::size_t max_nodes = defaults::kMaxNodes;    // run: the nodes a run makes at most
   std::string log_level{defaults::kLogLevel};
   std::string log_format{defaults::kLogFormat};  // or "json"
   TrustPolicy trust;

@@ -886,6 +886,8 @@ class Evaluator {
     }
     auto result = f->call(args, context_);
     if (!result) return errorAt(result.error().message(), n.offset);
+    if (detail::valueBytes(*result) > detail::kMaxValueBytes)
+      return errorAt(detail::tooLarge(n.name).message(), n.offset);
     Value out = computed(std::move(*result));
     out.path = n.name + "(...)";
     return out;
@@ -974,7 +976,10 @@ class Evaluator {
       const auto& x = a.get_ref<const std::string&>();
       const auto& y = b.get_ref<const std::string&>();
       switch (n.op) {
-        case Op::kAdd: return computed(x + y);
+        case Op::kAdd:
+          if (16 + x.size() + y.size() > detail::kMaxValueBytes)
+            return errorAt(detail::tooLarge("'+'").message(), n.offset);
+          return computed(x + y);
         case Op::kEq: return computed(x == y);
         case Op::kNe: return computed(x != y);
         case Op::kGt: return computed(x > y);  // bytes compared as unsigned, as Go does

@@ -33,6 +33,32 @@ std::string typeName(const Json& v) {
   }
 }
 
+std::size_t valueBytes(const Json& v, std::size_t stop) {
+  std::size_t bytes = 0;
+  std::vector<const Json*> todo{&v};  // no recursion: a value may be nested deeply
+  while (!todo.empty() && bytes <= stop) {
+    const Json* j = todo.back();
+    todo.pop_back();
+    bytes += 16;
+    if (j->is_string()) {
+      bytes += j->get_ref<const std::string&>().size();
+    } else if (j->is_array()) {
+      for (const auto& item : *j) todo.push_back(&item);
+    } else if (j->is_object()) {
+      for (const auto& [key, member] : j->items()) {
+        bytes += key.size();
+        todo.push_back(&member);
+      }
+    }
+  }
+  return bytes;
+}
+
+Error tooLarge(const std::string& what) {
+  return Error(what + " would make a value of more than 16 MiB (" + std::to_string(kMaxValueBytes) +
+               " bytes, each item counted 16 more), the most a value an expression makes may hold");
+}
+
 std::optional<std::int64_t> asInt(const Json& v) {
   if (v.is_number_integer() && !v.is_number_unsigned()) return v.get<std::int64_t>();
   if (v.is_number_unsigned()) {
@@ -465,6 +491,12 @@ Expected<Json> toUpper(const Args& a, const Context&) {
 Expected<Json> splitString(const Args& a, const Context&) {
   PB_TRY(s, stringArg("splitString", a, 0));
   PB_TRY(separator, stringArg("splitString", a, 1));
+  // Counted before any piece is made: 4 MB split into 16 M pieces would hold gigabytes.
+  std::size_t pieces = separator.empty() ? s.size() : 1;
+  for (std::size_t at = 0; !separator.empty() && (at = s.find(separator, at)) != std::string::npos;
+       at += separator.size())
+    ++pieces;
+  if (16 + 16 * pieces + s.size() > kMaxValueBytes) return tooLarge("splitString");
   return split(s, separator);
 }
 
@@ -492,6 +524,11 @@ Expected<Json> getEnvVar(const Args& a, const Context& context) {
 
 Expected<Json> bindConstants(const Args& a, const Context&) {
   if (!a[0].is_array()) return badArgument("bindConstants", 0, "a list", a[0]);
+  // Each item gets a copy of the constant: counted before any is made.
+  const std::size_t constant = valueBytes(a[1]) + 16 * 3 + 12;  // {"item", "constant"}
+  if (constant * a[0].size() > kMaxValueBytes ||
+      valueBytes(a[0]) + constant * a[0].size() > kMaxValueBytes)
+    return tooLarge("bindConstants");
   Json out = Json::array();
   for (const auto& item : a[0]) out.push_back(Json{{"item", item}, {"constant", a[1]}});
   return out;

@@ -29,6 +29,17 @@ const Function* findFunction(std::string_view name);
 // negative precision the fewest digits that read back as `v`.
 std::string formatFloat(double v, char format, int precision);
 
+// The most a value an expression makes (a function's result, a joined string) may hold,
+// counted by valueBytes(): a value over it is an error where it would be made, so that an
+// expression's memory stays within a small multiple of it (docs/arcaflow.md).
+inline constexpr std::size_t kMaxValueBytes = std::size_t{16} << 20;
+// What `v` holds as the bound counts it: 16 bytes a value (each list item and object
+// member included) plus the bytes of its strings and keys; the count stops once past
+// `stop`.
+std::size_t valueBytes(const Json& v, std::size_t stop = kMaxValueBytes);
+// "<what> would make a value of more than 16 MiB ...".
+Error tooLarge(const std::string& what);
+
 // Arcaflow's name of a value's type: integer, float, string, bool, list, object, null.
 std::string typeName(const Json& v);
 // The value as a 64-bit integer, if it is a JSON integer that fits.

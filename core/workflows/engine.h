@@ -86,8 +86,9 @@ struct NodeStatus {
   NodeIO inputs;   // parameters only
   NodeIO outputs;
   std::optional<std::chrono::steady_clock::time_point> started, finished;
-  int attempts = 0;
-  int calls = 0;       // a leaf's calls made (handed to LeafCalls), requeues included
+  int attempts = 0;    // a retry node's attempts made (more than its children past the kept)
+  int calls = 0;       // a leaf's calls made (handed to LeafCalls), requeues included;
+                       // a retry node's: those of its attempts no longer kept
   std::string plugin;  // name@version that answered a plugin leaf
   std::string deployer;  // the deployer that ran it ("native", "process" ...)
   LogLines logs;         // what the plugin logged during a leaf's calls (the last ones)
@@ -150,10 +151,18 @@ class EngineObserver {
 
 struct EngineOptions {
   int parallel = defaults::kParallel;  // leaves running at once (with the model's own)
-  Millis default_timeout = defaults::kTimeout;
+  // An attempt's deadline when its template sets no timeout; none: no deadline (Argo's
+  // steps have none).
+  std::optional<Millis> default_timeout = defaults::kTimeout;
   Millis poll_interval = defaults::kPollInterval;
   Millis cancel_grace = defaults::kCancelGrace;
   std::size_t args_limit = defaults::kArgsLimit;
+  // The deepest nesting of template calls: a call this deep ends the run in Error.
+  int max_depth = defaults::kMaxDepth;
+  // The most nodes a run makes: the call that would make more ends the run in Error.
+  std::size_t max_nodes = defaults::kMaxNodes;
+  // The attempts of a retried call kept (the latest; at least 1).
+  int kept_attempts = defaults::kKeptAttempts;
   // retryPolicy OnTransientError also retries a node whose message this matches (anywhere
   // in it), as Argo's TRANSIENT_ERROR_PATTERN; Argo's own transient messages always do.
   std::optional<std::regex> transient_error_pattern;

@@ -329,6 +329,7 @@ void EngineRun::expandCall(std::uint32_t c, const TemplateCall& call, const std:
     notify(item_parent);
   }
   for (std::size_t i = 0; i < items->size(); ++i) {
+    if (!fatal_.empty()) break;  // the run ends in Error (fail()): no more nodes
     std::string name = loopNodeName(base, i, (*items)[i]);
     auto start = one(name, item_parent, (*items)[i]);
     ++nodes_[item_parent].open;
@@ -588,7 +589,13 @@ void EngineRun::finishDag(std::uint32_t d, TimePoint now) {
   const TemplateInfo& ti = info(nodes_[d].tmpl);
   const Node& dag = nodes_[d];
   if (dag.c().stopped) {  // its value language decided it: its value is already set
-    end(d, NodePhase::kSucceeded, "", now);
+    // A value that could not be made is no success (the run's tree would say Succeeded,
+    // then the run fail for want of its output).
+    std::string why;
+    if (model_.values && status_[d].outputs.values)
+      why = model_.values->failure(*status_[d].outputs.values);
+    const NodePhase phase = why.empty() ? NodePhase::kSucceeded : NodePhase::kError;
+    end(d, phase, std::move(why), now);
     return;
   }
   std::vector<NodePhase> branch(ti.calls.size(), NodePhase::kSucceeded);

@@ -140,9 +140,15 @@ EngineRun::EngineRun(const WorkflowModel& model, const Json& parameters, LeafCal
 }
 
 std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template* tmpl,
-                                 std::uint32_t boundary, std::uint32_t parent,
-                                 std::uint32_t slot) {
-  const auto n = static_cast<std::uint32_t>(nodes_.size());
+                                 std::uint32_t boundary, std::uint32_t parent, std::uint32_t slot,
+                                 std::uint32_t reuse) {
+  const auto n = reuse != kNoNode ? reuse : static_cast<std::uint32_t>(nodes_.size());
+  if (reuse == kNoNode && nodes_.size() >= options_.max_nodes && fatal_.empty()) {
+    fail("Maximum number of nodes exceeded: the run has made " +
+         std::to_string(options_.max_nodes) + " nodes (the limit is " +
+         std::to_string(options_.max_nodes) + ") and was to start " +
+         (tmpl != nullptr ? "template '" + tmpl->name + "'" : "'" + name + "'"));
+  }
   NodeStatus s;
   s.id = argoNodeId(workflow_name_, name);
   // Argo's display name: the name after the boundary's, without a leading "[i]." or ".".
@@ -168,17 +174,37 @@ std::uint32_t EngineRun::newNode(std::string name, NodeType type, const Template
   if (tmpl != nullptr) s.template_name = tmpl->name;
   s.started = now_;
   s.phase = NodePhase::kRunning;
-  status_.push_back(std::move(s));
   Node node;
+  if (reuse != kNoNode) {
+    // What still names the old node: a timer of its own (a deadline), its place in a
+    // queue of leaves. Its call's token goes on counting (an answer to it no longer counts).
+    node.token = nodes_[n].token;
+    if (nodes_[n].queued) {
+      std::erase(ready_, n);
+      std::erase(ready_pods_, n);
+    }
+    const std::size_t timers = timers_.size();
+    std::erase_if(timers_,
+                  [n](const Timer& t) { return t.node == n && t.what != Timer::What::kWorkflow; });
+    if (timers_.size() != timers) std::make_heap(timers_.begin(), timers_.end(), std::greater<>());
+    status_[n] = std::move(s);
+  } else {
+    status_.push_back(std::move(s));
+  }
   node.tmpl = tmpl;
   node.boundary = boundary;
   node.parent = parent;
   node.slot = slot;
   node.frame = n;
   node.deadline = parent != kNoNode ? nodes_[parent].deadline : workflow_deadline_;
+  node.depth = parent != kNoNode ? nodes_[parent].depth : 0;
   // Exit handlers run past the deadlines of what they handle (Argo's IsPartOfExitHandler).
   if (slot == kExitSlot || (parent == kNoNode && entry_ != kNoNode)) node.deadline = TimePoint::max();
-  nodes_.push_back(std::move(node));
+  if (reuse != kNoNode) {
+    nodes_[n] = std::move(node);
+  } else {
+    nodes_.push_back(std::move(node));
+  }
   return n;
 }
 
@@ -229,7 +255,25 @@ std::uint32_t EngineRun::startCall(std::string name, const Template* tmpl,
   if (pending_args_) node.args = std::move(pending_args_);
   pending_args_.reset();
   if (tmpl->active_deadline) node.deadline = std::min(node.deadline, now + *tmpl->active_deadline);
+  ++node.depth;
   notify(n);
+  if (!fatal_.empty()) {  // the run ends in Error (fail()): nothing more starts
+    end(n, NodePhase::kError, "not started: " + fatal_, now);
+    return n;
+  }
+  // Argo's executeTemplate counts its nesting (currentStackDepth) and stops a call as deep
+  // as maxStackDepth with ErrMaxDepthExceeded, which ends the workflow in Error. Nothing
+  // is started below such a call, so the calls nested on the stack here (startCall,
+  // startBody, startSteps / startDag, expandCall) are at most max_depth deep.
+  if (node.depth >= options_.max_depth) {
+    const std::string message = "Maximum recursion depth exceeded: template '" + tmpl->name +
+                                "' called " + std::to_string(node.depth) +
+                                " templates deep (the limit is " +
+                                std::to_string(options_.max_depth) + ")";
+    fail("error in entry template execution: " + message);
+    end(n, NodePhase::kError, message, now);
+    return n;
+  }
   if (auto bound = bindInputs(n, args); !bound) {
     end(n, NodePhase::kError, bound.error().message(), now);
     return n;
@@ -269,10 +313,30 @@ std::uint32_t EngineRun::startCall(std::string name, const Template* tmpl,
 }
 
 void EngineRun::startAttempt(std::uint32_t r, TimePoint now) {
-  const Node& retry = nodes_[r];
-  const int i = retry.retry_index;
-  const std::uint32_t a = newNode(status_[r].name + "(" + std::to_string(i) + ")",
-                                  leafType(*retry.tmpl), retry.tmpl, retry.boundary, r, 0);
+  if (!fatal_.empty()) {
+    end(r, NodePhase::kError, "not started: " + fatal_, now);
+    return;
+  }
+  const int i = nodes_[r].retry_index;
+  // The latest kept_attempts attempts are kept: past them, the oldest one's status goes,
+  // the others' move down a place (they stay in the order they were made) and the last
+  // place (its node ended, its parent told) is made this attempt, so that a
+  // retryStrategy.limit of any size holds no more nodes than these.
+  std::uint32_t reuse = kNoNode;
+  if (std::vector<std::uint32_t>& kept = nodes_[r].c().attempts;
+      kept.size() >= static_cast<std::size_t>(std::max(1, options_.kept_attempts))) {
+    auto& children = status_[r].children;
+    children.erase(children.begin());  // the oldest attempt's id: they are made in order
+    status_[r].calls += status_[kept.front()].calls;  // the calls of the attempts dropped
+    for (std::size_t j = 0; j + 1 < kept.size(); ++j)
+      status_[kept[j]] = std::move(status_[kept[j + 1]]);
+    reuse = kept.back();
+  }
+  const std::uint32_t a =
+      newNode(status_[r].name + "(" + std::to_string(i) + ")", leafType(*nodes_[r].tmpl),
+              nodes_[r].tmpl, nodes_[r].boundary, r, 0, reuse);
+  if (reuse == kNoNode) nodes_[r].c().attempts.push_back(a);
+  status_[r].attempts = i + 1;
   Node& attempt = nodes_[a];
   Node& rn = nodes_[r];
   attempt.attempt = true;
@@ -401,7 +465,7 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
     Node& node = nodes_[n];
     node.queued = false;
     if (isEnded(status_[n].phase) || node.in_flight) continue;
-    const bool first = node.attempt_deadline == TimePoint::max();
+    const bool first = status_[n].calls == 0;  // (a call made again is no new attempt)
     if (first && now >= node.deadline) {
       end(n, NodePhase::kFailed, "Step exceeded its deadline", now);
       continue;
@@ -417,7 +481,7 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
       continue;
     }
     if (first) {
-      Millis timeout = options_.default_timeout;
+      std::optional<Millis> timeout = options_.default_timeout;
       if (!node.tmpl->timeout.empty()) {
         auto text = fillIn(n, nullptr, n, Json(node.tmpl->timeout));
         auto d = text ? parseDuration(parameterText(*text)) : Expected<Millis>(text.error());
@@ -427,8 +491,9 @@ std::optional<EngineRun::Launch> EngineRun::nextLaunch(TimePoint now) {
         }
         timeout = *d;
       }
-      node.attempt_deadline = std::min(node.deadline, now + timeout);
-      addTimer(node.attempt_deadline, n, Timer::What::kDeadline);
+      node.attempt_deadline = timeout ? std::min(node.deadline, now + *timeout) : node.deadline;
+      if (node.attempt_deadline != TimePoint::max())
+        addTimer(node.attempt_deadline, n, Timer::What::kDeadline);
     }
     node.control = std::make_shared<CallControl>();
     node.control->log().setLabel("step " + status_[n].display_name);
@@ -604,7 +669,8 @@ void EngineRun::end(std::uint32_t n, NodePhase phase, std::string message, TimeP
   notify(n);
   // Argo's runOnExitNode: a call's exit handler runs once the call completed.
   std::string exit_template;
-  if (node.kind != NodeKind::kDone && !node.attempt && !cancelling_ && ed::completed(phase)) {
+  if (node.kind != NodeKind::kDone && !node.attempt && !cancelling_ && fatal_.empty() &&
+      ed::completed(phase)) {
     if (node.call != nullptr && !node.call->on_exit.empty()) {
       exit_template = node.call->on_exit;
     } else if (node.tmpl != nullptr && !node.tmpl->hooks_exit.empty()) {
@@ -659,6 +725,11 @@ void EngineRun::drain(TimePoint now) {
     }
   }
   draining_ = false;
+  if (!fatal_.empty() && !cancelling_) cancel(now, "stopped: " + fatal_, false);
+}
+
+void EngineRun::fail(std::string message) {
+  if (fatal_.empty()) fatal_ = std::move(message);
 }
 
 void EngineRun::childFulfilled(std::uint32_t p, std::uint32_t child, TimePoint now) {
@@ -729,6 +800,10 @@ void EngineRun::finish(TimePoint now) {
   if (phase == NodePhase::kSucceeded && exit_ != kNoNode && ed::failedOrError(status_[exit_].phase)) {
     phase_ = status_[exit_].phase;
     message_ = status_[exit_].message;
+  }
+  if (!fatal_.empty()) {  // Argo's markWorkflowError
+    phase_ = NodePhase::kError;
+    message_ = fatal_;
   }
   ready_.clear();
   ready_pods_.clear();

@@ -110,11 +110,16 @@ struct Composite {
   // Children waiting for a place, in order from gated_head.
   std::vector<std::function<std::uint32_t()>> gated;
   std::size_t gated_head = 0;
+  // retry nodes: their attempts' nodes, at most EngineOptions::kept_attempts (startAttempt).
+  std::vector<std::uint32_t> attempts;
 };
 
 // Fields ordered so that no padding falls between them (a run holds one per node).
 struct Node {
   NodeKind kind = NodeKind::kDone;
+  // Template calls from the entry (1) to this node (a retry's attempts, steps groups and
+  // task groups count as their parent's; an exit handler as a call its node made).
+  std::uint16_t depth = 0;
   const Template* tmpl = nullptr;
   const TemplateCall* call = nullptr;  // the call that made it; null for the entry, exits
   std::uint32_t parent = kNoNode;      // told when this node is fulfilled
@@ -199,8 +204,11 @@ class EngineRun {
   };
 
   // engine_nodes.cc
+  // A node at the end of the arrays, or made anew at `reuse` (an ended retry attempt,
+  // whose timers and queue places go with it).
   std::uint32_t newNode(std::string name, NodeType type, const Template* tmpl,
-                        std::uint32_t boundary, std::uint32_t parent, std::uint32_t slot);
+                        std::uint32_t boundary, std::uint32_t parent, std::uint32_t slot,
+                        std::uint32_t reuse = kNoNode);
   std::uint32_t startCall(std::string name, const Template* tmpl, const TemplateCall* call,
                           std::uint32_t parent, std::uint32_t slot, std::uint32_t boundary,
                           std::uint32_t caller, Json item, const Json& args, TimePoint now);
@@ -212,6 +220,9 @@ class EngineRun {
   void retryDecide(std::uint32_t r, std::uint32_t attempt, TimePoint now);
   void end(std::uint32_t n, NodePhase phase, std::string message, TimePoint now);
   void drain(TimePoint now);
+  // Ends the run in Error with `message` at the next point where nothing is half made
+  // (the end of drain()): every node still running stops, as on cancel.
+  void fail(std::string message);
   void childFulfilled(std::uint32_t p, std::uint32_t child, TimePoint now);
   void rootFulfilled(std::uint32_t n, TimePoint now);
   void addTimer(TimePoint when, std::uint32_t n, Timer::What what);
@@ -287,6 +298,7 @@ class EngineRun {
   std::uint32_t entry_ = kNoNode, exit_ = kNoNode;
   NodePhase phase_ = NodePhase::kRunning;
   std::string message_;
+  std::string fatal_;  // fail()'s message: the run ends in Error with it
   TimePoint started_{};
   TimePoint workflow_deadline_ = TimePoint::max();
   int in_flight_ = 0, unanswered_ = 0, leaf_limit_ = 1;

@@ -291,10 +291,16 @@ class ValueLanguage {
   // once one of its outputs resolves), else nullopt. The dag then stops: each call
   // running under it is cancelled (its plugin's answer to the cancel stays its outcome),
   // whatever would start under it ends Omitted, and once all of them ended the dag ends
-  // Succeeded with this value (outputs() is not asked).
+  // with this value (outputs() is not asked): Succeeded, or Error with failure()'s message.
   virtual std::optional<Json> ends(const Template& tmpl, const Scope& scope) const {
     (void)tmpl, (void)scope;
     return std::nullopt;
+  }
+  // What ends() gave, when it says the dag's value could not be made (an expression of an
+  // output that failed): why, and the dag ends in Error with it; empty when it is a value.
+  virtual std::string failure(const Json& value) const {
+    (void)value;
+    return {};
   }
   // Asked for each call still running when a call beside it ended: true to cancel it now
   // (its plugin's answer to the cancel stays its outcome), with why in `message`.

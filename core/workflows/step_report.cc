@@ -210,6 +210,7 @@ void StepReporter::statusFromNodes(std::size_t i, StepStatus& s, RunResult& resu
   Step& step = steps_[i];
   s.id = step.task->name;
   std::string last_leaf_message;
+  int made = 0;
   for (auto n = nodes.first[i]; n != StepNodes::kNone; n = nodes.next[n]) {
     NodeStatus& node = result.nodes[n];
     if (node.type == NodeType::kPlugin) {
@@ -224,9 +225,17 @@ void StepReporter::statusFromNodes(std::size_t i, StepStatus& s, RunResult& resu
       if (!node.plugin.empty()) s.plugin = node.plugin;
       if (!node.deployer.empty()) s.deployer = node.deployer;
     }
-    if (node.display_name == s.id) taskChanged(step, s, node);
+    if (node.display_name == s.id) {
+      taskChanged(step, s, node);
+      if (node.type == NodeType::kRetry) {
+        made = node.attempts;
+        s.calls += node.calls;  // those of the attempts no longer kept
+      }
+    }
     if (!nodes.read_again) node = NodeStatus{};
   }
+  // A retry's attempts past the ones kept (EngineOptions::kept_attempts) count too.
+  s.attempts = std::max(s.attempts, made);
   lastAttemptsReason(step, s, last_leaf_message);
   if (step.omitted) omittedBecause(step, s);
 }

@@ -318,6 +318,40 @@ TEST(ArcaflowFunctions, BindConstantsAsTheEngine) {
       << not_list.error().message();
 }
 
+// Every value an expression makes is bounded (16 MiB, each item counted 16 bytes more):
+// splitString of 4 MB into 4 M pieces, bindConstants copying a large constant to each item
+// and '+' joining large strings are errors where they would be made, before they are.
+TEST(ArcaflowFunctions, AValueAnExpressionMakesIsBounded) {
+  const std::string big(4 << 20, 'a');
+  for (const auto& [what, got] :
+       {std::pair{"splitString", call("splitString", {big, ""})},
+        std::pair{"bindConstants", call("bindConstants", {Json(std::vector<int>(1000, 1)),
+                                                          Json(std::string(1 << 20, 'c'))})}}) {
+    ASSERT_FALSE(got.ok()) << what;
+    EXPECT_EQ(got.error().message().rfind(std::string(what) +
+                                              " would make a value of more than 16 MiB (16777216 "
+                                              "bytes, each item counted 16 more), the most a value "
+                                              "an expression makes may hold at column 1",
+                                          0),
+              0u)
+        << got.error().message();
+  }
+  auto joined = parseExpression("$.s + $.s + $.s + $.s + $.s");
+  ASSERT_TRUE(joined.ok());
+  auto five = joined->evaluate(Json{{"s", big}}, {});
+  ASSERT_FALSE(five.ok());
+  EXPECT_NE(five.error().message().find("'+' would make a value of more than 16 MiB"),
+            std::string::npos)
+      << five.error().message();
+  // Under the bound, as before.
+  auto pieces = call("splitString", {std::string(1 << 19, 'a'), ""});
+  ASSERT_TRUE(pieces.ok()) << pieces.error().message();
+  EXPECT_EQ(pieces->size(), std::size_t{1} << 19);
+  auto three = parseExpression("$.s + $.s + $.s")->evaluate(Json{{"s", big}}, {});
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(three->get<std::string>().size(), 3 * big.size());
+}
+
 // TestGetEnvVarFunction: a variable that is set, and one that is not, which gives the default.
 TEST(ArcaflowFunctions, GetEnvVarAsTheEngine) {
   ASSERT_EQ(::setenv("test_known_present_env_var_key", "known value", 1), 0);

@@ -113,9 +113,9 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
       errorOf("workers = 2\nlissten = \"x\"\n"),
       "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
       "watch, listen, token_file, workers, call_threads, default_timeout, poll_interval, "
-      "reply_deadline, "
-      "grace_period, body_limit, args_limit, poll_unknown, max_connections, log, trust, priority, "
-      "deployer_dirs, deployers, registry, deploy, containment, reload_debounce)");
+      "reply_deadline, grace_period, body_limit, args_limit, max_nodes, poll_unknown, "
+      "max_connections, log, trust, priority, deployer_dirs, deployers, registry, deploy, "
+      "containment, reload_debounce)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
             "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),

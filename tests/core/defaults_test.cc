@@ -58,6 +58,7 @@ TEST(DefaultsTest, TheConfigurationDocsStateTheDefaultsInUse) {
       {"grace_period", quotedCode(formatDuration(defaults::kGracePeriod))},
       {"body_limit", code(std::to_string(defaults::kBodyLimit))},
       {"args_limit", code(std::to_string(defaults::kArgsLimit))},
+      {"max_nodes", code(std::to_string(defaults::kMaxNodes))},
       {"log.level", quotedCode(defaults::kLogLevel)},
       {"log.format", quotedCode(defaults::kLogFormat)},
   };

@@ -149,6 +149,24 @@ TEST(YamlTree, RefusesSyntaxErrorsWithTheirLine) {
   EXPECT_EQ(syntaxError("a: 1\nb: x\xff\n").substr(0, 4), "2:5 ");
 }
 
+// Collections nested deeper than 128 levels stop the reading where the 129th opens, as
+// the events arrive: what follows is not read (a syntax error further on is not reached,
+// and 100,000 levels cost no more than 129).
+TEST(YamlTree, StopsAtTheDepthLimitWhereTheCollectionOpens) {
+  const std::string deep = std::string(100'000, '[') + "a" + std::string(100'000, ']');
+  EXPECT_EQ(syntaxError(deep), "1:129 nested deeper than 128 levels");
+  // (libyaml looks up to 1024 characters ahead for a simple key: the error is past them.)
+  EXPECT_EQ(syntaxError(std::string(2000, '[') + "\"open\n"),
+            "1:129 nested deeper than 128 levels");
+  std::string block;
+  for (int i = 0; i < 200; ++i) block += std::string(i, ' ') + "- \n";
+  EXPECT_EQ(syntaxError(block), "129:129 nested deeper than 128 levels");
+  // 128 levels are read.
+  Tree tree;
+  const Node ok = one(tree, std::string(128, '[') + std::string(128, ']'));
+  EXPECT_TRUE(ok.isSequence());
+}
+
 TEST(YamlTree, RefusesATabWhereYamlWantsSpaces) {
   EXPECT_EQ(syntaxError("spec:\n\tentrypoint: main\n"),
             "2:1 a tab character where YAML allows only spaces (indent with spaces)");

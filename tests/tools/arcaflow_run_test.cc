@@ -125,6 +125,14 @@ TEST_F(ArcaflowRunTest, InvalidInputIsExitOneWithTheFieldsPath) {
   EXPECT_NE(r.err.find("missing.yaml"), std::string::npos) << r.err;
 }
 
+// A workflow nested deeper than 128 levels is refused where the nesting passes the
+// limit, as it is read: the rest (100,000 levels, an unclosed quote) is never reached.
+TEST_F(ArcaflowRunTest, AWorkflowNestedTooDeeplyIsRefusedWhereItPassesTheLimit) {
+  const auto r = validate("version: v0.2.0\ninput: " + std::string(100'000, '[') + "\"open\n");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, (dir_ / "workflow.yaml").string() + ":2:135: nested deeper than 128 levels\n");
+}
+
 TEST_F(ArcaflowRunTest, InvalidWorkflowIsExitOneWithFileLineColumn) {
   std::string text = kWorkflow;
   text.replace(text.find("v0.2.0"), 6, "v0.1.0");
@@ -857,6 +865,38 @@ TEST_F(ArcaflowRunWorkflowTest, AForeachWithAFailedItemGivesTheErrorOutput) {
   EXPECT_NE(r.out.find("    done:\n        0:\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("        2:\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("    why:\n        1: "), std::string::npos) << r.out;
+}
+
+// Items over the 16 MiB value limit end the foreach's loop in Error before any item runs:
+// the step gives no output (never `success` with no data), so the run fails naming why.
+TEST_F(ArcaflowRunWorkflowTest, AForeachWhoseItemsCannotBeTakenIsNoSuccess) {
+  dir_.write("sub.yaml", kSubWorkflow);
+  const std::string text(9 << 20, 'a');
+  const auto r = run(
+      R"({"items": [{"text": ")" + text + R"(", "n": 1}, {"text": ")" + text + R"(", "n": 2}]})",
+      {}, foreachWorkflow());
+  EXPECT_EQ(r.exit_code, 3) << r.out.substr(0, 1000) << r.err.substr(0, 3000);
+  EXPECT_EQ(r.out.find("output_id: success"), std::string::npos) << r.out.substr(0, 1000);
+  EXPECT_NE(r.err.find("workflow failed: no workflow output could be produced; step 'items' "
+                       "Error: withParam: a filled value is larger than the limit of 16777216 "
+                       "bytes"),
+            std::string::npos)
+      << r.err.substr(0, 3000);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "starts"));
+}
+
+// An output whose expression fails ends the workflow in Error: the tree says so, as the
+// exit status does.
+TEST_F(ArcaflowRunWorkflowTest, AnOutputThatCannotBeMadeIsAnErrorInTheTreeToo) {
+  std::string workflow = kRunWorkflow;
+  const std::string count =
+      "outputs:\n  success:\n    count: !expr $.steps.first.outputs.success.count\n";
+  workflow.insert(workflow.find(count) + count.size(), "    file: !expr readFile(\"nope.txt\")\n");
+  const auto r = run("text: hi\nn: 1\n", {}, workflow);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_EQ(r.err.find("Succeeded"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Status:              Error\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("workflow failed: output 'success': "), std::string::npos) << r.err;
 }
 
 TEST_F(ArcaflowRunWorkflowTest, AForeachItemThatFitsNoInputIsExitThreeBeforeAnythingRuns) {

@@ -467,5 +467,176 @@ TEST_F(ArgoRunTest, ValidateSaysOkOrNamesTheProblem) {
   EXPECT_EQ(bad.err.rfind(file() + ":", 0), 0u) << bad.err;
 }
 
+// A template that calls itself forever stops where Argo's controller stops it
+// (maxAllowedStackDepth, 100): the run ends in Error naming the template, with no crash,
+// whether the call is a step or a dag task.
+TEST_F(ArgoRunTest, ASelfCallingTemplateEndsTheRunInErrorAtTheMaximumDepth) {
+  for (const std::string body : {R"(      steps:
+        - - name: again
+            template: forever
+)",
+                                 R"(      dag:
+        tasks:
+          - name: again
+            template: forever
+)"}) {
+    auto r = run(std::string(kHeader) +
+                 "  entrypoint: forever\n  templates:\n    - name: forever\n" + body);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    auto s = status(r);
+    EXPECT_EQ(s["phase"], "Error") << body;
+    EXPECT_EQ(s["message"],
+              "error in entry template execution: Maximum recursion depth exceeded: template "
+              "'forever' called 100 templates deep (the limit is 100)")
+        << s.dump(2).substr(0, 2000);
+    // Nothing was started below the call that stopped.
+    EXPECT_LT(s["nodes"].size(), 250u);
+    int stopped = 0;
+    for (const auto& [id, n] : s["nodes"].items()) {
+      stopped += n["phase"] == "Error" &&
+                 n.value("message", "").starts_with("Maximum recursion depth exceeded");
+    }
+    EXPECT_EQ(stopped, 1);
+  }
+}
+
+// The depth counts as Argo's does (the entry is 1): 99 nested calls run, 100 do not.
+TEST_F(ArgoRunTest, RecursionThatEndsRunsUpToTheMaximumDepth) {
+  const std::string wf = std::string(kHeader) + R"(  entrypoint: down
+  arguments:
+    parameters:
+      - name: n
+  templates:
+    - name: down
+      inputs:
+        parameters:
+          - name: n
+      steps:
+        - - name: next
+            template: down
+            when: "{{inputs.parameters.n}} > 0"
+            arguments:
+              parameters:
+                - name: n
+                  value: "{{=asInt(inputs.parameters.n) - 1}}"
+)";
+  auto deepest = run(wf, {"--param", "n=98"});
+  EXPECT_EQ(deepest.exit_code, 0) << deepest.err << deepest.out.substr(0, 2000);
+  auto over = run(wf, {"--param", "n=99"});
+  EXPECT_EQ(over.exit_code, 1) << over.err;
+  EXPECT_EQ(status(over)["phase"], "Error");
+}
+
+// An exit handler that calls its own template is a call below the one it handles: it
+// stops at the same depth (here at a call of the step it handles), instead of growing
+// until the memory runs out.
+TEST_F(ArgoRunTest, AnExitHandlerCallingItsOwnTemplateStopsAtTheMaximumDepth) {
+  auto r = run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      steps:
+        - - name: work
+            template: echo
+            hooks:
+              exit:
+                template: main
+    - name: echo
+      plugin:
+        echo: {}
+)");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto s = status(r);
+  EXPECT_EQ(s["phase"], "Error");
+  EXPECT_NE(
+      s["message"].get<std::string>().find("Maximum recursion depth exceeded: template 'echo'"),
+      std::string::npos)
+      << s["message"];
+}
+
+// Argo gives a step no deadline unless its template or the workflow writes one: the
+// default timeout of TOML steps (--default-timeout) does not reach an Argo step, which
+// runs as long as it takes.
+TEST_F(ArgoRunTest, AnArgoStepHasNoDefaultDeadline) {
+  auto r = run(std::string(kHeader) + R"(  entrypoint: main
+  templates:
+    - name: main
+      plugin:
+        sleep:
+          seconds: 1
+)",
+               {"--default-timeout", "100ms"});
+  EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(status(r)["phase"], "Succeeded");
+}
+
+// Recursion that does work and fans out is bounded by the nodes a run makes (max_nodes):
+// the run ends in Error naming the template it was to start, and stops there.
+TEST_F(ArgoRunTest, ARunStopsAtItsLimitOfNodes) {
+  const std::string config = dir_.write("cfg.toml", "max_nodes = 300\n");
+  auto r = run(std::string(kHeader) + R"(  entrypoint: tree
+  templates:
+    - name: tree
+      steps:
+        - - name: work
+            template: echo
+        - - name: left
+            template: tree
+          - name: right
+            template: tree
+    - name: echo
+      plugin:
+        echo: {}
+)",
+               {"--config", config});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto s = status(r);
+  EXPECT_EQ(s["phase"], "Error");
+  EXPECT_EQ(s["message"].get<std::string>().rfind(
+                "Maximum number of nodes exceeded: the run has made 300 nodes (the limit is "
+                "300) and was to start ",
+                0),
+            0u)
+      << s["message"];
+  // A few more than the limit at most: the calls of the group being started.
+  EXPECT_LE(s["nodes"].size(), 310u);
+}
+
+// A retried call keeps its latest 100 attempts: a large retryStrategy.limit costs no more
+// nodes than that, and the attempts kept are the last ones, in order.
+TEST_F(ArgoRunTest, ARetriedCallKeepsItsLatestAttempts) {
+  auto r = run(std::string(kHeader) + R"(  entrypoint: flaky
+  templates:
+    - name: flaky
+      retryStrategy:
+        limit: "249"
+      plugin:
+        fail:
+          message: always
+)");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto s = status(r);
+  EXPECT_EQ(s["phase"], "Failed");
+  EXPECT_EQ(s["nodes"]["wf"]["message"], "No more retries left");
+  std::vector<std::string> kept;
+  for (const auto& [id, n] : s["nodes"].items()) {
+    if (n["type"] == "Plugin") kept.push_back(n["displayName"]);
+  }
+  ASSERT_EQ(kept.size(), 100u);
+  const auto& children = s["nodes"]["wf"]["children"];
+  ASSERT_EQ(children.size(), 100u);
+  EXPECT_EQ(s["nodes"][children[0].get<std::string>()]["displayName"], "wf(150)");
+  EXPECT_EQ(s["nodes"][children[99].get<std::string>()]["displayName"], "wf(249)");
+  EXPECT_EQ(s["nodes"][children[99].get<std::string>()]["message"], "always");
+}
+
+// A file nested deeper than 128 levels is refused where the nesting passes the limit,
+// as it is read: the rest (100,000 levels, an unclosed quote) is never reached.
+TEST_F(ArgoRunTest, AFileNestedTooDeeplyIsRefusedWhereItPassesTheLimit) {
+  auto r = run(std::string(kHeader) + "  entrypoint: " + std::string(100'000, '[') + "\"open\n", {},
+               "validate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, file() + ":6:141: nested deeper than 128 levels\n");
+}
+
 }  // namespace
 }  // namespace plugboard::testing

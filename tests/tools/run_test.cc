@@ -121,6 +121,21 @@ plugin = "echo"
   EXPECT_EQ(report["abandoned_calls"], 0);
 }
 
+// A TOML step without a timeout of its own has the default one (--default-timeout), which
+// Argo steps do not get (tests/tools/argo_run_test.cc).
+TEST_F(RunTest, AStepWithoutATimeoutHasTheDefaultOne) {
+  auto report = runJson(R"(name = "wf"
+[[steps]]
+id = "slow"
+plugin = "sleep"
+args = { seconds = 30 }
+)",
+                        {"--default-timeout", "200ms"});
+  EXPECT_EQ(reportStep(report, "slow")["phase"], "Failed");
+  EXPECT_EQ(reportStep(report, "slow")["message"],
+            "Pod was active on the node longer than the specified deadline");
+}
+
 TEST_F(RunTest, ACallThatIgnoresCancellationIsAbandonedAndTheRunStillEnds) {
   auto report = runJson(R"(name = "wf"
 [[steps]]
@@ -179,6 +194,22 @@ retry = { limit = 1, backoff = "10ms" }
   EXPECT_EQ(reportStep(report, "gives-up")["phase"], "Failed");
   EXPECT_EQ(reportStep(report, "gives-up")["attempts"], 2);
   EXPECT_EQ(reportStep(report, "gives-up")["message"], "planned failure on call 2");
+}
+
+// Past the 100 attempts a retried step keeps, its report still counts every attempt and
+// gives the last one's reason.
+TEST_F(RunTest, AStepRetriedPastTheAttemptsKeptCountsThemAll) {
+  auto report = runJson(R"(name = "wf"
+[[steps]]
+id = "gives-up"
+plugin = "scripted"
+args = { id = "g", fail_times = 1000 }
+retry = { limit = 149, backoff = "1ms", factor = 1 }
+)");
+  EXPECT_EQ(reportStep(report, "gives-up")["phase"], "Failed");
+  EXPECT_EQ(reportStep(report, "gives-up")["attempts"], 150);
+  EXPECT_EQ(reportStep(report, "gives-up")["calls"], 150);
+  EXPECT_EQ(reportStep(report, "gives-up")["message"], "planned failure on call 150");
 }
 
 TEST_F(RunTest, ParallelOneNeverRunsTwoCallsAtOnce) {

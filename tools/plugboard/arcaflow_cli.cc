@@ -497,6 +497,7 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
   options.default_timeout = config->server.default_timeout;
   options.poll_interval = config->server.poll_interval;
   options.args_limit = config->args_limit;
+  options.max_nodes = config->max_nodes;
   // The steps' progress goes to stderr: stdout holds the output alone, as the engine's.
   NodeTreeDisplay display(model.name, input, isatty(STDERR_FILENO), stderr, json);
   core::DispatchedLeafCalls calls(runtime->dispatcher());

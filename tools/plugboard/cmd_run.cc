@@ -112,8 +112,9 @@ CommandOptions runOptions() {
                                       "number of cores"),
       "plugin calls running at once")(
       "default-timeout", po::value<std::string>(),
-      configHelp("deadline of a step attempt without its own timeout", "default_timeout",
-                 defaultText(core::defaults::kTimeout))
+      configHelp("deadline of a TOML or Arcaflow step attempt without its own timeout (an "
+                 "Argo step has none, as in Argo)",
+                 "default_timeout", defaultText(core::defaults::kTimeout))
           .c_str())("poll-interval", po::value<std::string>(),
                     configHelp("delay before calling a Running step again when it asks for none",
                                "poll_interval", defaultText(core::defaults::kPollInterval))
@@ -138,6 +139,7 @@ int cmdRun(const Args& args) {
   engine_options.default_timeout = config->server.default_timeout;
   engine_options.poll_interval = config->server.poll_interval;
   engine_options.args_limit = config->args_limit;
+  engine_options.max_nodes = config->max_nodes;
   // Argo's controller reads TRANSIENT_ERROR_PATTERN for retryPolicy OnTransientError.
   if (const char* pattern = std::getenv("TRANSIENT_ERROR_PATTERN"); pattern && *pattern) {
     try {
@@ -154,6 +156,9 @@ int cmdRun(const Args& args) {
                 << vm["workflow"].as<std::string>() << " is not one\n";
       return kExitUsage;
     }
+    // Argo gives a step no deadline of its own (its templates' timeout and
+    // activeDeadlineSeconds are unset unless written): an Argo workflow's steps get none.
+    engine_options.default_timeout.reset();
     return runModel(vm, std::move(*config), engine_options, *output == "json");
   }
 
