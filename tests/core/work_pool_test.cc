@@ -1,6 +1,9 @@
 // WorkPool: the one pool of threads for blocking work, and its clock's timers.
 #include "core/base/work_pool.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <future>
 #include <thread>
@@ -79,6 +82,25 @@ TEST(WorkPoolTest, ItsClockFiresTimersInOrderAndCancelledOnesNever) {
   EXPECT_TRUE(clock.cancel(never));
   done.get_future().wait();
   EXPECT_EQ(cancelled, 0);
+}
+
+TEST(WorkPoolTest, ATaskThatRunsLongIsLoweredAndItsThreadEndsWithIt) {
+  const int normal = getpriority(PRIO_PROCESS, 0);  // this thread's; the pool's inherit it
+  if (normal == 19) GTEST_SKIP() << "the test runs at nice 19 already";
+  WorkPool pool(2, std::chrono::microseconds(0), std::chrono::milliseconds(20));
+  std::promise<int> long_task;
+  pool.post([&] {
+    // Runs until the pool lowers it; the bound only keeps a broken build from hanging.
+    for (int i = 0; i < 1000 && getpriority(PRIO_PROCESS, gettid()) != 19; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    long_task.set_value(getpriority(PRIO_PROCESS, gettid()));
+  });
+  EXPECT_EQ(long_task.get_future().get(), 19);
+  // Its thread cannot be raised back: the next task runs on a thread at the normal priority.
+  std::promise<int> short_task;
+  pool.post([&] { short_task.set_value(getpriority(PRIO_PROCESS, gettid())); });
+  EXPECT_EQ(short_task.get_future().get(), normal);
 }
 
 TEST(ManualClockTest, TimersFireOnlyWhenTheClockIsAdvancedToThem) {
