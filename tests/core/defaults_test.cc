@@ -58,6 +58,8 @@ TEST(DefaultsTest, TheConfigurationDocsStateTheDefaultsInUse) {
       {"grace_period", quotedCode(formatDuration(defaults::kGracePeriod))},
       {"body_limit", code(std::to_string(defaults::kBodyLimit))},
       {"args_limit", code(std::to_string(defaults::kArgsLimit))},
+      {"plugin_calls", code(std::to_string(defaults::kPluginCalls))},
+      {"plugin_queue", code(std::to_string(defaults::kPluginQueue))},
       {"log.level", quotedCode(defaults::kLogLevel)},
       {"log.format", quotedCode(defaults::kLogFormat)},
   };
