@@ -1,5 +1,6 @@
 #include "core/base/work_pool.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -147,10 +148,11 @@ struct WorkPool::State {
     w->thread = std::thread([self, w] { self->work(self, w); });
   }
 
-  // Lowers the threads whose task has run past lower_after to the lowest priority (nice
-  // 19: a thread may lower its own process's threads without privileges, but not raise
-  // them back, so such a thread ends with its task). A task that spins then takes CPU
-  // from the short ones only while they leave it idle. Runs on the clock's thread.
+  // Lowers the threads whose task has run past lower_after to the lowest priority:
+  // SCHED_IDLE (run only when no other thread wants the CPU), and nice 19 where that is
+  // refused. A process may lower its own threads without privileges but not raise them
+  // back, so such a thread ends with its task. A task that spins then takes CPU from the
+  // short ones only while they leave it idle. Runs on the clock's thread.
   void sweep() {
     std::lock_guard lock(mu);
     sweep_armed = false;
@@ -159,7 +161,10 @@ struct WorkPool::State {
     for (const auto& w : threads) {
       if (!w->busy || w->lowered || w->exited) continue;
       if (now - w->started >= lower_after) {
-        ::setpriority(PRIO_PROCESS, static_cast<id_t>(w->tid), 19);
+        const sched_param none{};
+        if (::sched_setscheduler(w->tid, SCHED_IDLE, &none) != 0) {
+          ::setpriority(PRIO_PROCESS, static_cast<id_t>(w->tid), 19);
+        }
         w->lowered = true;
       } else {
         next = std::min(next, w->started + lower_after);

@@ -26,8 +26,8 @@
 // returns, or with the process).
 //
 // With `lower_after`, a task that has run that long has its thread lowered to the lowest
-// priority (nice 19), and that thread ends when the task returns (it may not raise its
-// priority back): a task that spins or runs long then takes the CPU from short ones only
+// priority (SCHED_IDLE, else nice 19), and that thread ends when the task returns (it may
+// not raise its priority back): a task that spins or runs long then takes the CPU from short ones only
 // while they leave it idle (serve's calls, docs/serve.md).
 //
 // Owners: `serve`'s HttpServer (its calls, core/serving/http_server.h), the runner's
