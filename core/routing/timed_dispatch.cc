@@ -130,7 +130,7 @@ void TimedCalls::dispatch(std::shared_ptr<Dispatcher> dispatcher, DispatchReques
       d.not_started = true;
       d.outcome = Outcome::error(
           "the call waited for a free thread of the call pool until its start-by time and was "
-          "not made");
+          "not made; try again later");
       call->dispatcher.reset();
       call->done(std::move(d));
     });
