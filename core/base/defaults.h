@@ -26,6 +26,15 @@ inline constexpr bool kPollUnknown = false;
 inline constexpr int kWorkers = 0;
 // serve: plugin calls running at once (the WorkPool's bound); more wait their turn.
 inline constexpr int kCallThreads = 64;
+// serve: each plugin's bulkhead (core/serving/bulkheads.h): its calls in flight at once, a
+// quarter of the call pool, so that up to three plugins that hang leave room for the rest;
+// and its calls waiting for one of those, beyond which a call is refused at once.
+inline constexpr int kPluginCalls = 16;
+inline constexpr int kPluginQueue = 256;
+// serve: a call that has run this long has its thread lowered to the lowest priority, so
+// that a plugin that spins takes the CPU from the short calls of others only while they
+// leave it idle (core/base/work_pool.h).
+inline constexpr Millis kLowerCallsAfter = std::chrono::seconds(1);
 // Deadline of a call (exec, serve) or a step attempt (run) that sets none.
 inline constexpr Millis kTimeout = std::chrono::minutes(5);
 // Requeue delay for a Running result that names none.

@@ -1,5 +1,9 @@
 #include "core/base/work_pool.h"
 
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -86,7 +90,8 @@ class SteadyAlarmClock final : public AlarmClock {
 constexpr auto kRetireAfter = std::chrono::seconds(1);
 
 struct WorkPool::State {
-  State(int w, std::chrono::microseconds s) : workers(std::max(1, w)), spin(s) {}
+  State(int w, std::chrono::microseconds s, std::chrono::milliseconds l)
+      : workers(std::max(1, w)), spin(s), lower_after(l) {}
 
   struct Worker {
     std::thread thread;
@@ -94,11 +99,16 @@ struct WorkPool::State {
     bool busy = false;
     bool woken = false;  // taken off `idle` by post() to run the tasks queued
     bool exited = false;
+    pid_t tid = 0;             // the thread's, for setpriority()
+    Clock::TimePoint started;  // its task's start, while busy (with lower_after)
+    bool lowered = false;      // its task ran past lower_after: it ends with it
   };
 
   const int workers;
   const std::chrono::microseconds spin;
+  const std::chrono::milliseconds lower_after;  // zero: never
   SteadyAlarmClock clock;
+  bool sweep_armed = false;  // a timer will look for tasks past lower_after (guarded by mu)
 
   mutable std::mutex mu;  // guards everything below
   std::condition_variable idle_cv;  // a task ended while stopping
@@ -135,7 +145,37 @@ struct WorkPool::State {
     ++coming;
     auto w = std::make_shared<Worker>();
     threads.push_back(w);
-    w->thread = std::thread([self, w] { self->work(w); });
+    w->thread = std::thread([self, w] { self->work(self, w); });
+  }
+
+  // Lowers the threads whose task has run past lower_after to the lowest priority:
+  // SCHED_IDLE (run only when no other thread wants the CPU), and nice 19 where that is
+  // refused. A process may lower its own threads without privileges but not raise them
+  // back, so such a thread ends with its task. A task that spins then takes CPU from the
+  // short ones only while they leave it idle. Runs on the clock's thread.
+  void sweep() {
+    std::lock_guard lock(mu);
+    sweep_armed = false;
+    const auto now = Clock::Steady::now();
+    auto next = Clock::TimePoint::max();
+    for (const auto& w : threads) {
+      if (!w->busy || w->lowered || w->exited) continue;
+      if (now - w->started >= lower_after) {
+        const sched_param none{};
+        if (::sched_setscheduler(w->tid, SCHED_IDLE, &none) != 0) {
+          ::setpriority(PRIO_PROCESS, static_cast<id_t>(w->tid), 19);
+        }
+        w->lowered = true;
+      } else {
+        next = std::min(next, w->started + lower_after);
+      }
+    }
+    if (next != Clock::TimePoint::max() && !stop) armSweep(next);
+  }
+  // REQUIRES: mu held.
+  void armSweep(Clock::TimePoint when) {
+    sweep_armed = true;
+    clock.at(when, [this] { sweep(); });
   }
 
   // A thread for the task just queued, when the threads awake may not take it: the idle
@@ -155,9 +195,10 @@ struct WorkPool::State {
     return nullptr;
   }
 
-  void work(const std::shared_ptr<Worker>& self) {
+  void work(const std::shared_ptr<State>& state, const std::shared_ptr<Worker>& self) {
     Worker& me = *self;
     std::unique_lock lock(mu);
+    me.tid = ::gettid();
     --coming;  // started
     for (;;) {
       if (tasks.empty() && !stop && spin.count() > 0) {
@@ -198,6 +239,10 @@ struct WorkPool::State {
       queued.store(tasks.size(), std::memory_order_release);
       ++busy;
       me.busy = true;
+      if (lower_after.count() > 0) {
+        me.started = Clock::Steady::now();
+        if (!sweep_armed && !stop) armSweep(me.started + lower_after);
+      }
       lock.unlock();
       task();
       task = nullptr;
@@ -209,14 +254,25 @@ struct WorkPool::State {
       // At most `busy` abandoned tasks can still be running.
       abandoned = std::min(abandoned, busy);
       if (stop) idle_cv.notify_all();
+      if (me.lowered) {
+        // It cannot raise its priority back: it ends, and a thread at the normal priority
+        // takes the tasks queued, if the threads awake may not.
+        --running;
+        me.exited = true;
+        if (!tasks.empty() && !stop) {
+          if (auto w = wakeFor(state)) w->cv.notify_one();
+        }
+        return;
+      }
     }
     --running;
     me.exited = true;
   }
 };
 
-WorkPool::WorkPool(int workers, std::chrono::microseconds spin)
-    : state_(std::make_shared<State>(workers, spin)) {}
+WorkPool::WorkPool(int workers, std::chrono::microseconds spin,
+                   std::chrono::milliseconds lower_after)
+    : state_(std::make_shared<State>(workers, spin, lower_after)) {}
 
 WorkPool::~WorkPool() {
   State& s = *state_;

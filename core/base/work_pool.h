@@ -25,6 +25,11 @@
 // threads; a thread still in an abandoned task is not waited for (it ends when its call
 // returns, or with the process).
 //
+// With `lower_after`, a task that has run that long has its thread lowered to the lowest
+// priority (SCHED_IDLE, else nice 19), and that thread ends when the task returns (it may
+// not raise its priority back): a task that spins or runs long then takes the CPU from short ones only
+// while they leave it idle (serve's calls, docs/serve.md).
+//
 // Owners: `serve`'s HttpServer (its calls, core/serving/http_server.h), the runner's
 // WorkerPoolEnv (core/workflows/run_env.h) and `exec`'s dispatchWithDeadline
 // (core/routing/timed_dispatch.h) each own one; the pool must outlive what its tasks use.
@@ -45,7 +50,8 @@ namespace plugboard::core {
 
 class WorkPool {
  public:
-  explicit WorkPool(int workers, std::chrono::microseconds spin = std::chrono::microseconds(0));
+  explicit WorkPool(int workers, std::chrono::microseconds spin = std::chrono::microseconds(0),
+                    std::chrono::milliseconds lower_after = std::chrono::milliseconds(0));
   ~WorkPool();
   WorkPool(const WorkPool&) = delete;
   WorkPool& operator=(const WorkPool&) = delete;

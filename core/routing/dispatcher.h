@@ -108,6 +108,9 @@ struct Dispatch {
   bool handled = true;             // false when polling found no plugin to handle it
   bool reached = false;            // a plugin was called (false: refused before any call)
   bool deadline_passed = false;    // set by a deadline (core/routing/timed_dispatch.h)
+  // The call was never made: it waited past its start-by time for a thread
+  // (core/routing/timed_dispatch.h), or a caller's own bound refused it; `outcome` says why.
+  bool not_started = false;
 };
 
 // What one call will reach, as resolve() decides it. Holds pointers into the dispatcher's

@@ -84,7 +84,8 @@ TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest reque
 }
 
 void TimedCalls::dispatch(std::shared_ptr<Dispatcher> dispatcher, DispatchRequest request,
-                          Millis timeout, Done done, std::optional<Route> route) {
+                          Millis timeout, Done done, std::optional<Route> route,
+                          std::optional<Clock::TimePoint> start_by) {
   struct Call {
     std::shared_ptr<Dispatcher> dispatcher;
     DispatchRequest request;
@@ -92,7 +93,9 @@ void TimedCalls::dispatch(std::shared_ptr<Dispatcher> dispatcher, DispatchReques
     std::optional<Route> route;
     CallControl control;
     AlarmClock::TimerId timer = 0;
-    std::atomic<int> state{0};  // 0 running, 1 returned, 2 past the deadline
+    AlarmClock::TimerId start_timer = 0;
+    std::atomic<int> state{0};  // 0 running, 1 returned, 2 past the deadline, 3 returned late
+    std::atomic<int> start{0};  // 0 waiting for a thread, 1 taken by one, 2 not made
   };
   auto call = std::make_shared<Call>();
   call->dispatcher = std::move(dispatcher);
@@ -111,7 +114,31 @@ void TimedCalls::dispatch(std::shared_ptr<Dispatcher> dispatcher, DispatchReques
       if (call->state.load() != 3) pool->abandon();  // still running: not waited for
     });
   });
+  if (start_by) {
+    // Set before the task is posted, so that the task finds it to cancel.
+    call->start_timer = clock_.at(*start_by, [call, clock] {
+      int waiting = 0;
+      if (!call->start.compare_exchange_strong(waiting, 2)) return;  // a thread took it
+      // Its deadline's timers find it returned: nothing to cancel, nothing to abandon.
+      int running = 0;
+      if (call->state.compare_exchange_strong(running, 1)) {
+        clock->cancel(call->timer);
+      } else {
+        call->state = 3;
+      }
+      Dispatch d;
+      d.not_started = true;
+      d.outcome = Outcome::error(
+          "the call waited for a free thread of the call pool until its start-by time and was "
+          "not made; try again later");
+      call->dispatcher.reset();
+      call->done(std::move(d));
+    });
+  }
   pool_.post([call, clock, timeout] {
+    int waiting = 0;
+    if (!call->start.compare_exchange_strong(waiting, 1)) return;  // not made: done was told
+    if (call->start_timer != 0) clock->cancel(call->start_timer);
     Dispatch d = call->route ? call->dispatcher->call(*call->route, call->request, call->control)
                              : call->dispatcher->dispatch(call->request, call->control);
     int running = 0;

@@ -39,6 +39,9 @@ TimedDispatch dispatchWithDeadline(Dispatcher& dispatcher, DispatchRequest reque
 // For servers: each call runs on the pool, and its result is handed to `done`, on the
 // pool's thread, when it returns. A call past its deadline and `grace` is abandoned to the
 // pool (it no longer counts against its bound) and still handed to `done` if it returns.
+// A call given a start-by time that is still waiting for a thread then is not made: `done`
+// gets, on the clock's thread, an Error with `not_started` set, and the task does nothing
+// when its turn comes. So a caller never takes a call that has not started for one running.
 // Thread-safety: dispatch() may be called from any thread. REQUIRES: `pool` and `clock`
 // outlive the object and every call it started.
 class TimedCalls {
@@ -49,9 +52,11 @@ class TimedCalls {
 
   // Runs `request` on `dispatcher` (held until it returns) with a deadline `timeout` from
   // now. With `route` (resolved by `dispatcher` for this request), the call goes there
-  // without resolving again.
+  // without resolving again. With `start_by`, the call is made only if a thread takes it
+  // before then (REQUIRES: start_by is before the deadline plus `grace`).
   void dispatch(std::shared_ptr<Dispatcher> dispatcher, DispatchRequest request, Millis timeout,
-                Done done, std::optional<Route> route = std::nullopt);
+                Done done, std::optional<Route> route = std::nullopt,
+                std::optional<Clock::TimePoint> start_by = std::nullopt);
 
  private:
   WorkPool& pool_;

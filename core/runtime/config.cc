@@ -292,6 +292,36 @@ constexpr ConfigKey kContainmentKeys[] = {
                            Config& c) { return r.boolean(v, key, c.containment.user_namespaces); }},
 };
 
+// [plugin_limits.NAME]: calls and queue, each optional; the other keeps its default.
+Status readPluginLimits(const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+  return r.eachEntry(
+      v, key, "[plugin_limits.NAME] tables of calls and queue",
+      [&](const std::string& name, const std::string& sub, const toml::node& value) -> Status {
+        const auto* t = value.as_table();
+        if (t == nullptr) return r.error(value.source(), sub, "must be a table of calls and queue");
+        BulkheadLimits limits{-1, -1};  // unset: plugin_calls', plugin_queue's
+        for (auto&& [k, n] : *t) {
+          const std::string field(k.str());
+          const std::string field_key = sub + "." + field;
+          long long x = 0;
+          Status st = Status::Ok();
+          if (field == "calls") {
+            st = r.integer(n, field_key, x, 1, 4096);
+            limits.calls = static_cast<int>(x);
+          } else if (field == "queue") {
+            st = r.integer(n, field_key, x, 0, 1'000'000);
+            limits.queue = static_cast<int>(x);
+          } else {
+            st = r.error(k.source(), field_key,
+                         "is not a key of a plugin's limits (expected calls or queue)");
+          }
+          if (!st) return st;
+        }
+        c.server.plugin_limits_by_name[toLower(name)] = limits;
+        return Status::Ok();
+      });
+}
+
 constexpr std::string_view kLogLevels[] = {"trace", "debug", "info", "warn", "error", "off"};
 constexpr std::string_view kLogFormats[] = {"text", "json"};
 
@@ -315,6 +345,21 @@ constexpr ConfigKey kKeys[] = {
     {"token_file", readPath<&Config::token_file>},
     {"workers", readInteger<&ServerOptions::threads, 0, 1024>},
     {"call_threads", readInteger<&ServerOptions::call_threads, 1, 4096>},
+    {"plugin_calls",
+     [](const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+       long long n = 0;
+       Status st = r.integer(v, key, n, 1, 4096);
+       if (st) c.server.plugin_limits.calls = static_cast<int>(n);
+       return st;
+     }},
+    {"plugin_queue",
+     [](const Reader& r, const toml::node& v, const std::string& key, Config& c) {
+       long long n = 0;
+       Status st = r.integer(v, key, n, 0, 1'000'000);
+       if (st) c.server.plugin_limits.queue = static_cast<int>(n);
+       return st;
+     }},
+    {"plugin_limits", readPluginLimits},
     {"default_timeout", readDuration<&ServerOptions::default_timeout>},
     {"poll_interval", readDuration<&ServerOptions::poll_interval>},
     {"reply_deadline", readDuration<&ServerOptions::reply_deadline>},

@@ -57,8 +57,9 @@ class ArgoCalls {
 
   // What a call is answered.
   struct Reply {
-    std::string body;  // the JSON text of Argo's ExecuteTemplateReply
+    std::string body;  // the JSON text of Argo's ExecuteTemplateReply, or of the refusal
     bool succeeded;    // only such replies are kept for requests sent again
+    bool refused = false;  // the call was not made (core/serving/bulkheads.h): body is the error
   };
   // Starts the call; it calls `finish` once, from any thread, when the call ended.
   using Finish = std::function<void(Reply)>;

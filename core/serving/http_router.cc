@@ -45,6 +45,23 @@ HttpResponse error(http::status status, const std::string& message, unsigned ver
   return json(status, {{"error", message}}, version);
 }
 
+// A call that was not made (its plugin's bulkhead, core/serving/bulkheads.h): 503, which
+// Argo's agent takes for a transient error and sends again after a backoff.
+HttpResponse refused(std::string body, unsigned version) {
+  HttpResponse res =
+      text(http::status::service_unavailable, std::move(body), version, "application/json");
+  res.set(http::field::retry_after, "1");
+  return res;
+}
+
+// The body of a call that was not made: {"error": message}.
+std::string refusalBody(const std::string& message) {
+  std::string out = R"({"error":)";
+  appendJsonString(out, message);
+  out += '}';
+  return out;
+}
+
 std::string isoTime(std::chrono::system_clock::time_point t) {
   const std::time_t secs = std::chrono::system_clock::to_time_t(t);
   char buf[32];
@@ -121,9 +138,11 @@ HttpRouter::HttpRouter(LiveRuntime& runtime, const ServerOptions& options, WorkP
       started_(std::chrono::system_clock::now()),
       started_steady_(Steady::now()),
       calls_(pool, clock),
-      argo_calls_(clock, options.reply_deadline, options.keep_outcomes_for,
-                  {options.keep_outcomes, options.keep_outcomes_bytes,
-                   options.keep_outcome_max_bytes}) {}
+      argo_calls_(
+          clock, options.reply_deadline, options.keep_outcomes_for,
+          {options.keep_outcomes, options.keep_outcomes_bytes, options.keep_outcome_max_bytes}),
+      queue_wait_(std::min(options.reply_deadline / 2, options.default_timeout)),
+      bulkheads_(clock, options.plugin_limits, options.plugin_limits_by_name, queue_wait_) {}
 
 HttpRouter::~HttpRouter() = default;
 
@@ -157,28 +176,67 @@ HttpRouter::Routed HttpRouter::routed(const DispatchRequest& request) const {
 }
 
 void HttpRouter::call(Routed to, DispatchRequest request, std::function<void(Dispatch)> done) {
+  // The bulkhead of the plugin the call reaches; a route that reaches none (a conflict, or
+  // nothing) is answered at once and needs no place.
+  std::string bulkhead;
+  if (to.route.kind == Route::Kind::kPlugin || to.route.kind == Route::Kind::kTarget) {
+    bulkhead = to.route.plugin();
+  } else if (to.route.kind == Route::Kind::kPoll) {
+    bulkhead = Bulkheads::kPolls;
+  }
+  if (bulkhead.empty()) return run(std::move(to), std::move(request), std::move(done), {});
+  struct Pending {
+    Routed to;
+    DispatchRequest request;
+    std::function<void(Dispatch)> done;
+  };
+  auto pending =
+      std::make_shared<Pending>(Pending{std::move(to), std::move(request), std::move(done)});
+  // The call's wait, in its plugin's queue and then for a thread, ends at one time.
+  const auto start_by = clock_.now() + queue_wait_;
+  bulkheads_.enter(
+      bulkhead,
+      [this, pending, bulkhead, start_by] {
+        run(
+            std::move(pending->to), std::move(pending->request),
+            [this, bulkhead, done = std::move(pending->done)](Dispatch d) {
+              done(std::move(d));
+              bulkheads_.leave(bulkhead);  // returned (or not made): its place passes on
+            },
+            start_by);
+      },
+      [pending](std::string message) {
+        Dispatch d;
+        d.not_started = true;
+        d.outcome = Outcome::error(std::move(message));
+        pending->done(std::move(d));
+      });
+}
+
+void HttpRouter::run(Routed to, DispatchRequest request, std::function<void(Dispatch)> done,
+                     std::optional<Clock::TimePoint> start_by) {
   ++calls_in_flight_;
   const auto start = Steady::now();
-  calls_.dispatch(std::move(to.generation), std::move(request), timeout_,
-                  [this, start, done = std::move(done)](Dispatch d) {
-                    if (!d.plugin.empty()) {
-                      const double seconds =
-                          std::chrono::duration<double>(Steady::now() - start).count();
-                      PluginStats& s = statsFor(d.plugin);
-                      ++s.calls;
-                      ++s.by_phase[phaseIndex(d.outcome.phase)];
-                      for (std::size_t i = 0; i < kBuckets.size(); ++i) {
-                        if (seconds <= kBuckets[i]) ++s.buckets[i];
-                      }
-                      s.micros += static_cast<std::uint64_t>(seconds * 1e6);
-                    }
-                    done(std::move(d));
-                    if (--calls_in_flight_ == 0 && draining_) {
-                      std::lock_guard lock(mu_);
-                      cv_.notify_all();
-                    }
-                  },
-                  std::move(to.route));
+  calls_.dispatch(
+      std::move(to.generation), std::move(request), timeout_,
+      [this, start, done = std::move(done)](Dispatch d) {
+        if (!d.plugin.empty()) {
+          const double seconds = std::chrono::duration<double>(Steady::now() - start).count();
+          PluginStats& s = statsFor(d.plugin);
+          ++s.calls;
+          ++s.by_phase[phaseIndex(d.outcome.phase)];
+          for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+            if (seconds <= kBuckets[i]) ++s.buckets[i];
+          }
+          s.micros += static_cast<std::uint64_t>(seconds * 1e6);
+        }
+        done(std::move(d));
+        if (--calls_in_flight_ == 0 && draining_) {
+          std::lock_guard lock(mu_);
+          cv_.notify_all();
+        }
+      },
+      std::move(to.route), start_by);
 }
 
 int HttpRouter::waitForCalls(Millis grace) {
@@ -194,6 +252,16 @@ int HttpRouter::waitForCalls(Millis grace) {
   lock.unlock();
   clock_.cancel(timer);
   return calls_in_flight_;
+}
+
+std::string HttpRouter::readiness() const {
+  std::string out = "ready\n";
+  for (const auto& c : bulkheads_.counts()) {
+    out += c.plugin + ": " + std::to_string(c.in_flight) + "/" + std::to_string(c.limits.calls) +
+           " calls in flight, " + std::to_string(c.queued) + "/" + std::to_string(c.limits.queue) +
+           " queued, " + std::to_string(c.refused()) + " refused\n";
+  }
+  return out;
 }
 
 bool HttpRouter::authorized(const HttpRequest& req) const {
@@ -216,7 +284,7 @@ HttpResponse HttpRouter::answer(const HttpRequest& req, Respond& respond) {
   target = target.substr(0, target.find('?'));
   if (draining_) return error(http::status::service_unavailable, "the server is shutting down", v);
   if (target == "/healthz") return text(http::status::ok, "ok\n", v);
-  if (target == "/readyz") return text(http::status::ok, "ready\n", v);
+  if (target == "/readyz") return text(http::status::ok, readiness(), v);
   if (target == "/metrics")
     return text(http::status::ok, metrics(), v, "text/plain; version=0.0.4");
   if (target == "/" || target == "/ui") {
@@ -280,6 +348,8 @@ void HttpRouter::execute(const HttpRequest& req, Respond& respond) {
       key,
       [this, &request, &to](ArgoCalls::Finish finish) {
         call(std::move(to), std::move(*request), [this, finish = std::move(finish)](Dispatch d) {
+          // Not started: refused, never reported Running; Argo's agent sends it again.
+          if (d.not_started) return finish({refusalBody(d.outcome.message), false, true});
           if (!d.handled || pollFailed(d)) return finish({"{}", false});
           keepArgoDecodable(d.outcome, d.plugin);
           finish({executeTemplateReply(d.outcome, poll_interval_),
@@ -287,6 +357,7 @@ void HttpRouter::execute(const HttpRequest& req, Respond& respond) {
         });
       },
       [this, v, respond = std::exchange(respond, nullptr)](std::optional<ArgoCalls::Reply> done) {
+        if (done && done->refused) return respond(refused(std::move(done->body), v));
         respond(done ? text(http::status::ok, std::move(done->body), v, "application/json")
                      : stillRunning(v));
       });
@@ -336,11 +407,13 @@ HttpResponse HttpRouter::direct(const HttpRequest& req, std::string_view rest, R
   if (request.args.is_discarded()) {
     return error(http::status::bad_request, "the body is not valid JSON", req.version());
   }
-  call(std::move(to), std::move(request), [v = req.version(), respond = std::exchange(respond, nullptr)](Dispatch d) {
-    Json out = d.outcome.toJson();
-    out["plugin"] = d.plugin;
-    respond(json(http::status::ok, out, v));
-  });
+  call(std::move(to), std::move(request),
+       [v = req.version(), respond = std::exchange(respond, nullptr)](Dispatch d) {
+         if (d.not_started) return respond(refused(refusalBody(d.outcome.message), v));
+         Json out = d.outcome.toJson();
+         out["plugin"] = d.plugin;
+         respond(json(http::status::ok, out, v));
+       });
   return {};
 }
 
@@ -397,7 +470,15 @@ Json HttpRouter::pluginList() {
         {"errors", s.phase(Phase::kError)},
         {"latency_seconds",
          {{"p50", quantile(0.5, s.buckets, calls)}, {"p99", quantile(0.99, s.buckets, calls)}}},
+        {"in_flight", 0},
+        {"queued", 0},
+        {"refused", 0},
         {"draining_versions", std::move(old)}};
+    const Bulkheads::Counts share = bulkheads_.countsOf(e.label);
+    item["in_flight"] = share.in_flight;
+    item["queued"] = share.queued;
+    item["refused"] = share.refused();
+    item["limits"] = {{"calls", share.limits.calls}, {"queue", share.limits.queue}};
     item["loaded_at"] = state.loaded ? Json(isoTime(state.loaded_at)) : Json(nullptr);
     if (!state.load_error.empty()) item["error"] = state.load_error;
     list.push_back(std::move(item));
@@ -488,6 +569,38 @@ std::string HttpRouter::metrics() {
                s->calls.load());
     out.sample("plugboard_call_duration_seconds_sum", {{"plugin", p}}, s->micros / 1e6);
     out.sample("plugboard_call_duration_seconds_count", {{"plugin", p}}, s->calls.load());
+  }
+  const auto shares = bulkheads_.counts();
+  out.family("plugboard_plugin_calls_in_flight", "gauge",
+             "Calls of each plugin in flight now (its bulkhead; \"(polls)\": polls for keys no "
+             "plugin has).");
+  for (const auto& c : shares) {
+    out.sample("plugboard_plugin_calls_in_flight", {{"plugin", c.plugin}},
+               static_cast<std::uint64_t>(c.in_flight));
+  }
+  out.family("plugboard_plugin_calls_queued", "gauge",
+             "Calls of each plugin waiting for one of its calls in flight to end.");
+  for (const auto& c : shares) {
+    out.sample("plugboard_plugin_calls_queued", {{"plugin", c.plugin}},
+               static_cast<std::uint64_t>(c.queued));
+  }
+  out.family("plugboard_plugin_calls_limit", "gauge",
+             "Each plugin's bounds: calls in flight (bound=\"in_flight\") and queued "
+             "(bound=\"queued\").");
+  for (const auto& c : shares) {
+    out.sample("plugboard_plugin_calls_limit", {{"plugin", c.plugin}, {"bound", "in_flight"}},
+               static_cast<std::uint64_t>(c.limits.calls));
+    out.sample("plugboard_plugin_calls_limit", {{"plugin", c.plugin}, {"bound", "queued"}},
+               static_cast<std::uint64_t>(c.limits.queue));
+  }
+  out.family("plugboard_plugin_calls_refused_total", "counter",
+             "Calls refused with 503 and not made: at once, the plugin's calls and queue full "
+             "(reason=\"full\"), or after waiting in its queue (reason=\"waited\").");
+  for (const auto& c : shares) {
+    out.sample("plugboard_plugin_calls_refused_total", {{"plugin", c.plugin}, {"reason", "full"}},
+               c.refused_full);
+    out.sample("plugboard_plugin_calls_refused_total", {{"plugin", c.plugin}, {"reason", "waited"}},
+               c.refused_waited);
   }
   const auto current = runtime_.current();
   out.family("plugboard_reloads_total", "counter",

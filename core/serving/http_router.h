@@ -36,10 +36,11 @@
 
 #include "core/base/clock.h"
 #include "core/base/work_pool.h"
-#include "core/serving/argo_calls.h"
-#include "core/serving/http_server.h"
 #include "core/routing/live_runtime.h"
 #include "core/routing/timed_dispatch.h"
+#include "core/serving/argo_calls.h"
+#include "core/serving/bulkheads.h"
+#include "core/serving/http_server.h"
 
 namespace plugboard::core {
 
@@ -99,9 +100,16 @@ class HttpRouter {
     }
   };
   Routed routed(const DispatchRequest& request) const;
-  // Runs `request` where `to` routes it, on the pool with the call deadline; `done` gets
-  // the result there.
+  // Runs `request` where `to` routes it, on the pool with the call deadline, once its
+  // plugin's bulkhead gives it a place; `done` gets the result there. A call refused a
+  // place, or not started by then, gets a Dispatch with `not_started` set.
   void call(Routed to, DispatchRequest request, std::function<void(Dispatch)> done);
+  // The call itself, once it has its place; `start_by`: see TimedCalls::dispatch().
+  void run(Routed to, DispatchRequest request, std::function<void(Dispatch)> done,
+           std::optional<Clock::TimePoint> start_by);
+  // /readyz's body: "ready", then a line per plugin that had calls: its calls in flight and
+  // queued against their bounds, and its refusals.
+  std::string readiness() const;
   void execute(const HttpRequest& req, Respond& respond);
   // True (logged and counted) when `d` polled for a key no hosted plugin has and ended in
   // Error (a load failure among them) or at its deadline: the template may be another
@@ -136,6 +144,10 @@ class HttpRouter {
   std::condition_variable cv_;
   std::map<std::string, std::unique_ptr<PluginStats>> stats_;  // entries are never removed
   ArgoCalls argo_calls_;
+  // How long a call may wait for its place and a thread: well before the reply deadline,
+  // so that a call not started is refused, never answered Running.
+  const Millis queue_wait_;
+  Bulkheads bulkheads_;
 };
 
 }  // namespace plugboard::core

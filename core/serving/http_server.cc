@@ -261,7 +261,8 @@ class HttpServer::Impl {
  public:
   Impl(LiveRuntime& runtime, ServerOptions o)
       : options(std::move(o)),
-        pool(std::make_unique<WorkPool>(options.call_threads)),
+        pool(std::make_unique<WorkPool>(options.call_threads, std::chrono::microseconds(0),
+                                        defaults::kLowerCallsAfter)),
         router(runtime, options, *pool, pool->clock()) {}
   // The pool first: its tasks end (answering through the router and the loops) before
   // what they use goes.

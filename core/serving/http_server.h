@@ -30,6 +30,7 @@
 #ifndef PLUGBOARD_CORE_SERVING_HTTP_SERVER_H_
 #define PLUGBOARD_CORE_SERVING_HTTP_SERVER_H_
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,7 @@
 #include "core/base/duration.h"
 #include "core/base/expected.h"
 #include "core/routing/live_runtime.h"
+#include "core/serving/bulkheads.h"
 
 namespace plugboard::core {
 
@@ -58,6 +60,10 @@ struct ServerOptions {
   bool poll_unknown = defaults::kPollUnknown;
   int threads = defaults::kWorkers;  // I/O threads; 0: one per core
   int call_threads = defaults::kCallThreads;  // plugin calls running at once
+  // Each plugin's share of them (core/serving/bulkheads.h), and overrides by lower-case
+  // plugin name.
+  BulkheadLimits plugin_limits{defaults::kPluginCalls, defaults::kPluginQueue};
+  std::map<std::string, BulkheadLimits> plugin_limits_by_name;
   // Connections served at once; beyond them 503 and closed. 0: from the descriptor limit
   // (core/serving/accept_limits.h).
   std::size_t max_connections = defaults::kMaxConnections;

@@ -112,10 +112,10 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(
       errorOf("workers = 2\nlissten = \"x\"\n"),
       "/etc/plugboard/cfg.toml:2:1: 'lissten' is not a configuration key (expected plugin_dirs, "
-      "watch, listen, token_file, workers, call_threads, default_timeout, poll_interval, "
-      "reply_deadline, grace_period, body_limit, args_limit, max_nodes, poll_unknown, "
-      "max_connections, log, trust, priority, deployer_dirs, deployers, registry, deploy, "
-      "containment, reload_debounce)");
+      "watch, listen, token_file, workers, call_threads, plugin_calls, plugin_queue, "
+      "plugin_limits, default_timeout, poll_interval, reply_deadline, grace_period, body_limit, "
+      "args_limit, max_nodes, poll_unknown, max_connections, log, trust, priority, "
+      "deployer_dirs, deployers, registry, deploy, containment, reload_debounce)");
   EXPECT_EQ(errorOf("[deployers]\nprocess = 3\n"),
             "/etc/plugboard/cfg.toml:2:11: 'deployers.process' must be a table of options");
   EXPECT_EQ(errorOf("\nworkers = \"two\"\n"),
@@ -140,6 +140,30 @@ TEST(ConfigTest, NamesTheKeyFileAndLineOfEachMistake) {
   EXPECT_EQ(errorOf("[trust]\nowners = [\"no-such-user-here\"]"),
             "/etc/plugboard/cfg.toml:2:11: 'trust.owners' names no user on this machine: 'no-such-user-here'");
   EXPECT_NE(errorOf("plugin_dirs = [").find("/etc/plugboard/cfg.toml:1:"), std::string::npos);
+  EXPECT_EQ(errorOf("plugin_calls = 0"),
+            "/etc/plugboard/cfg.toml:1:16: 'plugin_calls' must be an integer from 1 to 4096");
+  EXPECT_EQ(
+      errorOf("[plugin_limits.slow]\ncalls = 0"),
+      "/etc/plugboard/cfg.toml:2:9: 'plugin_limits.slow.calls' must be an integer from 1 to 4096");
+  EXPECT_EQ(errorOf("[plugin_limits.slow]\nqueued = 3"),
+            "/etc/plugboard/cfg.toml:2:1: 'plugin_limits.slow.queued' is not a key of a plugin's "
+            "limits (expected calls or queue)");
+  EXPECT_EQ(errorOf("plugin_limits = 3"),
+            "/etc/plugboard/cfg.toml:1:17: 'plugin_limits' must be a table of [plugin_limits.NAME] "
+            "tables of calls and queue");
+}
+
+TEST(ConfigTest, ReadsEachPluginsBulkheadOverAnyOrderOfKeys) {
+  // Tables come after the keys in TOML, and the reader sees keys in name order: an
+  // override's missing key must still take plugin_queue, read after it.
+  auto c = parseConfig("plugin_calls = 8\nplugin_queue = 5\n[plugin_limits.Slow]\ncalls = 2\n",
+                       "cfg.toml");
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->server.plugin_limits.calls, 8);
+  EXPECT_EQ(c->server.plugin_limits.queue, 5);
+  ASSERT_EQ(c->server.plugin_limits_by_name.count("slow"), 1u);
+  EXPECT_EQ(c->server.plugin_limits_by_name.at("slow").calls, 2);
+  EXPECT_EQ(c->server.plugin_limits_by_name.at("slow").queue, -1);  // plugin_queue's
 }
 
 }  // namespace

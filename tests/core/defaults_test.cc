@@ -59,6 +59,8 @@ TEST(DefaultsTest, TheConfigurationDocsStateTheDefaultsInUse) {
       {"body_limit", code(std::to_string(defaults::kBodyLimit))},
       {"args_limit", code(std::to_string(defaults::kArgsLimit))},
       {"max_nodes", code(std::to_string(defaults::kMaxNodes))},
+      {"plugin_calls", code(std::to_string(defaults::kPluginCalls))},
+      {"plugin_queue", code(std::to_string(defaults::kPluginQueue))},
       {"log.level", quotedCode(defaults::kLogLevel)},
       {"log.format", quotedCode(defaults::kLogFormat)},
   };

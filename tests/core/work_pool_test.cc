@@ -1,6 +1,10 @@
 // WorkPool: the one pool of threads for blocking work, and its clock's timers.
 #include "core/base/work_pool.h"
 
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <future>
 #include <thread>
@@ -79,6 +83,32 @@ TEST(WorkPoolTest, ItsClockFiresTimersInOrderAndCancelledOnesNever) {
   EXPECT_TRUE(clock.cancel(never));
   done.get_future().wait();
   EXPECT_EQ(cancelled, 0);
+}
+
+TEST(WorkPoolTest, ATaskThatRunsLongIsLoweredAndItsThreadEndsWithIt) {
+  const int normal = getpriority(PRIO_PROCESS, 0);  // this thread's; the pool's inherit it
+  if (normal == 19) GTEST_SKIP() << "the test runs at nice 19 already";
+  WorkPool pool(2, std::chrono::microseconds(0), std::chrono::milliseconds(20));
+  std::promise<bool> long_task;
+  pool.post([&] {
+    // Runs until the pool lowers it (SCHED_IDLE, or nice 19 where that is refused); the
+    // bound only keeps a broken build from hanging.
+    const auto lowered = [] {
+      return sched_getscheduler(0) == SCHED_IDLE || getpriority(PRIO_PROCESS, gettid()) == 19;
+    };
+    for (int i = 0; i < 1000 && !lowered(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    long_task.set_value(lowered());
+  });
+  EXPECT_TRUE(long_task.get_future().get());
+  // Its thread cannot be raised back: the next task runs on a thread at the normal priority.
+  std::promise<bool> short_task;
+  pool.post([&] {
+    short_task.set_value(sched_getscheduler(0) == SCHED_OTHER &&
+                         getpriority(PRIO_PROCESS, gettid()) == normal);
+  });
+  EXPECT_TRUE(short_task.get_future().get());
 }
 
 TEST(ManualClockTest, TimersFireOnlyWhenTheClockIsAdvancedToThem) {
