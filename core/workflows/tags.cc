@@ -57,7 +57,7 @@ Expected<std::optional<Json>> resolve(const Tag& tag, std::string_view written, 
 
 Error tooLarge(const FillOptions& options) {
   return Error("a filled value is larger than the limit of " + std::to_string(options.limit) +
-               " bytes");
+               " bytes (args_limit)");
 }
 
 Expected<Json> fillWithin(const Json& value, const Scope& scope, const FillOptions& options,

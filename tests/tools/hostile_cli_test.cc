@@ -115,7 +115,7 @@ TEST(HostileCliTest, AValueDoubledStepByStepStopsAtTheArgsLimitNamingIt) {
   EXPECT_EQ(steps["s11"]["phase"], "Succeeded");
   EXPECT_EQ(steps["s12"]["phase"], "Error") << steps["s12"];
   EXPECT_TRUE(has(steps["s12"]["message"].get<std::string>(),
-                  "larger than the limit of 65536 bytes"))
+                  "larger than the limit of 65536 bytes (args_limit)"))
       << steps["s12"];
   EXPECT_EQ(steps["s13"]["phase"], "Skipped");
 }
