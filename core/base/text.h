@@ -32,6 +32,11 @@ std::optional<std::string> nearestName(std::string_view given,
 // "; did you mean 'NAME'?" with the nearest name, or "" when none is near.
 std::string didYouMean(std::string_view given, std::span<const std::string> candidates);
 
+// `text` (an expression, a name) as a message quotes it: whole when it has at most `limit`
+// bytes, else its first `limit` bytes (cut before a UTF-8 sequence) and "... (N bytes)";
+// control characters written as \n, \r, \t, \xNN so that the message stays one line.
+std::string excerpt(std::string_view text, std::size_t limit = 80);
+
 // Appends `s` to `out` as a JSON string (quoted and escaped; invalid UTF-8 replaced).
 void appendJsonString(std::string& out, std::string_view s);
 

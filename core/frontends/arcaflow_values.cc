@@ -5,6 +5,7 @@
 #include <map>
 #include <regex>
 
+#include "core/base/text.h"
 #include "core/workflows/arcaflow_expression.h"
 #include "core/workflows/expression.h"
 
@@ -111,7 +112,7 @@ class Filler {
       auto f = expression(text, v);
       if (!f || f->got != Got::kValue) return f;
       if (!f->value.is_object())
-        return Error(where(v) + "!ordisabled '" + text + "' is not an object");
+        return Error(where(v) + "!ordisabled '" + excerpt(text) + "' is not an object");
       f->value["result"] = "enabled";
       return f;
     }
@@ -169,7 +170,7 @@ class Filler {
 
   Expected<Filled> expression(const std::string& text, const Json& v) const {
     auto expr = arcaflow::parseExpression(text);
-    if (!expr) return Error(where(v) + "'" + text + "': " + expr.error().message());
+    if (!expr) return Error(where(v) + "'" + excerpt(text) + "': " + expr.error().message());
     long long resolved_at = 0;
     for (const auto& path : expr->dependencies()) {
       if (path.size() < 4 || path[1] != "steps") continue;
@@ -189,7 +190,7 @@ class Filler {
       resolved_at = std::max(resolved_at, endedAt(step));
     }
     auto value = expr->evaluate(doc_, context_);
-    if (!value) return Error(where(v) + "'" + text + "': " + value.error().message());
+    if (!value) return Error(where(v) + "'" + excerpt(text) + "': " + value.error().message());
     return Filled{Got::kValue, std::move(*value), {}, resolved_at};
   }
 

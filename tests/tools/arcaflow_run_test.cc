@@ -1182,5 +1182,28 @@ outputs:
   EXPECT_EQ(r.out, "output_data:\n    from_list: 2\n    from_map: 2\noutput_id: success\n") << r.err;
 }
 
+// A bad expression of 100 KB is quoted cut, with its position; a sum of many terms is a
+// flat chain, not nested too deeply.
+TEST_F(ArcaflowRunTest, ExpressionsLongAndFlatAreToldApart) {
+  std::string workflow = kWorkflow;
+  const std::string bad = "'$.input.name + \"" + std::string(100'000, 'x') + "\" +'";
+  workflow.replace(workflow.find("$.input.name"), 12, bad);
+  auto r = validate(workflow);
+  EXPECT_EQ(r.exit_code, 1) << r.err.substr(0, 2000);
+  EXPECT_LT(r.err.size(), 400u) << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("workflow.yaml:18:13: step 'greet': bad expression '$.input.name + \"xxx"),
+            std::string::npos)
+      << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("... (100019 bytes)': expected "), std::string::npos)
+      << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("at column 100020"), std::string::npos) << r.err.substr(0, 2000);
+  std::string sum = "$.input.name";
+  for (int i = 0; i < 300; ++i) sum += " + $.input.name";
+  workflow = kWorkflow;
+  workflow.replace(workflow.find("$.input.name"), 12, sum);
+  r = validate(workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 }  // namespace
 }  // namespace plugboard::testing

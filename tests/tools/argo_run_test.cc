@@ -467,5 +467,40 @@ TEST_F(ArgoRunTest, ValidateSaysOkOrNamesTheProblem) {
   EXPECT_EQ(bad.err.rfind(file() + ":", 0), 0u) << bad.err;
 }
 
+// A sum of many terms is a flat chain, not a deep tree: it evaluates.
+TEST_F(ArgoRunTest, AnExpressionOfManyTermsIsNotNestedTooDeeply) {
+  std::string sum = "1";
+  for (int i = 0; i < 300; ++i) sum += " + 1";
+  std::string yaml = std::string(kHeader) +
+                     "  entrypoint: main\n  templates:\n    - name: main\n      plugin:\n"
+                     "        echo:\n          said: \"{{=" +
+                     sum + "}}\"\n";
+  auto r = run(yaml);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(parameter(status(r)["nodes"]["wf"], "said"), "301");
+}
+
+// An expression's error quotes the expression cut, not 100 KB of it, with the position.
+TEST_F(ArgoRunTest, AnExpressionErrorQuotesALongExpressionCut) {
+  const std::string text = "'" + std::string(100'000, 'x') + "' +";
+  std::string yaml = std::string(kHeader) +
+                     "  entrypoint: main\n  templates:\n    - name: main\n      plugin:\n"
+                     "        echo:\n          said: \"{{=" +
+                     text + "}}\"\n";
+  auto r = run(yaml, {}, "validate");
+  EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 2000);
+  EXPECT_LT(r.err.size(), 400u) << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("... (100009 bytes): expression ends early at 100005"), std::string::npos)
+      << r.err.substr(0, 2000);
+  // At run time too: the step's message.
+  yaml.replace(yaml.find(text), text.size(), "asInt('x') + '" + std::string(100'000, 'x') + "'");
+  r = run(yaml);
+  EXPECT_EQ(r.exit_code, 1) << r.err.substr(0, 2000);
+  const std::string message = status(r)["nodes"]["wf"]["message"].get<std::string>();
+  EXPECT_LT(message.size(), 400u) << message.substr(0, 2000);
+  EXPECT_NE(message.find("... (100020 bytes): 'x' is not an integer at 1"), std::string::npos)
+      << message.substr(0, 2000);
+}
+
 }  // namespace
 }  // namespace plugboard::testing
