@@ -187,6 +187,21 @@ std::string excerpt(std::string_view text, std::size_t limit) {
   return out;
 }
 
+std::string lineNameRule(std::string_view name) {
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto u = static_cast<unsigned char>(name[i]);
+    const auto next = i + 1 < name.size() ? static_cast<unsigned char>(name[i + 1]) : 0;
+    const auto third = i + 2 < name.size() ? static_cast<unsigned char>(name[i + 2]) : 0;
+    if (u < 0x20 || u == 0x7F || (u == 0xC2 && next >= 0x80 && next <= 0x9F) ||
+        (u == 0xE2 && next == 0x80 && (third == 0xA8 || third == 0xA9))) {
+      return "must not hold control characters (it would forge or rewrite a line of the run's "
+             "output)";
+    }
+    if (u == '/' || u == '\\') return "must not hold '/' or '\\' (path separators)";
+  }
+  return "";
+}
+
 void appendJsonString(std::string& out, std::string_view s) {
   const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
     return c >= 0x20 && c != '"' && c != '\\' && static_cast<unsigned char>(c) < 0x80;

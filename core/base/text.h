@@ -37,6 +37,12 @@ std::string didYouMean(std::string_view given, std::span<const std::string> cand
 // control characters written as \n, \r, \t, \xNN so that the message stays one line.
 std::string excerpt(std::string_view text, std::size_t limit = 80);
 
+// The rule of a name the run's lines show (a workflow's): no control character (C0, DEL,
+// C1, U+2028, U+2029), which would start a line of its own or rewrite one, and no path
+// separator ('/', '\\'), which the lines use between names. "" when `name` keeps it, else
+// the rule broken.
+std::string lineNameRule(std::string_view name);
+
 // Appends `s` to `out` as a JSON string (quoted and escaped; invalid UTF-8 replaced).
 void appendJsonString(std::string& out, std::string_view s);
 

@@ -456,7 +456,7 @@ void readArcaflowDocument(const yaml::Node& doc, const std::string& file_label,
       ArcaflowStep step;
       const std::string id = kv.key.text();
       if (!std::regex_match(id, kId))
-        r.problem(kv.key, "step '" + id + "'", "a step id is letters, digits, $ @ - _");
+        r.problem(kv.key, "step '" + excerpt(id) + "'", "a step id is letters, digits, $ @ - _");
       readStep(r, id, kv.value, step);
       wf.steps.push_back(std::move(step));
     }
@@ -573,6 +573,14 @@ ArcaflowLoad loadWorkflowFile(const std::filesystem::path& path, int depth) {
 }  // namespace
 
 ArcaflowLoad loadArcaflowWorkflow(const std::filesystem::path& path) {
+  // The run is named after the file (its progress lines, its report): a name that would
+  // forge a line is refused before the file is read.
+  if (const std::string rule = lineNameRule(path.stem().string()); !rule.empty()) {
+    ArcaflowLoad load;
+    load.problems.push_back(
+        {SourceRef{}, "", excerpt(path.string()) + ": the workflow's name (its file's) " + rule});
+    return load;
+  }
   return loadWorkflowFile(path, 0);
 }
 
