@@ -162,7 +162,9 @@ std::vector<std::string> serveConnection(std::string_view bytes, unsigned seed, 
       break;
     }
     if (ec) {
-      if (auto res = r.readFailed(ec)) {
+      const auto unread = buffer.data();
+      if (auto res =
+              r.readFailed(ec, parser, {static_cast<const char*>(unread.data()), unread.size()})) {
         answer(*res);
         send(std::move(*res), false);
       }

@@ -63,12 +63,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!out.ok());  // malformed syntax is never substituted
     return 0;
   }
-  bool to_steps = false;
+  // Known only while the run goes on: a step's output, an item, the workflow's status.
+  bool while_running = false;
   for (const auto& r : *refs) {
     FUZZ_CHECK(r.text.starts_with("${") && r.text.ends_with("}"));
-    to_steps = to_steps || r.kind == core::Reference::Kind::kStepOutput;
+    while_running = while_running || (r.kind != core::Reference::Kind::kInput &&
+                                      r.kind != core::Reference::Kind::kWorkflowName);
   }
-  if (value.is_string()) FUZZ_CHECK(core::refersToStepOutput(value) == to_steps);
+  if (value.is_string()) FUZZ_CHECK(core::knownOnlyWhileRunning(value) == while_running);
   if (!out) return 0;
   checkShape(value, *out);
   // Args without references or escapes are left as they are.

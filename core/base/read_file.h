@@ -32,6 +32,18 @@ Expected<std::string> readOpenedFile(int fd, const std::filesystem::path& file,
                                      const std::string& what,
                                      std::size_t limit = defaults::kMaxFileBytes);
 
+// The text of `name` read beneath the directory `dir`: a relative name from `dir`, an
+// absolute one only when it lies in `dir`. What the name resolves to (`..` and symbolic
+// links followed) must stay beneath `dir`; the kernel checks it while it opens the file
+// (openat2's RESOLVE_BENEATH), so a link swapped in meanwhile changes nothing. Where
+// openat2 is missing, the file is opened from `dir` and the path of the descriptor opened
+// (/proc/self/fd) is checked instead. A name that leads out of `dir` errors with
+// Error::Code::kUntrusted: "<name>: cannot read the <what>: it is outside <dir>".
+Expected<std::string> readTextFileBeneath(const std::filesystem::path& dir,
+                                          const std::filesystem::path& name,
+                                          const std::string& what,
+                                          std::size_t limit = defaults::kMaxFileBytes);
+
 }  // namespace plugboard::core
 
 #endif  // PLUGBOARD_CORE_BASE_READ_FILE_H_

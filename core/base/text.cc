@@ -159,6 +159,49 @@ std::string didYouMean(std::string_view given, std::span<const std::string> cand
 
 // Plain ASCII (the usual names, keys and messages) is quoted directly; anything that might
 // need escaping goes through the JSON library.
+std::string excerpt(std::string_view text, std::size_t limit) {
+  std::size_t end = text.size();
+  if (end > limit) {
+    end = limit;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  }
+  std::string out;
+  for (const char c : text.substr(0, end)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7F) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 0xF];
+    } else {
+      out += c;
+    }
+  }
+  if (end < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+std::string lineNameRule(std::string_view name) {
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const auto u = static_cast<unsigned char>(name[i]);
+    const auto next = i + 1 < name.size() ? static_cast<unsigned char>(name[i + 1]) : 0;
+    const auto third = i + 2 < name.size() ? static_cast<unsigned char>(name[i + 2]) : 0;
+    if (u < 0x20 || u == 0x7F || (u == 0xC2 && next >= 0x80 && next <= 0x9F) ||
+        (u == 0xE2 && next == 0x80 && (third == 0xA8 || third == 0xA9))) {
+      return "must not hold control characters (it would forge or rewrite a line of the run's "
+             "output)";
+    }
+    if (u == '/' || u == '\\') return "must not hold '/' or '\\' (path separators)";
+  }
+  return "";
+}
+
 void appendJsonString(std::string& out, std::string_view s) {
   const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
     return c >= 0x20 && c != '"' && c != '\\' && static_cast<unsigned char>(c) < 0x80;

@@ -32,6 +32,17 @@ std::optional<std::string> nearestName(std::string_view given,
 // "; did you mean 'NAME'?" with the nearest name, or "" when none is near.
 std::string didYouMean(std::string_view given, std::span<const std::string> candidates);
 
+// `text` (an expression, a name) as a message quotes it: whole when it has at most `limit`
+// bytes, else its first `limit` bytes (cut before a UTF-8 sequence) and "... (N bytes)";
+// control characters written as \n, \r, \t, \xNN so that the message stays one line.
+std::string excerpt(std::string_view text, std::size_t limit = 80);
+
+// The rule of a name the run's lines show (a workflow's): no control character (C0, DEL,
+// C1, U+2028, U+2029), which would start a line of its own or rewrite one, and no path
+// separator ('/', '\\'), which the lines use between names. "" when `name` keeps it, else
+// the rule broken.
+std::string lineNameRule(std::string_view name);
+
 // Appends `s` to `out` as a JSON string (quoted and escaped; invalid UTF-8 replaced).
 void appendJsonString(std::string& out, std::string_view s);
 

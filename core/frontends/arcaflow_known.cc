@@ -46,9 +46,11 @@ void addSteps(const ArcaflowWorkflow& wf, const std::string& prefix, const Json*
 }  // namespace
 
 std::map<std::string, Json> arcaflowKnownInputs(const ArcaflowWorkflow& wf, const Json* input,
-                                                const std::filesystem::path& files_dir) {
+                                                const std::filesystem::path& files_dir,
+                                                bool read_anywhere) {
   arcaflow::Context context;
   context.files_dir = files_dir;
+  context.read_anywhere = read_anywhere;
   std::map<std::string, Json> out;
   addSteps(wf, "", input, context, out);
   return out;

@@ -22,7 +22,8 @@ namespace plugboard::core {
 // `!ordisabled`, or an expression that fails here) left as written, which arcaflowTag()
 // tells: known only when the step runs. `files_dir`: readFile's relative paths.
 std::map<std::string, Json> arcaflowKnownInputs(const ArcaflowWorkflow& wf, const Json* input,
-                                                const std::filesystem::path& files_dir);
+                                                const std::filesystem::path& files_dir,
+                                                bool read_anywhere = false);
 
 // True for a value arcaflowKnownInputs() left for the run to know.
 bool arcaflowUnknown(const Json& value);

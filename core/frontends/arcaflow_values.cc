@@ -5,6 +5,7 @@
 #include <map>
 #include <regex>
 
+#include "core/base/text.h"
 #include "core/workflows/arcaflow_expression.h"
 #include "core/workflows/expression.h"
 
@@ -66,9 +67,11 @@ struct Filled {
 
 class Filler {
  public:
-  Filler(const Document& doc, const std::filesystem::path& files_dir, std::string file)
+  Filler(const Document& doc, const std::filesystem::path& files_dir, bool read_anywhere,
+         std::string file)
       : doc_(doc.data), ended_(doc.ended), file_(std::move(file)) {
     context_.files_dir = files_dir;
+    context_.read_anywhere = read_anywhere;
   }
 
   Expected<Filled> fill(const Json& v) const {
@@ -111,7 +114,7 @@ class Filler {
       auto f = expression(text, v);
       if (!f || f->got != Got::kValue) return f;
       if (!f->value.is_object())
-        return Error(where(v) + "!ordisabled '" + text + "' is not an object");
+        return Error(where(v) + "!ordisabled '" + excerpt(text) + "' is not an object");
       f->value["result"] = "enabled";
       return f;
     }
@@ -169,7 +172,7 @@ class Filler {
 
   Expected<Filled> expression(const std::string& text, const Json& v) const {
     auto expr = arcaflow::parseExpression(text);
-    if (!expr) return Error(where(v) + "'" + text + "': " + expr.error().message());
+    if (!expr) return Error(where(v) + "'" + excerpt(text) + "': " + expr.error().message());
     long long resolved_at = 0;
     for (const auto& path : expr->dependencies()) {
       if (path.size() < 4 || path[1] != "steps") continue;
@@ -189,7 +192,7 @@ class Filler {
       resolved_at = std::max(resolved_at, endedAt(step));
     }
     auto value = expr->evaluate(doc_, context_);
-    if (!value) return Error(where(v) + "'" + text + "': " + value.error().message());
+    if (!value) return Error(where(v) + "'" + excerpt(text) + "': " + value.error().message());
     return Filled{Got::kValue, std::move(*value), {}, resolved_at};
   }
 
@@ -242,8 +245,8 @@ std::string arcaflowDisabledMessage(const ArcaflowStep& step) {
 }
 
 ArcaflowValues::ArcaflowValues(std::shared_ptr<const ArcaflowWorkflow> workflow,
-                               std::filesystem::path files_dir)
-    : wf_(std::move(workflow)), files_dir_(std::move(files_dir)) {
+                               std::filesystem::path files_dir, bool read_anywhere)
+    : wf_(std::move(workflow)), files_dir_(std::move(files_dir)), read_anywhere_(read_anywhere) {
   roles_[arcaflowMainTemplate(*wf_)] = Role{Role::Kind::kWorkflow, wf_.get(), nullptr, false};
   addRoles(*wf_, "", false);
 }
@@ -280,7 +283,7 @@ Expected<ValueLanguage::Decision> ArcaflowValues::decide(const TemplateCall& cal
   }
   const ArcaflowStep* step = r->step;
   const Document doc = scopeDocument(*r->wf, scope, r->nested);
-  const Filler filler(doc, files_dir_, r->wf->file.string());
+  const Filler filler(doc, files_dir_, read_anywhere_, r->wf->file.string());
   // stop_if already true: the step is cancelled before it runs (its context is).
   if (!step->stop_if.is_null()) {
     auto stop = filler.fill(step->stop_if);
@@ -371,7 +374,7 @@ bool ArcaflowValues::stops(const TemplateCall& call, const Scope& scope,
   if (r == nullptr || r->kind != Role::Kind::kStep || r->step->stop_if.is_null()) return false;
   const ArcaflowStep* step = r->step;
   const Document doc = scopeDocument(*r->wf, scope, r->nested);
-  const Filler filler(doc, files_dir_, r->wf->file.string());
+  const Filler filler(doc, files_dir_, read_anywhere_, r->wf->file.string());
   auto stop = filler.fill(step->stop_if);
   if (!stop || stop->got != Got::kValue || stop->value == Json(false)) return false;
   if (message != nullptr) *message = "stopped by stop_if";
@@ -385,7 +388,7 @@ std::optional<Json> ArcaflowValues::outputs(const Template& tmpl, const Scope& s
   if (r->kind == Role::Kind::kSubWorkflow) {
     // Its steps ended and no output resolved (ends() would have taken it).
     const Document doc = scopeDocument(*r->wf, scope, true);
-    const Filler filler(doc, files_dir_, r->wf->file.string());
+    const Filler filler(doc, files_dir_, read_anywhere_, r->wf->file.string());
     std::string why;
     for (const auto& [id, value] : r->wf->outputs) {
       auto f = filler.fill(value);
@@ -432,7 +435,7 @@ std::optional<Json> ArcaflowValues::ends(const Template& tmpl, const Scope& scop
   if (r == nullptr || (r->kind != Role::Kind::kWorkflow && r->kind != Role::Kind::kSubWorkflow))
     return std::nullopt;
   const Document doc = scopeDocument(*r->wf, scope, r->kind == Role::Kind::kSubWorkflow);
-  const Filler filler(doc, files_dir_, r->wf->file.string());
+  const Filler filler(doc, files_dir_, read_anywhere_, r->wf->file.string());
   // workflow.go notifySteps: the first output node that resolves is the workflow's
   // output; outputs resolving at the same event are taken in file order.
   for (const auto& [id, value] : r->wf->outputs) {

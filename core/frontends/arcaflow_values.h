@@ -29,8 +29,10 @@ std::string arcaflowDisabledMessage(const ArcaflowStep& step);
 
 class ArcaflowValues final : public ValueLanguage {
  public:
-  // `files_dir`: readFile's relative paths (the context directory).
-  ArcaflowValues(std::shared_ptr<const ArcaflowWorkflow> workflow, std::filesystem::path files_dir);
+  // `files_dir`: readFile's relative paths (the context directory), which it reads only
+  // beneath unless `read_anywhere`.
+  ArcaflowValues(std::shared_ptr<const ArcaflowWorkflow> workflow, std::filesystem::path files_dir,
+                 bool read_anywhere = false);
 
   // A step's call: disabled (`enabled` false: Skipped with the disabled message), waiting on
   // an output that did not come (Skipped, naming it), or run with its input filled.
@@ -77,6 +79,7 @@ class ArcaflowValues final : public ValueLanguage {
 
   std::shared_ptr<const ArcaflowWorkflow> wf_;
   std::filesystem::path files_dir_;
+  bool read_anywhere_ = false;
   std::map<std::string, Role> roles_;
 };
 

@@ -17,6 +17,7 @@
 #include <plugboard/host/arcaflow_schema.h>
 
 #include "core/base/read_file.h"
+#include "core/base/text.h"
 #include "core/frontends/yaml_tree.h"
 #include "core/manifests/version.h"
 #include "core/workflows/arcaflow_expression.h"
@@ -125,11 +126,13 @@ class Reader {
     arcaflow::Position pos;
     auto expr = arcaflow::parseExpression(node.scalar(), &pos);
     if (!expr) {
-      problem(node, subject, "bad expression '" + node.text() + "': " + expr.error().message());
+      problem(node, subject,
+              "bad expression '" + excerpt(node.text()) + "': " + expr.error().message());
       return std::nullopt;
     }
     if (Status checked = expr->check(); !checked) {
-      problem(node, subject, "bad expression '" + node.text() + "': " + checked.error().message());
+      problem(node, subject,
+              "bad expression '" + excerpt(node.text()) + "': " + checked.error().message());
       return std::nullopt;
     }
     return std::move(*expr);
@@ -246,8 +249,9 @@ void stepsRead(const Json& value, const std::set<std::string>& steps, const std:
       if (path.size() < 3 || path[1] != "steps" || !path[2].is_string()) continue;
       const std::string name = path[2].get<std::string>();
       if (!steps.contains(name)) {
-        problems.push_back({{file, line, column}, subject,
-                            "'" + text + "' reads step '" + name +
+        problems.push_back({{file, line, column},
+                            subject,
+                            "'" + excerpt(text) + "' reads step '" + excerpt(name) +
                                 "', which the workflow does not have"});
         continue;
       }
@@ -456,7 +460,7 @@ void readArcaflowDocument(const yaml::Node& doc, const std::string& file_label,
       ArcaflowStep step;
       const std::string id = kv.key.text();
       if (!std::regex_match(id, kId))
-        r.problem(kv.key, "step '" + id + "'", "a step id is letters, digits, $ @ - _");
+        r.problem(kv.key, "step '" + excerpt(id) + "'", "a step id is letters, digits, $ @ - _");
       readStep(r, id, kv.value, step);
       wf.steps.push_back(std::move(step));
     }
@@ -573,6 +577,14 @@ ArcaflowLoad loadWorkflowFile(const std::filesystem::path& path, int depth) {
 }  // namespace
 
 ArcaflowLoad loadArcaflowWorkflow(const std::filesystem::path& path) {
+  // The run is named after the file (its progress lines, its report): a name that would
+  // forge a line is refused before the file is read.
+  if (const std::string rule = lineNameRule(path.stem().string()); !rule.empty()) {
+    ArcaflowLoad load;
+    load.problems.push_back(
+        {SourceRef{}, "", excerpt(path.string()) + ": the workflow's name (its file's) " + rule});
+    return load;
+  }
   return loadWorkflowFile(path, 0);
 }
 

@@ -194,6 +194,10 @@ std::optional<TemplateCall> TemplateReader::readCall(const yaml::Node& node, boo
     yaml_.problem(node, owner, path + ".name is required");
     return std::nullopt;
   }
+  if (const std::string rule = fieldNameRule(name, !dag); !rule.empty()) {
+    yaml_.problem(node, owner, path + ".name " + quote(name) + " is invalid: " + rule);
+    return std::nullopt;
+  }
   std::string subject = (dag ? "task " : "step ") + quote(name);
   yaml_.checkFields(node, "", subject, dag ? kTaskFields : kStepFields);
   TemplateCall call;

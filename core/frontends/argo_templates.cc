@@ -4,6 +4,7 @@
 #include "core/frontends/argo_templates.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <utility>
 
@@ -102,6 +103,58 @@ std::vector<ParameterDecl> TemplateReader::parameters(const yaml::Node& list,
   return out;
 }
 
+std::string fieldNameRule(const std::string& name, bool tags_allowed) {
+  const auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  std::string skeleton = name;
+  if (tags_allowed) {  // validate.go: ProcessArgs' placeholders become "x" before the check
+    for (std::size_t at = skeleton.find("{{"); at != std::string::npos;
+         at = skeleton.find("{{", at + 1)) {
+      const std::size_t end = skeleton.find("}}", at + 2);
+      if (end == std::string::npos) break;
+      // A variable's name (`{{inputs.parameters.x}}`), nothing else: no line breaks.
+      if (std::all_of(skeleton.begin() + static_cast<long>(at) + 2,
+                      skeleton.begin() + static_cast<long>(end),
+                      [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; })) {
+        skeleton.replace(at, end + 2 - at, "x");
+      }
+    }
+  }
+  if (skeleton.size() > 128) return "must be no more than 128 characters";
+  if (skeleton.empty() || !alnum(skeleton[0]) ||
+      !std::all_of(skeleton.begin(), skeleton.end(),
+                   [&](char c) { return alnum(c) || c == '-'; })) {
+    return "name must consist of alpha-numeric characters or '-', and must start with an "
+           "alpha-numeric character";
+  }
+  return "";
+}
+
+std::string objectNameRule(const std::string& name, bool prefix) {
+  if (!prefix && name.size() > 63) {
+    return "must not be more than 63 characters long (currently " + std::to_string(name.size()) +
+           ")";
+  }
+  std::string checked = name;
+  if (prefix && checked.size() > 1 && checked.back() == '-') checked.back() = 'a';
+  const auto lowerOrDigit = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  bool ok = !checked.empty() && checked.size() <= 253;
+  std::size_t start = 0;
+  while (ok && start <= checked.size()) {  // labels between dots
+    std::size_t dot = checked.find('.', start);
+    if (dot == std::string::npos) dot = checked.size();
+    const std::string_view label(checked.data() + start, dot - start);
+    ok = !label.empty() && lowerOrDigit(label.front()) && lowerOrDigit(label.back()) &&
+         std::all_of(label.begin(), label.end(),
+                     [&](char c) { return lowerOrDigit(c) || c == '-'; });
+    start = dot + 1;
+  }
+  if (!ok) {
+    return "a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+           "'.', and must start and end with an alphanumeric character";
+  }
+  return "";
+}
+
 std::optional<Template> TemplateReader::read(const yaml::Node& node, const std::string& path,
                                              const std::string& inline_name) {
   std::string name = node.isMap() ? yaml_.text(node, "name", path, "") : "";
@@ -109,6 +162,9 @@ std::optional<Template> TemplateReader::read(const yaml::Node& node, const std::
     name = inline_name;
   } else if (name.empty()) {
     yaml_.problem(node, "", path + ".name is required");
+    return std::nullopt;
+  } else if (const std::string rule = fieldNameRule(name); !rule.empty()) {
+    yaml_.problem(node, "", path + ".name " + quote(name) + " is invalid: " + rule);
     return std::nullopt;
   } else {
     name = prefix_ + name;

@@ -23,6 +23,15 @@ struct WantedTemplate {
   std::string subject;
 };
 
+// validate.go isValidWorkflowFieldName, the rule of template and dag task names (and of
+// step names, validate.go isValidStepName, with each `{{...}}` taken as one letter): ""
+// when `name` keeps it, else the rule.
+std::string fieldNameRule(const std::string& name, bool tags_allowed = false);
+// Kubernetes' rule of an object's metadata.name, a DNS-1123 subdomain, with Argo's 63
+// characters at most (validate.go maxCharsInObjectName): "" when `name` keeps it, else the
+// rule. `prefix`: a metadata.generateName, which may end in '-' (the suffix follows).
+std::string objectNameRule(const std::string& name, bool prefix);
+
 class TemplateReader {
  public:
   // `prefix`: "" for a Workflow's own templates, "<workflow-template>/" for those of a

@@ -115,6 +115,16 @@ class DocumentReader {
                     workflow_template ? "metadata.name is required"
                                       : "metadata.name or metadata.generateName is required");
     }
+    for (const char* key : {"name", "generateName"}) {
+      const yaml::Node given = member(meta, key);
+      if (!given.isScalar() || given.text().empty()) continue;
+      const bool prefix = std::string_view(key) == "generateName";
+      if (const std::string rule = argo::objectNameRule(given.text(), prefix); !rule.empty()) {
+        yaml_.problem(
+            given, "",
+            std::string("metadata.") + key + " " + quote(given.text()) + " is invalid: " + rule);
+      }
+    }
     const yaml::Node labels = member(meta, "labels");
     if (labels.isDefined() && !labels.isNull()) {
       model_.labels = argo::toJson(labels);

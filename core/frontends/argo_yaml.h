@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/text.h"
 #include "core/frontends/yaml_tree.h"
 #include "core/workflows/model.h"
 
@@ -78,7 +79,8 @@ class ArgoYaml {
 };
 
 // 'text', as messages name things.
-inline std::string quote(const std::string& text) { return "'" + text + "'"; }
+// Control characters escaped and a long text cut (core::excerpt): a problem stays one line.
+inline std::string quote(const std::string& text) { return "'" + excerpt(text, 256) + "'"; }
 
 // True when `hooks` (Argo's LifecycleHooks at `path`) has an `exit` hook; every other
 // hook (run on an expression) is refused, each by name.

@@ -439,6 +439,31 @@ std::optional<HttpResponse> HttpRouter::readFailed(const boost::system::error_co
   return error(http::status::bad_request, "malformed HTTP request: " + ec.message(), 11);
 }
 
+std::optional<HttpResponse> HttpRouter::readFailed(const boost::system::error_code& ec,
+                                                   const HttpParser& parser,
+                                                   std::string_view unread) const {
+  if (ec != http::error::header_limit) return readFailed(ec);
+  // The request line, when the parser took it already, as it was written (method SP target
+  // SP version CRLF leave no choice), then what it had not taken.
+  std::string again;
+  const auto& head = parser.get();
+  if (!head.method_string().empty()) {
+    again = std::string(head.method_string()) + " " + std::string(head.target()) + " HTTP/" +
+            std::to_string(head.version() / 10) + "." + std::to_string(head.version() % 10) +
+            "\r\n";
+  }
+  again.append(unread.substr(0, defaults::kHeaderLimit));
+  HttpParser whole;
+  limit(whole);
+  whole.eager(true);
+  boost::system::error_code at_once;
+  whole.put(asio::buffer(again), at_once);
+  if (at_once && at_once != http::error::need_more && at_once != http::error::header_limit) {
+    return readFailed(at_once);
+  }
+  return readFailed(ec);
+}
+
 void HttpRouter::countResponse(const HttpResponse& res) {
   const auto code = res.result_int();
   if (code < responses_.size()) ++responses_[code];

@@ -71,6 +71,13 @@ class HttpRouter {
   // The answer to a request that could not be read with the error `ec` (413, 431, 400);
   // nullopt when the connection should just be closed (the peer left, or shutdown).
   std::optional<HttpResponse> readFailed(const boost::system::error_code& ec) const;
+  // The same for `parser`, which failed with `ec` leaving `unread` in the buffer. Headers
+  // over the limit are answered as if the bytes had arrived at once: a parser handed bytes
+  // in pieces looks at the header again only once its end has come, so a byte it would
+  // have refused (400) is found only when the header arrived whole, else the limit (431)
+  // is met first; the header's bytes are read again in one piece to tell which.
+  std::optional<HttpResponse> readFailed(const boost::system::error_code& ec,
+                                         const HttpParser& parser, std::string_view unread) const;
   // Counts a response about to be sent, for /metrics.
   void countResponse(const HttpResponse& res);
 

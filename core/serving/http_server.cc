@@ -108,7 +108,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void onRead(beast::error_code ec) {
     waiting_ = false;  // a call keeps its own deadline
     if (ec) {
-      if (auto answer = router_.readFailed(ec)) return send(std::move(*answer), false);
+      const auto unread = buffer_.data();
+      if (auto answer = router_.readFailed(
+              ec, *parser_, {static_cast<const char*>(unread.data()), unread.size()})) {
+        return send(std::move(*answer), false);
+      }
       return finish();
     }
     const HttpRequest req = parser_->release();

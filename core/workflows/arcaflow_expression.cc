@@ -15,6 +15,7 @@
 #include <set>
 #include <utility>
 
+#include "core/base/text.h"
 #include "core/workflows/arcaflow_functions.h"
 
 namespace plugboard::core::arcaflow {
@@ -31,8 +32,37 @@ struct Node {
   Json value;  // literal
   // dot: [left]; bracket: [left, key]; call: arguments; binary: [left, right]; unary: [x]
   std::vector<std::shared_ptr<const Node>> kids;
+  // Of the recursion walking it: a binary operator's left operand that is one too (`a + b +
+  // c` leans left) adds none, as every walk takes that spine in a loop (leftSpine).
   int depth = 1;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Takes apart what it alone holds in a loop: a chain of any length is freed without
+  // recursion.
+  ~Node() {
+    std::vector<std::shared_ptr<const Node>> rest = std::move(kids);
+    while (!rest.empty()) {
+      std::shared_ptr<const Node> n = std::move(rest.back());
+      rest.pop_back();
+      if (n.use_count() != 1) continue;
+      auto& more = const_cast<Node&>(*n).kids;  // made non-const (make_shared<Node>)
+      for (auto& kid : more) rest.push_back(std::move(kid));
+      more.clear();
+    }
+  }
 };
+
+// `n` and its left operands while they are binary operators, outermost first: the order a
+// loop walks them back (innermost first) is the order of the text.
+std::vector<const Node*> leftSpine(const Node& n) {
+  std::vector<const Node*> spine{&n};
+  while (spine.back()->kids[0]->kind == Node::Kind::kBinary) {
+    spine.push_back(spine.back()->kids[0].get());
+  }
+  return spine;
+}
 
 }  // namespace detail
 
@@ -302,7 +332,7 @@ std::string unescape(std::string_view s) {
 
 std::string describe(const Token& t) {
   if (t.type == Tok::kEnd) return "the end of the expression";
-  return "'" + t.text + "'";
+  return "'" + excerpt(t.text, 40) + "'";
 }
 
 class Parser {
@@ -343,7 +373,11 @@ class Parser {
   }
 
   Expected<NodePtr> finish(NodePtr n) {
-    for (const auto& kid : n->kids) n->depth = std::max(n->depth, kid->depth + 1);
+    for (const auto& kid : n->kids) {
+      const bool spine = n->kind == Node::Kind::kBinary && kid == n->kids.front() &&
+                         kid->kind == Node::Kind::kBinary;
+      n->depth = std::max(n->depth, kid->depth + (spine ? 0 : 1));
+    }
     if (n->depth > kMaxDepth) return fail("expression nested too deeply", tokens_[i_]);
     return n;
   }
@@ -626,8 +660,15 @@ std::string print(const Node& n) {
       for (std::size_t i = 0; i < n.kids.size(); ++i) out += (i ? ", " : "") + print(*n.kids[i]);
       return out + ")";
     }
-    case Node::Kind::kBinary:
-      return "(" + print(*n.kids[0]) + ") " + opText(n.op) + " (" + print(*n.kids[1]) + ")";
+    case Node::Kind::kBinary: {
+      const auto spine = leftSpine(n);
+      std::string out(spine.size(), '(');
+      out += print(*spine.back()->kids[0]);
+      for (auto it = spine.rbegin(); it != spine.rend(); ++it) {
+        out += std::string(") ") + opText((*it)->op) + " (" + print(*(*it)->kids[1]) + ")";
+      }
+      return out;
+    }
     case Node::Kind::kUnary: return std::string(opText(n.op)) + "(" + print(*n.kids[0]) + ") ";
   }
   return "";
@@ -690,7 +731,14 @@ Reach reach(const Node& n, const std::optional<Path>& base) {
     case Node::Kind::kCall:
       for (const auto& arg : n.kids) append(r.completed, rootReach(*arg));
       break;
-    case Node::Kind::kBinary:
+    case Node::Kind::kBinary: {
+      const auto spine = leftSpine(n);
+      append(r.completed, rootReach(*spine.back()->kids[0]));
+      for (auto it = spine.rbegin(); it != spine.rend(); ++it) {
+        append(r.completed, rootReach(*(*it)->kids[1]));
+      }
+      break;
+    }
     case Node::Kind::kUnary:
       for (const auto& kid : n.kids) append(r.completed, rootReach(*kid));
       break;
@@ -714,6 +762,14 @@ Status checkCalls(const Node& n, std::string_view text) {
                    " argument" + (f->arity == 1 ? "" : "s") + ", got " +
                    std::to_string(n.kids.size()) + " " + where(text, n.offset));
     }
+  }
+  if (n.kind == Node::Kind::kBinary) {
+    const auto spine = leftSpine(n);
+    if (auto s = checkCalls(*spine.back()->kids[0], text); !s) return s;
+    for (auto it = spine.rbegin(); it != spine.rend(); ++it) {
+      if (auto s = checkCalls(*(*it)->kids[1], text); !s) return s;
+    }
+    return Status::Ok();
   }
   for (const auto& kid : n.kids) {
     if (auto s = checkCalls(*kid, text); !s) return s;
@@ -908,12 +964,21 @@ class Evaluator {
     return errorAt("'-' needs an integer or a float, got " + detail::typeName(x), n.offset);
   }
 
+  // A chain's left operands that are binary operators in a loop, innermost first.
   Expected<Value> binary(const Node& n) {
-    auto l = eval(*n.kids[0], rootValue());
-    if (!l) return l;
+    const auto spine = leftSpine(n);
+    auto value = eval(*spine.back()->kids[0], rootValue());
+    for (auto it = spine.rbegin(); value && it != spine.rend(); ++it) {
+      value = applyBinary(**it, *value);
+    }
+    return value;
+  }
+
+  // `n`'s operator on its left operand's value `l` and its right operand.
+  Expected<Value> applyBinary(const Node& n, const Value& l) {
     auto r = eval(*n.kids[1], rootValue());
     if (!r) return r;
-    const Json& a = l->get();
+    const Json& a = l.get();
     const Json& b = r->get();
     const std::string op = opText(n.op);
     const std::string ta = detail::typeName(a);

@@ -62,8 +62,11 @@ std::string pathText(const Path& path);
 
 // What evaluation may use besides the data.
 struct Context {
-  // readFile's relative paths are taken from here (an empty path: the working directory).
+  // readFile's relative paths are taken from here (an empty path: the working directory),
+  // and readFile reads only files beneath it (symbolic links and `..` resolved) unless
+  // `read_anywhere` (the CLI's --read-outside-context).
   std::filesystem::path files_dir;
+  bool read_anywhere = false;
   // getEnvVar's variables; unset, the process environment.
   std::function<std::optional<std::string>(const std::string&)> environment;
 };

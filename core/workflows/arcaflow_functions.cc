@@ -504,8 +504,17 @@ Expected<Json> readFile(const Args& a, const Context& context) {
   PB_TRY(name, stringArg("readFile", a, 0));
   if (name.find('\0') != std::string::npos) return Error("readFile: the file name holds a NUL byte");
   std::filesystem::path file(name);
-  if (file.is_relative() && !context.files_dir.empty()) file = context.files_dir / file;
-  auto text = readTextFile(file.lexically_normal(), "file");
+  if (context.read_anywhere) {
+    if (file.is_relative() && !context.files_dir.empty()) file = context.files_dir / file;
+    auto text = readTextFile(file.lexically_normal(), "file");
+    if (!text) return Error("readFile: " + text.error().message());
+    return Json(std::move(*text));
+  }
+  auto text = readTextFileBeneath(context.files_dir, file, "file");
+  if (!text && text.error().code() == Error::Code::kUntrusted) {
+    return Error("readFile: " + text.error().message() +
+                 " (the context directory; --read-outside-context lets readFile read any file)");
+  }
   if (!text) return Error("readFile: " + text.error().message());
   return Json(std::move(*text));
 }

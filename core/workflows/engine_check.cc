@@ -6,6 +6,7 @@
 
 #include <unordered_map>
 
+#include "core/base/text.h"
 #include "core/workflows/engine.h"
 #include "core/workflows/engine_state.h"
 #include "core/workflows/tags.h"
@@ -77,7 +78,8 @@ void checkTags(const Json& value, const CheckScope& scope, const SourceRef& wher
   Status s = forEachTag(value, [&](const Tag& tag) -> Status {
     if (tag.expression) {
       if (auto e = checkExpression(tag.text, Dialect::kExpr); !e)
-        out.push_back({where, subject, "{{=" + tag.text + "}}: " + e.error().message()});
+        out.push_back(
+            {where, subject, excerpt("{{=" + tag.text + "}}") + ": " + e.error().message()});
       return Status::Ok();
     }
     if (auto bad = unknownVariable(scope, tag.text)) out.push_back({where, subject, *bad});
@@ -235,7 +237,7 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
         checkTags(Json(c.when), scope, c.where, cs, out);
         if (!hasTags(c.when)) {
           if (auto e = checkExpression(c.when, Dialect::kCondition); !e)
-            out.push_back({c.where, cs, "when '" + c.when + "': " + e.error().message()});
+            out.push_back({c.where, cs, "when '" + excerpt(c.when) + "': " + e.error().message()});
         }
       }
       CheckScope loop_scope = scope;
@@ -261,7 +263,8 @@ std::vector<ModelProblem> checkModel(const WorkflowModel& model) {
         std::replace(expr.begin(), expr.end(), '-', '_');
         if (!conjunctionTerms(expr).empty()) return;  // names and results joined by &&
         if (auto e = checkExpression(expr, Dialect::kExpr); !e)
-          out.push_back({c.where, cs, "depends '" + c.depends + "': " + e.error().message()});
+          out.push_back(
+              {c.where, cs, "depends '" + excerpt(c.depends) + "': " + e.error().message()});
       }
     };
     for (const auto& group : t.steps)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/base/text.h"
 #include "core/workflows/engine_state.h"
 #include "core/workflows/tags.h"
 
@@ -503,11 +504,12 @@ void EngineRun::startTask(std::uint32_t d, std::uint32_t t, TimePoint now) {
   if (!ti.deps[t].empty()) {
     auto hold = dependsHold(d, t);
     if (!hold || !*hold) {
-      const std::uint32_t n = skippedNode(
-          base, &call, d, d, t, hold ? NodePhase::kOmitted : NodePhase::kError,
-          hold ? "omitted: depends condition not met"
-               : "unable to evaluate expression '" + std::string(ti.depends[t]) + "': " + hold.error().message(),
-          now);
+      const std::uint32_t n =
+          skippedNode(base, &call, d, d, t, hold ? NodePhase::kOmitted : NodePhase::kError,
+                      hold ? "omitted: depends condition not met"
+                           : "unable to evaluate expression '" + excerpt(ti.depends[t]) +
+                                 "': " + hold.error().message(),
+                      now);
       nodes_[d].c().slots[t].node = n;
       link(n);
       return;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/base/text.h"
 #include "core/workflows/engine_state.h"
 #include "core/workflows/tags.h"
 
@@ -341,8 +342,9 @@ Expected<bool> EngineRun::whenHolds(std::uint32_t frame, const Json* item,
   static const Json kNothing = Json::object();
   JsonScope none(kNothing);
   auto holds = evaluateCondition(parameterText(*text), Dialect::kCondition, none);
-  if (!holds) return Error("Invalid 'when' expression '" + parameterText(*text) + "': " +
-                           holds.error().message());
+  if (!holds)
+    return Error("Invalid 'when' expression '" + excerpt(parameterText(*text)) +
+                 "': " + holds.error().message());
   return *holds;
 }
 

@@ -367,11 +367,26 @@ Expected<Json> Evaluator::unary(const Node& n) {
 }
 
 Expected<Json> Evaluator::binary(const Node& n) {
+  // `a + b + c` is ((a + b) + c): the chain of left operands that are binary operators is
+  // walked in a loop, innermost first, so that a flat chain of any length takes no stack.
+  std::vector<const Node*> spine{&n};
+  while (spine.back()->kids[0]->kind == Node::Kind::kBinary) {
+    spine.push_back(spine.back()->kids[0].get());
+  }
+  const Node& left = *spine.back()->kids[0];
+  auto a = spine.back()->text == "??" && (left.kind == Node::Kind::kName || memberName(left))
+               ? variable(left, true)
+           : spine.back()->text == "??" && left.kind == Node::Kind::kIndex ? index(left, true)
+                                                                           : eval(left);
+  for (auto it = spine.rbegin(); a && it != spine.rend(); ++it)
+    a = applyBinary(**it, std::move(*a));
+  return a;
+}
+
+Expected<Json> Evaluator::applyBinary(const Node& n, Json left) {
   const std::string& op = n.text;
   if (op == "&&" || op == "||") {
-    auto a = eval(*n.kids[0]);
-    if (!a) return a;
-    auto x = needBool(*a, op, n.pos);
+    auto x = needBool(left, op, n.pos);
     if (!x) return x.error();
     if (*x == (op == "||")) return Json(*x);
     auto b = eval(*n.kids[1]);
@@ -381,16 +396,10 @@ Expected<Json> Evaluator::binary(const Node& n) {
     return Json(*y);
   }
   if (op == "??") {
-    const Node& left = *n.kids[0];
-    auto a = left.kind == Node::Kind::kName || memberName(left) ? variable(left, true)
-             : left.kind == Node::Kind::kIndex                  ? index(left, true)
-                                                                : eval(left);
-    if (!a) return a;
-    if (!a->is_null()) return a;
+    if (!left.is_null()) return left;
     return eval(*n.kids[1]);
   }
-  auto a = eval(*n.kids[0]);
-  if (!a) return a;
+  const Json* a = &left;
   auto b = eval(*n.kids[1]);
   if (!b) return b;
   if (op == "==") return Json(equal(*a, *b));

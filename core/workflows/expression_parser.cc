@@ -3,6 +3,7 @@
 // rules each dialect follows and where they come from.
 #include <optional>
 
+#include "core/base/text.h"
 #include "core/workflows/expression_tree.h"
 
 namespace plugboard::core::expression {
@@ -44,8 +45,10 @@ class Parser {
     switch (t.type) {
       case Token::Type::kEnd: return "end of expression";
       case Token::Type::kNumber: return "number " + toText(t.value);
-      case Token::Type::kString: return "string " + t.value.dump();
-      default: return "'" + t.text + "'";
+      case Token::Type::kString:
+        return "string " + excerpt(t.value.dump(), 40);
+      default:
+        return "'" + excerpt(t.text, 40) + "'";
     }
   }
   NodePtr fail(std::string what, std::size_t pos) {
@@ -68,9 +71,15 @@ class Parser {
     int& depth;
   };
 
-  // `n` with its depth from its kids'; an error past kMaxDepth.
+  // `n` with its depth from its kids'; an error past kMaxDepth. The left operand of a
+  // binary operator that is itself one (`a + b + c` leans left) adds no depth: evaluation
+  // walks that spine in a loop (Evaluator::binary), so a flat chain is not deep.
   NodePtr deepest(NodePtr n) {
-    for (const auto& kid : n->kids) n->depth = std::max(n->depth, kid->depth + 1);
+    for (const auto& kid : n->kids) {
+      const bool spine = n->kind == Node::Kind::kBinary && kid == n->kids.front() &&
+                         kid->kind == Node::Kind::kBinary;
+      n->depth = std::max(n->depth, kid->depth + (spine ? 0 : 1));
+    }
     if (n->depth > kMaxDepth) return fail("expression nested too deeply", n->pos);
     return n;
   }
@@ -426,6 +435,16 @@ class Parser {
 };
 
 }  // namespace
+
+Node::~Node() {
+  std::vector<NodePtr> rest = std::move(kids);
+  while (!rest.empty()) {
+    NodePtr n = std::move(rest.back());
+    rest.pop_back();
+    for (auto& kid : n->kids) rest.push_back(std::move(kid));
+    n->kids.clear();
+  }
+}
 
 Error errorAt(std::string what, std::size_t pos, Error::Code code) {
   return Error(std::move(what) + " at " + std::to_string(pos), code);

@@ -34,8 +34,16 @@ struct Node {
   std::string text;
   Json value;
   bool optional = false;
-  int depth = 1;  // of the tree under it; the parser bounds it, so evaluation cannot overflow
+  // Of the recursion evaluating it (a binary operator's left spine is walked in a loop);
+  // the parser bounds it, so evaluation cannot overflow.
+  int depth = 1;
   std::vector<std::unique_ptr<Node>> kids;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  // Takes the tree apart in a loop: a chain of any length is freed without recursion.
+  ~Node();
 };
 using NodePtr = std::unique_ptr<Node>;
 
@@ -65,6 +73,8 @@ class Evaluator {
  private:
   Expected<Json> variable(const Node& node, bool guarded);
   Expected<Json> binary(const Node& node);
+  // `node`'s operator applied to its left operand's value `a` and its right operand.
+  Expected<Json> applyBinary(const Node& node, Json a);
   Expected<Json> unary(const Node& node);
   Expected<Json> index(const Node& node, bool guarded);
 

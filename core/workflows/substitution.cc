@@ -149,7 +149,7 @@ Expected<std::vector<Reference>> findReferences(const Json& value) {
   return refs;
 }
 
-bool refersToStepOutput(const Json& value) {
+bool knownOnlyWhileRunning(const Json& value) {
   if (!value.is_string()) return false;
   auto refs = findReferences(value);
   if (!refs) return false;

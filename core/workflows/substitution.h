@@ -55,7 +55,7 @@ Expected<Json> substitute(const Json& value, const SubstitutionContext& context)
 
 // True for a string holding a reference known only once the run goes on (a step output,
 // an item, the workflow's status).
-bool refersToStepOutput(const Json& value);
+bool knownOnlyWhileRunning(const Json& value);
 
 // `text` rebuilt: each reference replaced by what `reference` makes of it, the text
 // between them ("$${" read as "${") by what `literal` makes of it. Errors: as

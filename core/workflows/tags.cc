@@ -1,5 +1,6 @@
 #include "core/workflows/tags.h"
 
+#include "core/base/text.h"
 #include "core/workflows/expression_tree.h"
 
 namespace plugboard::core {
@@ -41,23 +42,23 @@ Expected<std::optional<Json>> resolve(const Tag& tag, std::string_view written, 
   if (!tag.expression) {
     if (std::optional<Json> v = scope.lookup(tag.text)) return std::optional<Json>(std::move(*v));
     if (options.keep_unknown) return std::optional<Json>();
-    return Error("unknown variable in " + std::string(written), Error::Code::kNotFound);
+    return Error("unknown variable in " + excerpt(written), Error::Code::kNotFound);
   }
   auto v = evaluate(tag.text, Dialect::kExpr, scope);
   if (!v) {
     if (options.keep_unknown && v.error().code() == Error::Code::kNotFound) return std::optional<Json>();
-    return Error(std::string(written) + ": " + v.error().message(), v.error().code());
+    return Error(excerpt(written) + ": " + v.error().message(), v.error().code());
   }
   if (v->is_null()) {  // Argo's util/template refuses an expression that gives nil
     if (options.keep_unknown) return std::optional<Json>();
-    return Error(std::string(written) + ": the expression gives nil", Error::Code::kNotFound);
+    return Error(excerpt(written) + ": the expression gives nil", Error::Code::kNotFound);
   }
   return std::optional<Json>(std::move(*v));
 }
 
 Error tooLarge(const FillOptions& options) {
   return Error("a filled value is larger than the limit of " + std::to_string(options.limit) +
-               " bytes");
+               " bytes (args_limit)");
 }
 
 Expected<Json> fillWithin(const Json& value, const Scope& scope, const FillOptions& options,

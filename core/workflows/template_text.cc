@@ -130,7 +130,7 @@ bool prepare(const Json& value, Role role, Part& part) {
 
 Error overLimit(const FillOptions& options) {
   return Error("a filled value is larger than the limit of " + std::to_string(options.limit) +
-               " bytes");
+               " bytes (args_limit)");
 }
 
 // Text being written, and a serializer that appends to it.

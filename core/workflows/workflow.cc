@@ -12,10 +12,11 @@
 
 #include <toml++/toml.h>
 
+#include "core/base/read_file.h"
+#include "core/base/text.h"
+#include "core/base/toml_json.h"
 #include "core/manifests/manifest.h"
 #include "core/workflows/substitution.h"
-#include "core/base/read_file.h"
-#include "core/base/toml_json.h"
 
 namespace plugboard::core {
 namespace {
@@ -135,6 +136,9 @@ class Parser {
     key_ = &keyed_[k];
     if (k == "name") {
       wf.name = string(node, "", "name");
+      if (const std::string rule = lineNameRule(wf.name); !rule.empty()) {
+        problem(posOf(node.source()), "", "name '" + excerpt(wf.name) + "' " + rule);
+      }
     } else if (k == "description") {
       wf.description = string(node, "", "description");
     } else if (k == "inputs") {
@@ -282,7 +286,7 @@ class Parser {
       if (auto id = table["id"]; id) {
         step.id = string(*id.node(), "", "id");
         if (!step.id.empty() && !isValidStepId(step.id)) {
-          problem(posOf(id.node()->source()), step.id,
+          problem(posOf(id.node()->source()), excerpt(step.id),
                   step.id.size() > 64 ? "step id must be at most 64 characters long"
                                       : "step id must use letters, digits, '_' and '-'");
         }

@@ -16,10 +16,11 @@ namespace plugboard::core {
 namespace {
 
 // `value` with every reference that is known before the run (inputs, workflow name)
-// replaced; strings that refer to step outputs stay as they are.
+// replaced; strings that refer to what only the run knows (step outputs, items, the
+// workflow's status) stay as they are.
 Json substituteKnown(const Json& value, const SubstitutionContext& ctx) {
   if (value.is_string()) {
-    if (refersToStepOutput(value)) return value;
+    if (knownOnlyWhileRunning(value)) return value;
     auto r = substitute(value, ctx);
     return r ? *r : value;
   }
@@ -95,7 +96,7 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
         // Its manifest is read through its deployer when it runs, or now if that is cheap.
         // A plugin that cannot start is the step's error when it runs, not the workflow's.
         checkDescribedArgs(routes->launcher(), *route.target, step.rpc,
-                           substituteKnown(step.args, ctx), "args", refersToStepOutput,
+                           substituteKnown(step.args, ctx), "args", knownOnlyWhileRunning,
                            step.timeout, starts, report);
         continue;
       }
@@ -121,7 +122,7 @@ std::vector<WorkflowProblem> checkWorkflow(const Workflow& wf, const Catalog& ca
       continue;
     }
     if (!checkArgs(step.rpc, substituteKnown(step.args, ctx), "args", entry->manifest,
-                   refersToStepOutput, report))
+                   knownOnlyWhileRunning, report))
       continue;
     // Outputs used from other steps must be ones their plugins declare, when they declare any.
     auto refs = stepReferences(step);

@@ -189,9 +189,33 @@ TEST(ArcaflowExpression, SyntaxErrorsSayWhatAndWhere) {
   std::string chain = "$";
   for (int i = 0; i < 5000; ++i) chain += ".a";
   EXPECT_TRUE(contains(parseError(chain), "nested too deeply"));
+  std::string power = "1";  // each ^ nests its right side: (1) ^ ((1) ^ ...)
+  for (int i = 0; i < 5000; ++i) power = "1 ^ (" + power + ")";
+  EXPECT_TRUE(contains(parseError(power), "nested too deeply"));
+}
+
+// A chain of operators leans left, ((1 + 1) + 1) + ...: walked in a loop, it is not deep.
+TEST(ArcaflowExpression, AFlatChainOfOperatorsIsNotDeep) {
   std::string sum = "1";
   for (int i = 0; i < 5000; ++i) sum += " + 1";
-  EXPECT_TRUE(contains(parseError(sum), "nested too deeply"));
+  EXPECT_EQ(eval(sum), Json(5001));
+  std::string mixed = "$.n";
+  for (int i = 0; i < 300; ++i) mixed += " + 3 * $.n - 1";
+  EXPECT_EQ(eval(mixed, Json{{"n", 2}}), Json(2 + 300 * 5));
+  std::string all = "true";
+  for (int i = 0; i < 300; ++i) all += " && 1 == 1";
+  EXPECT_EQ(eval(all), Json(true));
+  auto e = parseExpression("$.a + $.b - $.a + toUpper($.c)");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->tree(), "((($.a) + ($.b)) - ($.a)) + (toUpper($.c))");
+  std::vector<std::string> paths;
+  for (const auto& p : e->dependencies()) paths.push_back(pathText(p));
+  EXPECT_EQ(paths, (std::vector<std::string>{"$.a", "$.b", "$.c"}));
+  std::string unknown = "1";
+  for (int i = 0; i < 300; ++i) unknown += " + 1";
+  auto bad = parseExpression(unknown + " + nope(1)");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_TRUE(contains(bad->check().error().message(), "unknown function 'nope'"));
 }
 
 // expression_evaluate_test.go: paths, lists, functions, operators.

@@ -387,15 +387,17 @@ TEST(ArcaflowFunctions, ReadFileRelativeToTheGivenDirectory) {
   auto got = call("readFile", {"fixtures/test-readFile/hello-world.yaml"}, context);
   ASSERT_TRUE(got.ok()) << got.error().message();
   EXPECT_EQ(*got, "hello: world\n");
-  // `..` is resolved as the engine's filepath.Abs does, lexically.
+  // Widened (--read-outside-context), `..` is resolved as the engine's filepath.Abs does,
+  // lexically, and an absolute path is taken as it is.
   std::filesystem::create_directories(dir / "workflow");
   context.files_dir = dir / "workflow";
+  context.read_anywhere = true;
   auto up = call("readFile", {"../fixtures/test-readFile/hello-world.yaml"}, context);
   ASSERT_TRUE(up.ok()) << up.error().message();
   EXPECT_EQ(*up, "hello: world\n");
-  // An absolute path is taken as it is.
   auto absolute = call("readFile", {(dir / "fixtures/test-readFile/hello-world.yaml").string()}, context);
   ASSERT_TRUE(absolute.ok());
+  context.read_anywhere = false;
 
   context.files_dir = dir.path();
   auto missing = call("readFile", {"fixtures/test-readFile/nonexistent-file.yaml"}, context);
@@ -407,6 +409,45 @@ TEST(ArcaflowFunctions, ReadFileRelativeToTheGivenDirectory) {
   auto directory = call("readFile", {"fixtures"}, context);
   ASSERT_FALSE(directory.ok());
   EXPECT_NE(directory.error().message().find("fixtures"), std::string::npos);
+}
+
+// Not widened, readFile reads only what lies beneath the directory given: `..`, an
+// absolute path and a symbolic link that lead out are refused naming the flag that widens
+// it; a link that stays inside is followed.
+TEST(ArcaflowFunctions, ReadFileStaysInTheGivenDirectory) {
+  testing::TempDir dir;
+  std::filesystem::create_directories(dir / "context/sub");
+  dir.write("secret", "outside\n");
+  dir.write("context/sub/in.txt", "inside\n");
+  std::filesystem::create_symlink("../secret", dir / "context/out-link");
+  std::filesystem::create_symlink("/etc/passwd", dir / "context/absolute-link");
+  std::filesystem::create_symlink("sub/in.txt", dir / "context/in-link");
+  Context context;
+  context.files_dir = dir / "context";
+  for (const std::string& ok : std::vector<std::string>{
+           "sub/in.txt", "in-link", "sub/../sub/in.txt", (dir / "context/sub/in.txt").string()}) {
+    auto got = call("readFile", {ok}, context);
+    ASSERT_TRUE(got.ok()) << ok << ": " << got.error().message();
+    EXPECT_EQ(*got, "inside\n") << ok;
+  }
+  for (const std::string& refused :
+       std::vector<std::string>{"../secret", "sub/../../secret", "out-link", "absolute-link",
+                                (dir / "secret").string(), "/etc/passwd", "/proc/self/environ"}) {
+    auto got = call("readFile", {refused}, context);
+    ASSERT_FALSE(got.ok()) << refused << " read: " << *got;
+    const std::string& message = got.error().message();
+    EXPECT_EQ(message.rfind("readFile: " + refused + ": cannot read the file: it is outside " +
+                                (dir / "context").string(),
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("--read-outside-context"), std::string::npos) << message;
+  }
+  // A file missing inside is told as missing.
+  auto missing = call("readFile", {"sub/none.txt"}, context);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("no such file"), std::string::npos)
+      << missing.error().message();
 }
 
 // Arguments of the wrong type are refused by name (the engine refuses them when it loads

@@ -285,14 +285,31 @@ TEST(ExpressionTest, BadFunctionInputIsAnErrorNamingIt) {
 TEST(ExpressionTest, DeepNestingIsRefusedNotOverflowed) {
   const std::string parens = std::string(10000, '(') + "1" + std::string(10000, ')');
   EXPECT_EQ(error(parens), "expression nested too deeply at 201");
-  std::string sum = "1";
-  for (int i = 0; i < 10000; ++i) sum += "+1";
-  EXPECT_EQ(error(sum), "expression nested too deeply at 400");
   EXPECT_EQ(error(std::string(10000, '!') + "true", Dialect::kCondition),
             "expression nested too deeply at 200");
-  std::string ok = "1";
-  for (int i = 0; i < 150; ++i) ok += "+1";
-  EXPECT_EQ(eval(ok), Json(151));
+  std::string power = "1";  // right-associative: each operator one level deeper
+  for (int i = 0; i < 300; ++i) power += " ** 1";
+  EXPECT_EQ(error(power).rfind("expression nested too deeply at ", 0), 0u) << error(power);
+}
+
+TEST(ExpressionTest, AFlatChainOfOperatorsIsNotDeep) {
+  std::string sum = "1";
+  for (int i = 0; i < 10000; ++i) sum += " + 1";
+  EXPECT_EQ(eval(sum), Json(10001));
+  std::string mixed = "2";  // levels of precedence, each chain flat: 2 + 3*2 - 1 + 3*2 - 1 ...
+  for (int i = 0; i < 300; ++i) mixed += " + 3 * 2 - 1";
+  EXPECT_EQ(eval(mixed), Json(2 + 300 * 5));
+  std::string any = "false";  // `||` still stops at the first true
+  for (int i = 0; i < 300; ++i) any += " || false";
+  any += " || true || asInt('x') == 1";
+  EXPECT_EQ(eval(any), Json(true));
+  std::string first = "nil";
+  for (int i = 0; i < 300; ++i) first += " ?? nil";
+  first += " ?? 'found'";
+  EXPECT_EQ(eval(first), Json("found"));
+  std::string cond = "a == a";
+  for (int i = 0; i < 300; ++i) cond += " && b == b";
+  EXPECT_TRUE(when(cond));
 }
 
 }  // namespace

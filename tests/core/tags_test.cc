@@ -128,7 +128,8 @@ TEST(TagsTest, AFilledValueStaysWithinTheLimit) {
   EXPECT_TRUE(fill(Json::array({"{{text}}"}), scope, small).ok());
   auto out = fill(Json::array({"{{text}}", "{{text}}"}), scope, small);
   ASSERT_FALSE(out.ok());
-  EXPECT_EQ(out.error().message(), "a filled value is larger than the limit of 1000 bytes");
+  EXPECT_EQ(out.error().message(),
+            "a filled value is larger than the limit of 1000 bytes (args_limit)");
   EXPECT_FALSE(fillText("{{text}}{{text}}", scope, small).ok());
   small.limit = 500;
   EXPECT_FALSE(fillText("{{text}}", scope, small).ok());

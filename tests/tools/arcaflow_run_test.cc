@@ -1223,5 +1223,66 @@ outputs:
   EXPECT_EQ(r.out, "output_data:\n    from_list: 2\n    from_map: 2\noutput_id: success\n") << r.err;
 }
 
+// readFile() reads only files in the context directory: `..`, an absolute path and a
+// symbolic link inside that points out are refused (the workflow fails, exit 3) naming the
+// flag that widens it, and nothing of the file reaches the output; with
+// --read-outside-context they are read, as the engine reads any file.
+TEST_F(ArcaflowRunWorkflowTest, ReadFileReadsOnlyTheContextUnlessWidened) {
+  std::filesystem::create_directories(dir_ / "context");
+  dir_.write("context/inside.txt", "inside");
+  dir_.write("secret.txt", "the secret");
+  std::filesystem::create_symlink("../secret.txt", dir_ / "context/link.txt");
+  std::string workflow = kRunWorkflow;
+  workflow.replace(workflow.find("        enable:"), 0,
+                   "        path:\n          type:\n            type_id: string\n");
+  workflow.replace(workflow.find("    second: !ordisabled"), 0,
+                   "    read: !expr readFile($.input.path)\n");
+  const std::vector<std::string> context = {"--context", (dir_ / "context").string()};
+  auto r = run("text: hi\nn: 1\nenable: false\npath: inside.txt\n", context, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("read: inside"), std::string::npos) << r.out;
+  for (const std::string& path : std::vector<std::string>{
+           "../secret.txt", "link.txt", (dir_ / "secret.txt").string(), "/proc/self/environ"}) {
+    SCOPED_TRACE(path);
+    r = run("text: hi\nn: 1\nenable: false\npath: " + path + "\n", context, workflow);
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_EQ(r.out.find("secret"), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("readFile: " + path + ": cannot read the file: it is outside " +
+                         (dir_ / "context").string() +
+                         " (the context directory; --read-outside-context lets readFile read "
+                         "any file)"),
+              std::string::npos)
+        << r.err;
+  }
+  std::vector<std::string> widened = context;
+  widened.push_back("--read-outside-context");
+  r = run("text: hi\nn: 1\nenable: false\npath: link.txt\n", widened, workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("read: the secret"), std::string::npos) << r.out;
+}
+
+// A bad expression of 100 KB is quoted cut, with its position; a sum of many terms is a
+// flat chain, not nested too deeply.
+TEST_F(ArcaflowRunTest, ExpressionsLongAndFlatAreToldApart) {
+  std::string workflow = kWorkflow;
+  const std::string bad = "'$.input.name + \"" + std::string(100'000, 'x') + "\" +'";
+  workflow.replace(workflow.find("$.input.name"), 12, bad);
+  auto r = validate(workflow);
+  EXPECT_EQ(r.exit_code, 1) << r.err.substr(0, 2000);
+  EXPECT_LT(r.err.size(), 400u) << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("workflow.yaml:18:13: step 'greet': bad expression '$.input.name + \"xxx"),
+            std::string::npos)
+      << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("... (100019 bytes)': expected "), std::string::npos)
+      << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("at column 100020"), std::string::npos) << r.err.substr(0, 2000);
+  std::string sum = "$.input.name";
+  for (int i = 0; i < 300; ++i) sum += " + $.input.name";
+  workflow = kWorkflow;
+  workflow.replace(workflow.find("$.input.name"), 12, sum);
+  r = validate(workflow);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
 }  // namespace
 }  // namespace plugboard::testing

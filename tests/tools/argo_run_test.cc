@@ -636,6 +636,105 @@ TEST_F(ArgoRunTest, AFileNestedTooDeeplyIsRefusedWhereItPassesTheLimit) {
                "validate");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, file() + ":6:141: nested deeper than 128 levels\n");
+
+// Names Argo refuses (validate.go: metadata.name at most 63 characters; template, step and
+// dag task names alpha-numeric and '-'; Kubernetes: metadata.name and generateName DNS-1123
+// subdomains), a newline or `../` among them, are refused by validate and run alike, in one
+// line with the file:line:column, the field and the rule: no name forges a line.
+TEST_F(ArgoRunTest, NamesArgoRefusesAreRefusedInOneLineNamingTheFieldAndTheRule) {
+  const std::string steps =
+      "spec:\n  entrypoint: main\n  templates:\n    - name: main\n"
+      "      steps:\n        - - name: STEP\n            template: hello\n"
+      "    - name: hello\n      plugin:\n        echo:\n          said: hi\n";
+  const auto workflow = [&](const std::string& meta, const std::string& step) {
+    std::string text = std::string(kHeader).substr(0, std::string(kHeader).find("metadata:")) +
+                       "metadata:\n  " + meta + "\n" + steps;
+    return text.replace(text.find("STEP"), 4, step);
+  };
+  const std::string dns =
+      "is invalid: a DNS-1123 subdomain must consist of lower case alphanumeric characters, "
+      "'-' or '.', and must start and end with an alphanumeric character";
+  const std::string field =
+      "is invalid: name must consist of alpha-numeric characters or '-', and must start with "
+      "an alpha-numeric character";
+  struct Case {
+    std::string yaml, line;
+  };
+  const std::vector<Case> cases = {
+      {workflow(R"(name: "wf\nplugboard: step 'x' Succeeded")", "a"),
+       ":4:9: metadata.name 'wf\\nplugboard: step 'x' Succeeded' " + dns},
+      {workflow("name: ../wf", "a"), ":4:9: metadata.name '../wf' " + dns},
+      {workflow("generateName: Wf-", "a"), ":4:17: metadata.generateName 'Wf-' " + dns},
+      {workflow("name: " + std::string(64, 'w'), "a"),
+       ":4:9: metadata.name '" + std::string(64, 'w') +
+           "' is invalid: must not be more than 63 characters long (currently 64)"},
+      {workflow("name: wf", R"("a\nplugboard: forged")"),
+       ":10:13: template 'main': steps[0][0].name 'a\\nplugboard: forged' " + field},
+      {workflow("name: wf", "../a"), ":10:13: template 'main': steps[0][0].name '../a' " + field},
+  };
+  for (const Case& c : cases) {
+    for (const char* command : {"validate", "run"}) {
+      SCOPED_TRACE(std::string(command) + ": " + c.yaml);
+      const auto r = run(c.yaml, {}, command);
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_EQ(r.err, file() + c.line + "\n");
+    }
+  }
+  // A template's and a dag task's name.
+  std::string tmpl = workflow("name: wf", "a");
+  tmpl.replace(tmpl.find("- name: hello"), 13, "- name: hel_lo");
+  tmpl.replace(tmpl.find("template: hello"), 15, "template: hel_lo");
+  auto r = run(tmpl, {}, "validate");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, file() + ":12:7: spec.templates[1].name 'hel_lo' " + field + "\n");
+  std::string dag = std::string(kHeader).substr(0, std::string(kHeader).find("metadata:")) +
+                    "metadata:\n  name: wf\nspec:\n  entrypoint: main\n  templates:\n"
+                    "    - name: main\n      dag:\n        tasks:\n          - name: ../t\n"
+                    "            template: hello\n    - name: hello\n      plugin:\n"
+                    "        echo:\n          said: hi\n";
+  r = run(dag, {}, "validate");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err, file() + ":11:13: template 'main': dag.tasks[0].name '../t' " + field + "\n");
+  // What Argo accepts stays accepted: dots in metadata.name, a generateName ending in '-',
+  // upper case and digits first in the other names.
+  std::string good = workflow("generateName: wf.v1-", "0-Greet");
+  r = run(good);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// A sum of many terms is a flat chain, not a deep tree: it evaluates.
+TEST_F(ArgoRunTest, AnExpressionOfManyTermsIsNotNestedTooDeeply) {
+  std::string sum = "1";
+  for (int i = 0; i < 300; ++i) sum += " + 1";
+  std::string yaml = std::string(kHeader) +
+                     "  entrypoint: main\n  templates:\n    - name: main\n      plugin:\n"
+                     "        echo:\n          said: \"{{=" +
+                     sum + "}}\"\n";
+  auto r = run(yaml);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(parameter(status(r)["nodes"]["wf"], "said"), "301");
+}
+
+// An expression's error quotes the expression cut, not 100 KB of it, with the position.
+TEST_F(ArgoRunTest, AnExpressionErrorQuotesALongExpressionCut) {
+  const std::string text = "'" + std::string(100'000, 'x') + "' +";
+  std::string yaml = std::string(kHeader) +
+                     "  entrypoint: main\n  templates:\n    - name: main\n      plugin:\n"
+                     "        echo:\n          said: \"{{=" +
+                     text + "}}\"\n";
+  auto r = run(yaml, {}, "validate");
+  EXPECT_EQ(r.exit_code, 2) << r.err.substr(0, 2000);
+  EXPECT_LT(r.err.size(), 400u) << r.err.substr(0, 2000);
+  EXPECT_NE(r.err.find("... (100009 bytes): expression ends early at 100005"), std::string::npos)
+      << r.err.substr(0, 2000);
+  // At run time too: the step's message.
+  yaml.replace(yaml.find(text), text.size(), "asInt('x') + '" + std::string(100'000, 'x') + "'");
+  r = run(yaml);
+  EXPECT_EQ(r.exit_code, 1) << r.err.substr(0, 2000);
+  const std::string message = status(r)["nodes"]["wf"]["message"].get<std::string>();
+  EXPECT_LT(message.size(), 400u) << message.substr(0, 2000);
+  EXPECT_NE(message.find("... (100020 bytes): 'x' is not an integer at 1"), std::string::npos)
+      << message.substr(0, 2000);
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ TEST(HostileCliTest, AValueDoubledStepByStepStopsAtTheArgsLimitNamingIt) {
   EXPECT_EQ(steps["s11"]["phase"], "Succeeded");
   EXPECT_EQ(steps["s12"]["phase"], "Error") << steps["s12"];
   EXPECT_TRUE(has(steps["s12"]["message"].get<std::string>(),
-                  "larger than the limit of 65536 bytes"))
+                  "larger than the limit of 65536 bytes (args_limit)"))
       << steps["s12"];
   EXPECT_EQ(steps["s13"]["phase"], "Skipped");
 }
@@ -171,6 +171,33 @@ TEST(HostileCliTest, ManyOutputParametersCostLinearTime) {
   // memory (caches) measured 12-15x on a loaded machine; the runtime was quadratic (100x).
   // The bound sits between the two, on a log scale, so that noise cannot cross it.
   EXPECT_LE(large, 35 * std::max(small, 0.005)) << "10k keys: " << small << " s, 100k: " << large << " s";
+}
+
+// A TOML workflow's name and an Arcaflow workflow's (its file's) are shown on the run's
+// lines: a control character (which would forge or rewrite a line) or a path separator
+// is refused by validate and run, in one line naming the name and the rule.
+TEST(HostileCliTest, WorkflowNamesThatWouldForgeALineAreRefused) {
+  TempDir dir;
+  const std::string steps = "[[steps]]\nid = \"a\"\nplugin = \"echo\"\n";
+  for (const std::string& name : {std::string("wf\\nplugboard: step 'a' Succeeded"),
+                                  std::string("wf\\r"), std::string("../wf")}) {
+    const std::string file = dir.write("wf.toml", "name = \"" + name + "\"\n" + steps);
+    for (const char* command : {"validate", "run"}) {
+      SCOPED_TRACE(std::string(command) + " " + name);
+      auto r = plugboard({command, file, "--plugins", pluginDir().string()});
+      EXPECT_EQ(r.exit_code, kExitUsage) << r.err;
+      const std::string rule = name == "../wf" ? "must not hold '/' or '\\' (path separators)"
+                                               : "must not hold control characters";
+      EXPECT_EQ(r.err.rfind(file + ":1:8: name '" + name + "' " + rule, 0), 0u) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    }
+  }
+  const std::string arcaflow = dir.write("wf\nplugboard: forged.yaml", "version: v0.2.0\n");
+  auto r = plugboard({"validate", arcaflow, "--plugins", pluginDir().string()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, (dir / "wf\\nplugboard: forged.yaml").string() +
+                       ": the workflow's name (its file's) must not hold control characters "
+                       "(it would forge or rewrite a line of the run's output)\n");
 }
 
 }  // namespace

@@ -226,13 +226,14 @@ def main():
         if "read_file" in w:
             # A file the engine's tests read with readFile(): a workflow of the suite's
             # reads it, from the directory the test reads it from, in an output beside one
-            # step (a workflow has steps).
+            # step (a workflow has steps). Its path leads out of that directory (`../..`),
+            # which readFile refuses unless widened, as the engine reads any file.
             rf = w["read_file"]
             cwd = os.path.join(home, rf["context"])
             base = os.path.join(cache_home.name, "read-file-%d.yaml" % len(rows))
             with open(base, "w") as f:
                 f.write(READ_FILE_WORKFLOW % (rf["image"], rf["step"], json.dumps(rf["path"])))
-            extra += ["--context", cwd]
+            extra += ["--context", cwd, "--read-outside-context"]
         if w.get("input"):
             extra += ["--input", w["input"]]
         elif "input_data" in w:

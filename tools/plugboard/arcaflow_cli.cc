@@ -36,6 +36,11 @@ std::filesystem::path contextDir(const po::variables_map& vm) {
                              : std::filesystem::current_path();
 }
 
+// --read-outside-context: readFile() may read any file, not only those in the context.
+bool readOutsideContext(const po::variables_map& vm) {
+  return vm.count("read-outside-context") > 0 && vm["read-outside-context"].as<bool>();
+}
+
 // The engine's deployers, as its deployer registry knows them: a deployer configuration
 // (the config file's `deployers.KIND`, a step's `deploy`) is the registry's
 // DeployConfigSchema of the deployment type, a one_of on `deployer_name` of that type's
@@ -420,8 +425,8 @@ int validateArcaflow(const po::variables_map& given_vm) {
   if (!plan) return kArcaflowInvalid;
   const core::Config* config = &plan->config;
   const core::WorkflowModel& model = plan->model;
-  const auto known =
-      core::arcaflowKnownInputs(*load.workflow, input ? &*input : nullptr, contextDir(vm));
+  const auto known = core::arcaflowKnownInputs(*load.workflow, input ? &*input : nullptr,
+                                               contextDir(vm), readOutsideContext(vm));
   const auto cancel_target = handleSignals("the check");
   auto prepared = prepareModelRun(*config, model, core::Json::object(), cancel_target.get());
   if (!prepared) return kArcaflowInvalid;
@@ -484,7 +489,8 @@ int runArcaflow(const po::variables_map& given_vm, bool json) {
     configureLogging(plan->engine_level, config->log_format);
   core::WorkflowModel& model = plan->model;
   auto workflow = std::make_shared<const core::ArcaflowWorkflow>(*load.workflow);
-  auto values = std::make_shared<const core::ArcaflowValues>(workflow, contextDir(vm));
+  auto values = std::make_shared<const core::ArcaflowValues>(workflow, contextDir(vm),
+                                                             readOutsideContext(vm));
   model.values = values;
 
   const auto cancel_target = handleSignals("the run");

@@ -113,7 +113,9 @@ void addModelOptions(po::options_description& options) {
       "an Arcaflow workflow's input (YAML or JSON), taken from --context when relative")(
       "context", po::value<std::string>()->value_name("DIR"),
       "an Arcaflow workflow's context directory: the workflow and input files are taken "
-      "from it when relative");
+      "from it when relative, and readFile() reads only files in it")(
+      "read-outside-context", po::bool_switch(),
+      "let an Arcaflow workflow's readFile() read any file, not only those in --context");
 }
 
 std::optional<PreparedModel> prepareModelRun(const core::Config& config,
