@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/argo.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/podman.h"
@@ -47,19 +48,7 @@ std::string parameter(const Json& n, const std::string& name) {
   return "<none>";
 }
 
-// A workflow of one template `main`: `body` is its YAML below `- name: main`, indented by
-// six spaces.
-std::string workflow(const std::string& body) {
-  return R"(apiVersion: argoproj.io/v1alpha1
-kind: Workflow
-metadata:
-  name: wf
-spec:
-  entrypoint: main
-  templates:
-    - name: main
-)" + body;
-}
+std::string workflow(const std::string& body) { return argoWorkflow(body); }
 
 // A busybox container running `command` (YAML flow list) with the output parameter `x`
 // read from /tmp/x, with `fallback` as its default when given.

@@ -636,6 +636,7 @@ TEST_F(ArgoRunTest, AFileNestedTooDeeplyIsRefusedWhereItPassesTheLimit) {
                "validate");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, file() + ":6:141: nested deeper than 128 levels\n");
+}
 
 // Names Argo refuses (validate.go: metadata.name at most 63 characters; template, step and
 // dag task names alpha-numeric and '-'; Kubernetes: metadata.name and generateName DNS-1123

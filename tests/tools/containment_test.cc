@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/argo.h"
 #include "tests/support/eventually.h"
 #include "tests/support/files.h"
 #include "tests/support/paths.h"
@@ -32,16 +33,7 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 std::string workflow(const std::string& templates, const std::string& spec_more = "") {
-  return R"(apiVersion: argoproj.io/v1alpha1
-kind: Workflow
-metadata:
-  name: wf
-spec:
-  entrypoint: main
-)" + spec_more +
-         R"(  templates:
-    - name: main
-)" + templates;
+  return argoWorkflow(templates, spec_more);
 }
 
 class ContainmentTest : public ::testing::Test {
@@ -199,27 +191,33 @@ TEST_F(ContainmentTest, WhatATemplateMayAskForIsHonoured) {
   EXPECT_EQ(out, "1234\n2345\nread-only\nCapEff: 0000000000000000") << out;
 }
 
+// A sidecar's container asking for `security` (YAML flow mapping members), indented by
+// `indent` spaces as a manifest's spec.sidecar.container.
+std::string greedySidecar(const std::string& security, std::size_t indent) {
+  std::string text = R"(name: greedy
+image: busybox
+imagePullPolicy: Never
+command: [sleep, "60"]
+ports: [{containerPort: 4358}]
+resources:
+  limits: {cpu: 200m, memory: 64Mi}
+  requests: {cpu: 100m, memory: 32Mi}
+securityContext: {)" + security + "}\n";
+  std::string out;
+  for (std::size_t at = 0, end; (end = text.find('\n', at)) != std::string::npos; at = end + 1)
+    out += std::string(indent, ' ') + text.substr(at, end - at + 1);
+  return out;
+}
+
 TEST_F(ContainmentTest, AnExecutorPluginGetsNoMoreThanTheRestrictedStandard) {
-  const std::string plugin = R"(  executorPlugins:
-    - metadata:
-        name: greedy
-      spec:
-        sidecar:
-          container:
-            name: greedy
-            image: busybox
-            imagePullPolicy: Never
-            command: [sleep, "60"]
-            ports: [{containerPort: 4358}]
-            resources:
-              limits: {cpu: 200m, memory: 64Mi}
-              requests: {cpu: 100m, memory: 32Mi}
-            securityContext: {)";
+  const std::string plugin =
+      "  executorPlugins:\n    - metadata:\n        name: greedy\n      spec:\n        sidecar:\n"
+      "          container:\n";
   for (const std::string security :
        {"runAsUser: 0", "privileged: true", "capabilities: {add: [SYS_ADMIN]}",
         "allowPrivilegeEscalation: true"}) {
     auto validated = plugboardOn(
-        "validate", workflow("      plugin:\n        greedy: {}\n", plugin + security + "}\n"));
+        "validate", workflow("      plugin:\n        greedy: {}\n", plugin + greedySidecar(security, 12)));
     EXPECT_EQ(validated.exit_code, 2) << security << ": " << validated.out << validated.err;
     EXPECT_NE(validated.err.find("spec.executorPlugins[0].spec.sidecar.container.securityContext"),
               std::string::npos)
@@ -231,23 +229,10 @@ TEST_F(ContainmentTest, AnExecutorPluginGetsNoMoreThanTheRestrictedStandard) {
   // From a directory of plugin manifests, the argo deployer refuses it when it would start.
   const fs::path plugins = dir_ / "plugins";
   fs::create_directories(plugins);
-  const std::string manifest = R"(apiVersion: argoproj.io/v1alpha1
-kind: ExecutorPlugin
-metadata:
-  name: greedy
-spec:
-  sidecar:
-    container:
-      name: greedy
-      image: busybox
-      imagePullPolicy: Never
-      command: [sleep, "60"]
-      ports: [{containerPort: 4358}]
-      resources:
-        limits: {cpu: 200m, memory: 64Mi}
-        requests: {cpu: 100m, memory: 32Mi}
-      securityContext: {privileged: true, capabilities: {add: [SYS_ADMIN]}}
-)";
+  const std::string manifest =
+      "apiVersion: argoproj.io/v1alpha1\nkind: ExecutorPlugin\nmetadata:\n  name: greedy\nspec:\n"
+      "  sidecar:\n    container:\n" +
+      greedySidecar("privileged: true, capabilities: {add: [SYS_ADMIN]}", 6);
   writeFile(plugins / "greedy.yaml", manifest);
   auto ran = plugboardOn("run", workflow("      plugin:\n        greedy: {}\n"),
                          {"--executor-plugins", plugins.string()});
