@@ -43,12 +43,16 @@ class PythonModesTest : public ::testing::TestWithParam<std::string> {
            (more.empty() ? "" : ", " + more) + " }";
   }
 
-  RunResult runWorkflow(const std::string& toml) {
+  // `config`: the configuration file's text, when the run needs one (an interpreter or a
+  // virtual environment is the configuration's to name, never a step's).
+  RunResult runWorkflow(const std::string& toml, const std::string& config = "") {
     writeFile(dir_.path() / "wf.toml", toml);
-    return run({binary().string(), "run", (dir_.path() / "wf.toml").string(), "--plugins",
-                pluginDir().string(), "--registry", (dir_.path() / "registry.toml").string(),
-                "--output", "json", "--poll-interval", "10ms", "--log-level", "info"},
-               "");
+    std::vector<std::string> argv = {binary().string(), "run", (dir_.path() / "wf.toml").string(),
+                                     "--plugins", pluginDir().string(), "--registry",
+                                     (dir_.path() / "registry.toml").string(), "--output", "json",
+                                     "--poll-interval", "10ms", "--log-level", "info"};
+    if (!config.empty()) argv.insert(argv.end(), {"--config", dir_.write("plugboard.toml", config)});
+    return run(argv, "");
   }
 
   TempDir dir_;
@@ -187,8 +191,6 @@ name = "wrong"
 [[steps]]
 id = "py"
 plugin = "pyhello"
-deploy = )" + deploy("python = \"/nonexistent/python3\"") +
-                       R"(
 args = { name = "x" }
 [[steps]]
 id = "fine"
@@ -196,7 +198,8 @@ plugin = "pyhello"
 deploy = )" + deploy() +
                        R"(
 args = { name = "y" }
-)");
+)",
+                       "[deploy]\npyhello = " + deploy("python = \"/nonexistent/python3\"") + "\n");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   const Json report = Json::parse(r.out);
   const std::string message = reportStep(report, "py")["message"];
@@ -217,8 +220,8 @@ TEST_P(PythonModesTest, AVirtualenvsPackagesAreImportable) {
   writeFile(dir_.path() / "registry.toml",
             "[plugins.venvuser.\"1.0.0\"]\npython = { path = \"" +
                 (dir_.path() / "venvuser.py").string() + "\" }\n");
-  auto r = runWorkflow("name = \"v\"\n[[steps]]\nid = \"py\"\nplugin = \"venvuser\"\ndeploy = " +
-                       deploy("venv = \"" + venv.string() + "\"") + "\n");
+  auto r = runWorkflow("name = \"v\"\n[[steps]]\nid = \"py\"\nplugin = \"venvuser\"\n",
+                       "[deploy]\nvenvuser = " + deploy("venv = \"" + venv.string() + "\"") + "\n");
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_EQ(reportStep(Json::parse(r.out), "py")["outputs"]["parameters"]["from"], "the venv");
 }

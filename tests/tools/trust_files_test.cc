@@ -45,10 +45,11 @@ class TrustFilesTest : public ::testing::Test {
   }
   fs::path mark() const { return dir_ / "imported"; }
   std::string registry(const std::string& text) { return dir_.write("registry.toml", text); }
-  // A workflow of one step running `plugin` with `deploy`.
+  // A workflow of one step running `plugin` with `deploy` (none when empty).
   std::string workflow(const std::string& plugin, const std::string& deploy) {
     return dir_.write("wf.toml", "name = \"wf\"\n[[steps]]\nid = \"s\"\nplugin = \"" + plugin +
-                                     "\"\nargs = { name = \"x\" }\ndeploy = " + deploy + "\n");
+                                     "\"\nargs = { name = \"x\" }\n" +
+                                     (deploy.empty() ? "" : "deploy = " + deploy + "\n"));
   }
   RunResult runStep(const std::string& plugin, const std::string& deploy,
                     std::vector<std::string> more = {}) {
@@ -171,12 +172,15 @@ TEST_F(TrustFilesTest, TheStartUpFilesOfAVirtualEnvironmentAreChecked) {
   const fs::path py = directory("py");
   pythonPlugin(py / "evil.py", "evil");
   registry("[plugins.evil.\"1.0.0\"]\npython = { module = \"evil\", path = \"py\" }\n");
-  const std::string deploy = "{ deployer = \"python\", venv = \"" + venv.string() + "\" }";
-  expectRefused(runStep("evil", deploy),
+  // The virtual environment is the configuration's to name, never a step's.
+  const std::vector<std::string> config = {
+      "--config", dir_.write("plugboard.toml", "[deploy]\nevil = { deployer = \"python\", venv = \"" +
+                                                   venv.string() + "\" }\n")};
+  expectRefused(runStep("evil", "", config),
                 (site / "hook.pth").string() + ": refused: file is writable by others (mode 0666)");
   EXPECT_FALSE(fs::exists(mark()));
   fs::permissions(site / "hook.pth", fs::perms(0644));
-  const auto r = runStep("evil", deploy);
+  const auto r = runStep("evil", "", config);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(fs::exists(mark()));
 }
