@@ -42,18 +42,10 @@ cp "$build/plugins/hello.so" "$build/tests/fixtures/crashy.so" "$work/plugins/"
 lua() {  # file key args-json back-off-after-503
   cat > "$1" <<LUA
 wrk.method = "POST"
-wrk.body = '{"workflow":{"metadata":{"name":"wf","namespace":"argo","uid":"UID"}},"template":{"name":"t","plugin":{"$2":$3}}}'
+wrk.body = '{"workflow":{"metadata":{"name":"wf","namespace":"argo","uid":"1"}},"template":{"name":"t","plugin":{"$2":$3}}}'
 wrk.headers["Content-Type"] = "application/json"
-local threads = 0
-function setup(thread) threads = threads + 1; thread:set("tid", threads) end
-local prefix = ""
-function init(args) prefix = (args[1] or "") .. "-" .. tid end
-local n = 0
-function request()
-  n = n + 1
-  return wrk.format(nil, nil, nil, (wrk.body:gsub("UID", prefix .. "-" .. n)))
-end
 LUA
+  cat bench/distinct_calls.lua >> "$1"
   if [ "$4" = 1 ]; then
     cat >> "$1" <<'LUA'
 local wait = 0

@@ -52,17 +52,7 @@ wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 LUA
 cp "$work/same.lua" "$work/distinct.lua"
-cat >> "$work/distinct.lua" <<'LUA'
-local threads = 0
-function setup(thread) threads = threads + 1; thread:set("tid", threads) end
-local prefix = ""
-function init(args) prefix = (args[1] or "") .. "-" .. tid end
-local n = 0
-function request()
-  n = n + 1
-  return wrk.format(nil, nil, nil, wrk.body:gsub('"uid":"1"', '"uid":"' .. prefix .. '-' .. n .. '"'))
-end
-LUA
+cat bench/distinct_calls.lua >> "$work/distinct.lua"
 calls=distinct
 [ "${DISTINCT:-1}" != 0 ] || calls=same
 
